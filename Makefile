@@ -1,0 +1,30 @@
+# connect-solace build, test and lint targets. Plain make, no other tools.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -X main.Version=$(VERSION) -X main.DateBuilt=$(DATE)
+BIN     ?= bin/connect-solace
+
+.PHONY: build test test-unit test-integration lint dev bench clean
+
+build:
+	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/connect-solace
+
+# The whole suite: unit tests, then the broker integration suites, which
+# Benthos's integration package only runs when -run names them explicitly.
+test: test-unit test-integration
+
+test-unit:
+	go test -race ./...
+
+test-integration:
+	go test -race -run '^Test.*Integration.*$$' ./...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
+	go vet ./...
+
+bench:
+	go test -run '^$$' -bench . -benchtime 2s ./...
+
+clean:
+	rm -rf bin

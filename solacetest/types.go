@@ -1,0 +1,64 @@
+package solacetest
+
+import "errors"
+
+// AccessType is a queue's access type, as SEMP names it.
+type AccessType string
+
+// Queue access types.
+const (
+	AccessExclusive    AccessType = "exclusive"
+	AccessNonExclusive AccessType = "non-exclusive"
+)
+
+// QueueConfig describes a queue. The zero value of each optional field means
+// the SEMP default (exclusive access, unlimited redelivery, no DMQ).
+type QueueConfig struct {
+	Name       string
+	AccessType AccessType // "" means exclusive
+	// Subscriptions are topic subscriptions; messages published to a matching
+	// topic are spooled to the queue.
+	Subscriptions []string
+	// MaxRedeliveryCount is how often a message is redelivered after FAILED
+	// settlements before it goes to the DMQ; 0 means no limit.
+	MaxRedeliveryCount int
+	// DeadMsgQueue names the queue that receives rejected or expired messages
+	// and messages past MaxRedeliveryCount; "" means discard them.
+	DeadMsgQueue string
+	// Durable is false only for temporary queues created by a client bind.
+	Durable bool
+	// IngressEnabled / EgressEnabled mirror SEMP's switches; both default to
+	// true when a queue is created through the package API or SEMP.
+	IngressEnabled bool
+	EgressEnabled  bool
+	// MaxMsgSpoolUsage is the quota in MB (SEMP's unit); 0 means unlimited.
+	MaxMsgSpoolUsage int64
+	// RespectTTL honours message TTLs on this queue (SEMP's respectTtlEnabled).
+	RespectTTL bool
+	// Owner, Permission mirror SEMP fields so round trips keep them.
+	Owner      string
+	Permission string
+}
+
+// QueueStats is a queue's live state.
+type QueueStats struct {
+	// SpooledMsgCount counts messages held by the queue, delivered or not.
+	SpooledMsgCount int
+	// SpooledBytes is the payload size of those messages.
+	SpooledBytes int64
+	// Unacked counts messages delivered to a consumer and not yet settled.
+	Unacked int
+	// Redelivered counts redeliveries made from this queue since it was made.
+	Redelivered int
+	// Consumers counts bound consumer flows.
+	Consumers int
+}
+
+// Errors returned by queue administration, mapped by SEMP to its error codes.
+var (
+	ErrQueueExists         = errors.New("queue already exists")
+	ErrUnknownQueue        = errors.New("unknown queue")
+	ErrUnknownVPN          = errors.New("unknown message VPN")
+	ErrSubscriptionExists  = errors.New("subscription already exists")
+	ErrUnknownSubscription = errors.New("unknown subscription")
+)

@@ -1,0 +1,7 @@
+package tests
+
+import "os"
+
+func writeFile(path, content string) error {
+	return os.WriteFile(path, []byte(content), 0o600)
+}

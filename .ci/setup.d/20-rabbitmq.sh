@@ -1,0 +1,133 @@
+# shellcheck shell=bash
+# RabbitMQ with the AMQP 1.0 plugin, for the `jms` output's integration tests
+# and benchmark.
+#
+# Sourced by .ci/run (bash, set -euo pipefail, on_exit available). Developers
+# can run it by hand; the broker then keeps running after the shell exits:
+#
+#   bash -c 'source .ci/setup.d/20-rabbitmq.sh'
+#
+# and stop it later with `kill "$(cat /tmp/connect-solace-rabbitmq/pid)"` (the
+# path is printed). Running it again while the broker is up only re-exports
+# the variables below, so it is idempotent.
+#
+# What it does:
+#   - installs Debian's rabbitmq-server and python3-qpid-proton without letting
+#     the package start the service (there is no systemd: policy-rc.d says no);
+#   - enables rabbitmq_amqp1_0 offline, in a private enabled_plugins file;
+#   - starts a node named rabbit@localhost as the rabbitmq user, with its own
+#     data and log directories, listening on 127.0.0.1 only (AMQP 0-9-1 and
+#     AMQP 1.0 share JMS_RABBITMQ_PORT, default 5672; epmd and the Erlang
+#     distribution port are bound to loopback too);
+#   - waits for it to be ready, creates the test user and a policy the tests
+#     use to make the broker reject single messages;
+#   - exports what the tests read (all have the same defaults in the tests, so
+#     `go test` works without sourcing this file once the broker is up):
+#       JMS_TEST_AMQP_URL      amqp://127.0.0.1:5672
+#       JMS_TEST_USERNAME      connect-solace
+#       JMS_TEST_PASSWORD      connect-solace-test
+#       JMS_TEST_BROKER_STOP   command that stops the broker application
+#       JMS_TEST_BROKER_START  command that starts it again and waits
+#   - registers `on_exit` to stop the node by PID (and epmd, which it started).
+
+_rmq_main() {
+	local port="${JMS_RABBITMQ_PORT:-5672}"
+	local dist_port=$((port + 20000))
+	local base="${JMS_RABBITMQ_DIR:-/tmp/connect-solace-rabbitmq}"
+	local node="rabbit@localhost"
+	local user="connect-solace" pass="connect-solace-test"
+
+	# Install once. A policy-rc.d that exits 101 stops the postinst from trying
+	# to start a service through init scripts.
+	if ! command -v rabbitmq-server >/dev/null 2>&1 || [ ! -d /usr/lib/python3/dist-packages/proton ]; then
+		local had_policy=0
+		[ -e /usr/sbin/policy-rc.d ] && had_policy=1
+		if [ "$had_policy" = 0 ]; then
+			printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+			chmod +x /usr/sbin/policy-rc.d
+		fi
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get -o DPkg::Lock::Timeout=600 update -qq
+		apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
+			rabbitmq-server python3-qpid-proton >/dev/null
+		[ "$had_policy" = 0 ] && rm -f /usr/sbin/policy-rc.d
+		# The package may still have spawned epmd; it is harmless, but a stray
+		# node from a postinst would hold the port, so stop any such node.
+		if pgrep -u rabbitmq -f 'beam.*-s rabbit' >/dev/null 2>&1; then
+			local stray
+			for stray in $(pgrep -u rabbitmq -f 'beam.*-s rabbit'); do kill "$stray" || true; done
+		fi
+	fi
+
+	# Everything the node and the CLI tools must agree on.
+	export RABBITMQ_NODENAME="$node"
+	export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
+	export RABBITMQ_NODE_PORT="$port"
+	export RABBITMQ_DIST_PORT="$dist_port"
+	export ERL_EPMD_ADDRESS=127.0.0.1
+	export RABBITMQ_MNESIA_BASE="$base/mnesia"
+	export RABBITMQ_LOG_BASE="$base/log"
+	export RABBITMQ_ENABLED_PLUGINS_FILE="$base/enabled_plugins"
+	export RABBITMQ_PID_FILE="$base/pid"
+	export RABBITMQ_CONFIG_FILE="$base/rabbitmq"
+	export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+
+	local ctl="rabbitmqctl -q -n $node"
+	local up=0
+	if [ -s "$base/pid" ] && kill -0 "$(cat "$base/pid")" 2>/dev/null &&
+		$ctl status >/dev/null 2>&1; then
+		up=1
+		echo "rabbitmq: reusing running node (pid $(cat "$base/pid"))"
+	fi
+
+	if [ "$up" = 0 ]; then
+		rm -rf "$base"
+		mkdir -p "$base/mnesia" "$base/log"
+		# Loopback only, and no guest user we did not ask for; plain AMQP 1.0
+		# without SASL is allowed for nobody (default_user is not used).
+		cat >"$base/rabbitmq.conf" <<-EOF
+			listeners.tcp.default = 127.0.0.1:$port
+			loopback_users.guest = true
+			log.console = false
+			log.file.level = warning
+		EOF
+		chown -R rabbitmq:rabbitmq "$base"
+		rabbitmq-plugins --offline enable rabbitmq_amqp1_0 >/dev/null
+		chown rabbitmq:rabbitmq "$base/enabled_plugins"
+
+		# setsid: detached, so a developer's shell can exit and leave it up.
+		# The Debian wrapper in /usr/sbin switches to the rabbitmq user.
+		setsid rabbitmq-server >"$base/log/stdout.log" 2>&1 </dev/null &
+		if ! timeout 120 rabbitmqctl -n "$node" wait --timeout 120 "$base/pid" >/dev/null 2>&1; then
+			echo "rabbitmq: node did not start; last log lines:" >&2
+			tail -n 40 "$base/log/stdout.log" "$base"/log/*.log >&2 || true
+			return 1
+		fi
+		$ctl await_startup >/dev/null
+
+		$ctl add_user "$user" "$pass" >/dev/null
+		$ctl set_permissions -p / "$user" '.*' '.*' '.*' >/dev/null
+		# Queues whose name starts with jms-reject- hold 2 messages and refuse
+		# the next publish: that is how tests get a single message rejected.
+		$ctl set_policy -p / --apply-to queues jms-reject '^jms-reject-' \
+			'{"max-length":2,"overflow":"reject-publish"}' >/dev/null
+		echo "rabbitmq: node $node up on 127.0.0.1:$port (pid $(cat "$base/pid"), dir $base)"
+	fi
+
+	export JMS_TEST_AMQP_URL="amqp://127.0.0.1:$port"
+	export JMS_TEST_USERNAME="$user"
+	export JMS_TEST_PASSWORD="$pass"
+	export JMS_TEST_BROKER_STOP="rabbitmqctl -q -n $node stop_app"
+	export JMS_TEST_BROKER_START="rabbitmqctl -q -n $node start_app && rabbitmqctl -q -n $node await_startup"
+
+	if declare -F on_exit >/dev/null; then
+		# Stop by PID: SIGTERM makes the node shut down cleanly; then the epmd
+		# that came up with it (only if no other node still uses it).
+		on_exit "kill \$(cat '$base/pid') 2>/dev/null; for _i in \$(seq 50); do kill -0 \$(cat '$base/pid') 2>/dev/null || break; sleep 0.2; done; epmd -names 2>/dev/null | grep -q 'name ' || epmd -kill >/dev/null 2>&1"
+	else
+		echo "rabbitmq: left running; stop it with: kill \$(cat $base/pid)"
+	fi
+}
+
+_rmq_main
+unset -f _rmq_main

@@ -1,0 +1,456 @@
+// Package session is the only package that speaks to the Solace Go client
+// (solace.dev/go/messaging). It owns the connection configuration shared by the
+// solace input and output, connecting with retries, connection-state events,
+// publishers with per-message confirmations and the session pool. Plugins speak
+// Benthos terms and call into this package.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"solace.dev/go/messaging/pkg/solace/config"
+)
+
+// Connection field names, shared by the solace input and output.
+const (
+	FieldURLs       = "urls"
+	FieldVPN        = "vpn"
+	FieldUsername   = "username"
+	FieldPassword   = "password"
+	FieldClientName = "client_name"
+
+	FieldTLS                   = "tls"
+	FieldTLSEnabled            = "enabled"
+	FieldTLSTrustStorePath     = "trust_store_path"
+	FieldTLSValidateServerCert = "validate_server_cert"
+	FieldTLSValidateDate       = "validate_date"
+	FieldTLSValidateServerName = "validate_server_name"
+	FieldTLSClientCertFile     = "client_certificate_file"
+	FieldTLSClientKeyFile      = "client_key_file"
+	FieldTLSClientKeyPassword  = "client_key_password"
+
+	FieldAuth               = "auth"
+	FieldAuthScheme         = "scheme"
+	FieldAuthOAuth2         = "oauth2"
+	FieldOAuth2AccessToken  = "access_token"
+	FieldOAuth2IDToken      = "id_token"
+	FieldOAuth2IssuerIDName = "issuer"
+
+	FieldReconnectAttempts   = "reconnect_attempts"
+	FieldReconnectInterval   = "reconnect_interval"
+	FieldConnectRetries      = "connect_retries"
+	FieldConnectRetryBackoff = "connect_retry_backoff"
+	FieldBackoffInitial      = "initial_interval"
+	FieldBackoffMultiplier   = "multiplier"
+	FieldBackoffMax          = "max_interval"
+	FieldConnectTimeout      = "connect_timeout"
+)
+
+// Authentication schemes accepted in auth.scheme.
+const (
+	AuthBasic             = "basic"
+	AuthClientCertificate = "client_certificate"
+	AuthOAuth2            = "oauth2"
+)
+
+// TLSConfig mirrors the Solace client's file-based TLS settings. The client
+// cannot take a Go *tls.Config, so everything is a path on disk.
+type TLSConfig struct {
+	Enabled            bool
+	TrustStorePath     string
+	ValidateServerCert bool
+	ValidateDate       bool
+	ValidateServerName bool
+	ClientCertFile     string
+	ClientKeyFile      string
+	ClientKeyPassword  string
+}
+
+// OAuth2Config holds OAuth2 / OIDC tokens for auth.scheme oauth2.
+type OAuth2Config struct {
+	AccessToken string
+	IDToken     string
+	Issuer      string
+}
+
+// Backoff is the exponential policy between initial connect attempts.
+type Backoff struct {
+	Initial    time.Duration
+	Multiplier float64
+	Max        time.Duration
+}
+
+// Delay returns the wait before retry number n (0-based): Initial *
+// Multiplier^n, capped at Max.
+func (b Backoff) Delay(n int) time.Duration {
+	d := float64(b.Initial)
+	for i := 0; i < n; i++ {
+		d *= b.Multiplier
+		if b.Max > 0 && d >= float64(b.Max) {
+			return b.Max
+		}
+	}
+	if b.Max > 0 && d > float64(b.Max) {
+		return b.Max
+	}
+	return time.Duration(d)
+}
+
+// Config is the parsed connection block. Its String method redacts secrets, so
+// it is safe to log with %v.
+type Config struct {
+	URLs       []string
+	VPN        string
+	Username   string
+	Password   string
+	ClientName string
+
+	TLS        TLSConfig
+	AuthScheme string
+	OAuth2     OAuth2Config
+
+	// ReconnectAttempts is how often the client re-establishes a session that
+	// dropped after it was up; -1 means forever, 0 never.
+	ReconnectAttempts int
+	ReconnectInterval time.Duration
+	// ConnectRetries is how often the first connect is retried, waiting
+	// ConnectBackoff.Delay(n) before retry n.
+	ConnectRetries int
+	ConnectBackoff Backoff
+	ConnectTimeout time.Duration
+}
+
+// DefaultConfig returns the defaults of ConnectionFields for the given URLs;
+// handy for tests and tools.
+func DefaultConfig(urls ...string) Config {
+	return Config{
+		URLs:              urls,
+		VPN:               "default",
+		AuthScheme:        AuthBasic,
+		TLS:               TLSConfig{ValidateServerCert: true, ValidateDate: true, ValidateServerName: true},
+		ReconnectAttempts: 3,
+		ReconnectInterval: 3 * time.Second,
+		ConnectRetries:    4,
+		ConnectBackoff:    Backoff{Initial: time.Second, Multiplier: 2, Max: 10 * time.Second},
+		ConnectTimeout:    30 * time.Second,
+	}
+}
+
+// String renders the config with secrets redacted.
+func (c Config) String() string {
+	red := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "***"
+	}
+	return fmt.Sprintf("{urls:%v vpn:%q username:%q password:%s client_name:%q auth:%s tls:%t}",
+		c.URLs, c.VPN, c.Username, red(c.Password), c.ClientName, c.AuthScheme, c.TLS.Enabled)
+}
+
+// GoString keeps %#v from printing secrets too.
+func (c Config) GoString() string { return c.String() }
+
+// ConnectionFields returns the connection config fields shared by the solace
+// input and output. Add ConnectionLintRule to the spec as well.
+func ConnectionFields() []*service.ConfigField {
+	return []*service.ConfigField{
+		service.NewStringListField(FieldURLs).
+			Description("Broker URLs, `tcp://host:port` or `tcps://host:port`. Several URLs form a failover list: the client tries them in order on connect and reconnect.").
+			Example([]string{"tcp://localhost:55555"}).
+			Example([]string{"tcps://primary.example.com:55443", "tcps://backup.example.com:55443"}),
+		service.NewStringField(FieldVPN).
+			Description("The message VPN to log in to.").
+			Default("default"),
+		service.NewStringField(FieldUsername).
+			Description("The client username. Required by `basic` authentication; optional for `client_certificate` (the certificate's common name is used when empty).").
+			Default(""),
+		service.NewStringField(FieldPassword).
+			Description("The client password for `basic` authentication. Use an environment reference such as `${SOLACE_PASSWORD}`.").
+			Default("").Secret(),
+		service.NewStringField(FieldClientName).
+			Description("The client name shown by the broker. Empty lets the client generate a unique one. A fixed name must be unique per session: with `clients` > 1 a suffix `-<n>` is appended.").
+			Default("").Advanced(),
+		service.NewObjectField(FieldTLS,
+			service.NewBoolField(FieldTLSEnabled).
+				Description("Whether to use TLS. Required by `tcps://` URLs and by `client_certificate` authentication.").
+				Default(false),
+			service.NewStringField(FieldTLSTrustStorePath).
+				Description("A directory holding the PEM files of the trusted CA certificates (the Solace client reads a directory, not a single file). Required when `validate_server_cert` is true.").
+				Default("").Example("/etc/ssl/solace-trust"),
+			service.NewBoolField(FieldTLSValidateServerCert).
+				Description("Whether to validate the broker's certificate against the trust store. Turning this off is insecure and meant for tests only.").
+				Default(true),
+			service.NewBoolField(FieldTLSValidateDate).
+				Description("Whether to reject expired or not-yet-valid broker certificates.").
+				Default(true).Advanced(),
+			service.NewBoolField(FieldTLSValidateServerName).
+				Description("Whether the broker certificate must match the host name of the URL.").
+				Default(true).Advanced(),
+			service.NewStringField(FieldTLSClientCertFile).
+				Description("A PEM client certificate file, for `client_certificate` authentication.").
+				Default(""),
+			service.NewStringField(FieldTLSClientKeyFile).
+				Description("The PEM private key file of the client certificate.").
+				Default(""),
+			service.NewStringField(FieldTLSClientKeyPassword).
+				Description("The password of an encrypted client key file.").
+				Default("").Secret().Advanced(),
+		).Description("TLS settings, mapped to the file-based settings of the Solace client. A Go TLS configuration (in-memory certificates, custom cipher objects) cannot be passed to the client.").
+			Advanced(),
+		service.NewObjectField(FieldAuth,
+			service.NewStringEnumField(FieldAuthScheme, AuthBasic, AuthClientCertificate, AuthOAuth2).
+				Description("The authentication scheme: `basic` (username and password), `client_certificate` (needs `tls.enabled`, `tls.client_certificate_file` and `tls.client_key_file`) or `oauth2` (needs `auth.oauth2.access_token` or `auth.oauth2.id_token`).").
+				Default(AuthBasic),
+			service.NewObjectField(FieldAuthOAuth2,
+				service.NewStringField(FieldOAuth2AccessToken).
+					Description("An OAuth2 access token.").Default("").Secret(),
+				service.NewStringField(FieldOAuth2IDToken).
+					Description("An OpenID Connect ID token.").Default("").Secret(),
+				service.NewStringField(FieldOAuth2IssuerIDName).
+					Description("The issuer identifier the broker uses to pick its OAuth profile; empty means the VPN's default profile.").Default(""),
+			).Description("OAuth2 credentials for `scheme: oauth2`."),
+		).Description("How the client authenticates.").Advanced(),
+		service.NewIntField(FieldReconnectAttempts).
+			Description("How often the client itself tries to restore a session that dropped after it was up, before giving up and letting Benthos reconnect; `-1` retries forever, `0` never. While the client reconnects, unconfirmed persistent messages are re-sent by the client, not lost.").
+			Default(3).Advanced(),
+		service.NewDurationField(FieldReconnectInterval).
+			Description("The wait between the client's reconnect attempts.").
+			Default("3s").Advanced(),
+		service.NewIntField(FieldConnectRetries).
+			Description("How often the first connect is retried before the connect fails (Benthos then retries again later). The default is Beam's SolaceIO policy: 4 retries, waiting 1 s, 2 s, 4 s and 8 s.").
+			Default(4).Advanced(),
+		service.NewObjectField(FieldConnectRetryBackoff,
+			service.NewDurationField(FieldBackoffInitial).Description("The wait before the first retry.").Default("1s"),
+			service.NewFloatField(FieldBackoffMultiplier).Description("The factor applied to the wait after every retry; at least 1.").Default(2.0),
+			service.NewDurationField(FieldBackoffMax).Description("The longest wait between retries.").Default("10s"),
+		).Description("The backoff between connect retries.").Advanced(),
+		service.NewDurationField(FieldConnectTimeout).
+			Description("The time allowed for one connect attempt (TCP connect and login) to all hosts.").
+			Default("30s").Advanced(),
+	}
+}
+
+// ConnectionLintRule returns a bloblang lint rule for contradictions in the
+// connection fields, for the plugin spec's LintRule. Each message names the
+// field and the fix.
+func ConnectionLintRule() string {
+	return `
+let urls = this.urls.or([])
+let tls_on = this.tls.enabled.or(false)
+let scheme = this.auth.scheme.or("basic")
+let has_tcps = $urls.filter(u -> u.string().has_prefix("tcps://")).length() > 0
+let has_tcp = $urls.filter(u -> u.string().has_prefix("tcp://")).length() > 0
+let bad_urls = $urls.filter(u -> !u.string().has_prefix("tcp://") && !u.string().has_prefix("tcps://"))
+root = [
+  if $urls.length() == 0 { "field urls: at least one broker url is required, e.g. urls: [ tcp://localhost:55555 ]" } else { null },
+  if $bad_urls.length() > 0 { "field urls: %v must start with tcp:// or tcps://".format($bad_urls.join(", ")) } else { null },
+  if $has_tcps && !$tls_on { "field urls: tcps:// needs TLS: set tls.enabled: true" } else { null },
+  if $has_tcp && $tls_on { "field tls.enabled: true but urls use tcp://: use tcps:// urls or set tls.enabled: false" } else { null },
+  if $tls_on && this.tls.validate_server_cert.or(true) && this.tls.trust_store_path.or("") == "" { "field tls.trust_store_path: required to validate the broker certificate; set it to a directory of CA PEM files or set tls.validate_server_cert: false (tests only)" } else { null },
+  if (this.tls.client_certificate_file.or("") == "") != (this.tls.client_key_file.or("") == "") { "fields tls.client_certificate_file and tls.client_key_file: set both or neither" } else { null },
+  if $scheme == "client_certificate" && (this.tls.client_certificate_file.or("") == "" || this.tls.client_key_file.or("") == "") { "field auth.scheme: client_certificate needs tls.client_certificate_file and tls.client_key_file" } else { null },
+  if $scheme == "client_certificate" && !$tls_on { "field auth.scheme: client_certificate needs TLS: set tls.enabled: true and use tcps:// urls" } else { null },
+  if $scheme == "oauth2" && this.auth.oauth2.access_token.or("") == "" && this.auth.oauth2.id_token.or("") == "" { "field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token" } else { null },
+  if $scheme == "basic" && this.username.or("") == "" { "field username: required by auth.scheme basic" } else { null },
+  if this.connect_retry_backoff.multiplier.or(2) < 1 { "field connect_retry_backoff.multiplier: must be at least 1" } else { null },
+  if this.connect_retries.or(4) < 0 { "field connect_retries: must be 0 or more" } else { null },
+  if this.reconnect_attempts.or(3) < -1 { "field reconnect_attempts: must be -1 (forever), 0 or more" } else { null },
+].filter(e -> e != null)
+`
+}
+
+// ConfigFromParsed reads the fields of ConnectionFields.
+func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
+	var c Config
+	var err error
+	if c.URLs, err = conf.FieldStringList(FieldURLs); err != nil {
+		return c, err
+	}
+	if c.VPN, err = conf.FieldString(FieldVPN); err != nil {
+		return c, err
+	}
+	if c.Username, err = conf.FieldString(FieldUsername); err != nil {
+		return c, err
+	}
+	if c.Password, err = conf.FieldString(FieldPassword); err != nil {
+		return c, err
+	}
+	if c.ClientName, err = conf.FieldString(FieldClientName); err != nil {
+		return c, err
+	}
+	t := conf.Namespace(FieldTLS)
+	if c.TLS.Enabled, err = t.FieldBool(FieldTLSEnabled); err != nil {
+		return c, err
+	}
+	if c.TLS.TrustStorePath, err = t.FieldString(FieldTLSTrustStorePath); err != nil {
+		return c, err
+	}
+	if c.TLS.ValidateServerCert, err = t.FieldBool(FieldTLSValidateServerCert); err != nil {
+		return c, err
+	}
+	if c.TLS.ValidateDate, err = t.FieldBool(FieldTLSValidateDate); err != nil {
+		return c, err
+	}
+	if c.TLS.ValidateServerName, err = t.FieldBool(FieldTLSValidateServerName); err != nil {
+		return c, err
+	}
+	if c.TLS.ClientCertFile, err = t.FieldString(FieldTLSClientCertFile); err != nil {
+		return c, err
+	}
+	if c.TLS.ClientKeyFile, err = t.FieldString(FieldTLSClientKeyFile); err != nil {
+		return c, err
+	}
+	if c.TLS.ClientKeyPassword, err = t.FieldString(FieldTLSClientKeyPassword); err != nil {
+		return c, err
+	}
+	a := conf.Namespace(FieldAuth)
+	if c.AuthScheme, err = a.FieldString(FieldAuthScheme); err != nil {
+		return c, err
+	}
+	o := a.Namespace(FieldAuthOAuth2)
+	if c.OAuth2.AccessToken, err = o.FieldString(FieldOAuth2AccessToken); err != nil {
+		return c, err
+	}
+	if c.OAuth2.IDToken, err = o.FieldString(FieldOAuth2IDToken); err != nil {
+		return c, err
+	}
+	if c.OAuth2.Issuer, err = o.FieldString(FieldOAuth2IssuerIDName); err != nil {
+		return c, err
+	}
+	if c.ReconnectAttempts, err = conf.FieldInt(FieldReconnectAttempts); err != nil {
+		return c, err
+	}
+	if c.ReconnectInterval, err = conf.FieldDuration(FieldReconnectInterval); err != nil {
+		return c, err
+	}
+	if c.ConnectRetries, err = conf.FieldInt(FieldConnectRetries); err != nil {
+		return c, err
+	}
+	b := conf.Namespace(FieldConnectRetryBackoff)
+	if c.ConnectBackoff.Initial, err = b.FieldDuration(FieldBackoffInitial); err != nil {
+		return c, err
+	}
+	if c.ConnectBackoff.Multiplier, err = b.FieldFloat(FieldBackoffMultiplier); err != nil {
+		return c, err
+	}
+	if c.ConnectBackoff.Max, err = b.FieldDuration(FieldBackoffMax); err != nil {
+		return c, err
+	}
+	if c.ConnectTimeout, err = conf.FieldDuration(FieldConnectTimeout); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Validate reports contradictions that would make every connect fail; it
+// repeats the lint rule for configs built in code.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.URLs) == 0 {
+		errs = append(errs, errors.New("urls: at least one broker url is required"))
+	}
+	for _, u := range c.URLs {
+		switch {
+		case strings.HasPrefix(u, "tcps://"):
+			if !c.TLS.Enabled {
+				errs = append(errs, fmt.Errorf("urls: %q uses tcps:// but tls.enabled is false", u))
+			}
+		case strings.HasPrefix(u, "tcp://"):
+			if c.TLS.Enabled {
+				errs = append(errs, fmt.Errorf("urls: %q uses tcp:// but tls.enabled is true", u))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("urls: %q must start with tcp:// or tcps://", u))
+		}
+	}
+	switch c.AuthScheme {
+	case AuthBasic, "":
+		if c.Username == "" {
+			errs = append(errs, errors.New("username: required by auth.scheme basic"))
+		}
+	case AuthClientCertificate:
+		if c.TLS.ClientCertFile == "" || c.TLS.ClientKeyFile == "" {
+			errs = append(errs, errors.New("auth.scheme client_certificate needs tls.client_certificate_file and tls.client_key_file"))
+		}
+		if !c.TLS.Enabled {
+			errs = append(errs, errors.New("auth.scheme client_certificate needs tls.enabled: true"))
+		}
+	case AuthOAuth2:
+		if c.OAuth2.AccessToken == "" && c.OAuth2.IDToken == "" {
+			errs = append(errs, errors.New("auth.scheme oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("auth.scheme: unknown scheme %q", c.AuthScheme))
+	}
+	if c.ConnectRetries < 0 {
+		errs = append(errs, errors.New("connect_retries: must be 0 or more"))
+	}
+	if c.ReconnectAttempts < -1 {
+		errs = append(errs, errors.New("reconnect_attempts: must be -1, 0 or more"))
+	}
+	if c.ConnectBackoff.Multiplier < 1 {
+		errs = append(errs, errors.New("connect_retry_backoff.multiplier: must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// serviceProperties maps the config to Solace client properties. Connect
+// retries are done by Connect itself (with backoff and ctx), so the client's
+// own connection-retries is 0.
+func (c Config) serviceProperties() config.ServicePropertyMap {
+	p := config.ServicePropertyMap{
+		config.TransportLayerPropertyHost:                             strings.Join(c.URLs, ","),
+		config.ServicePropertyVPNName:                                 c.VPN,
+		config.TransportLayerPropertyConnectionRetries:                0,
+		config.TransportLayerPropertyReconnectionAttempts:             c.ReconnectAttempts,
+		config.TransportLayerPropertyReconnectionAttemptsWaitInterval: c.ReconnectInterval,
+		config.ServicePropertyGenerateSendTimestamps:                  false,
+	}
+	if c.ConnectTimeout > 0 {
+		p[config.TransportLayerPropertyConnectionAttemptsTimeout] = c.ConnectTimeout
+	}
+	if c.ClientName != "" {
+		p[config.ClientPropertyName] = c.ClientName
+	}
+	switch c.AuthScheme {
+	case AuthClientCertificate:
+		p[config.AuthenticationPropertyScheme] = config.AuthenticationSchemeClientCertificate
+		p[config.AuthenticationPropertySchemeSSLClientCertFile] = c.TLS.ClientCertFile
+		p[config.AuthenticationPropertySchemeSSLClientPrivateKeyFile] = c.TLS.ClientKeyFile
+		if c.TLS.ClientKeyPassword != "" {
+			p[config.AuthenticationPropertySchemeClientCertPrivateKeyFilePassword] = c.TLS.ClientKeyPassword
+		}
+		if c.Username != "" {
+			p[config.AuthenticationPropertySchemeClientCertUserName] = c.Username
+		}
+	case AuthOAuth2:
+		p[config.AuthenticationPropertyScheme] = config.AuthenticationSchemeOAuth2
+		if c.OAuth2.AccessToken != "" {
+			p[config.AuthenticationPropertySchemeOAuth2AccessToken] = c.OAuth2.AccessToken
+		}
+		if c.OAuth2.IDToken != "" {
+			p[config.AuthenticationPropertySchemeOAuth2OIDCIDToken] = c.OAuth2.IDToken
+		}
+		if c.OAuth2.Issuer != "" {
+			p[config.AuthenticationPropertySchemeOAuth2IssuerIdentifier] = c.OAuth2.Issuer
+		}
+	default:
+		p[config.AuthenticationPropertyScheme] = config.AuthenticationSchemeBasic
+		p[config.AuthenticationPropertySchemeBasicUserName] = c.Username
+		p[config.AuthenticationPropertySchemeBasicPassword] = c.Password
+	}
+	if c.TLS.Enabled {
+		p[config.TransportLayerSecurityPropertyCertValidated] = c.TLS.ValidateServerCert
+		p[config.TransportLayerSecurityPropertyCertRejectExpired] = c.TLS.ValidateDate
+		p[config.TransportLayerSecurityPropertyCertValidateServername] = c.TLS.ValidateServerName
+		if c.TLS.TrustStorePath != "" {
+			p[config.TransportLayerSecurityPropertyTrustStorePath] = c.TLS.TrustStorePath
+		}
+	}
+	return p
+}

@@ -1,0 +1,101 @@
+package session
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging/pkg/solace/config"
+)
+
+// testSpec builds a spec the way plugins do: the shared fields plus the rule.
+func testSpec() *service.ConfigSpec {
+	return service.NewConfigSpec().Fields(ConnectionFields()...).LintRule(ConnectionLintRule())
+}
+
+func TestConnectionLintRule(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string // substrings, one per expected lint; empty = clean
+	}{
+		{name: "minimal", yaml: "urls: [ tcp://localhost:55555 ]\nusername: u"},
+		{name: "no urls", yaml: "username: u", want: []string{"at least one broker url"}},
+		{name: "bad scheme", yaml: "urls: [ http://x:1 ]\nusername: u", want: []string{"must start with tcp:// or tcps://"}},
+		{name: "tcps without tls", yaml: "urls: [ tcps://x:1 ]\nusername: u", want: []string{"set tls.enabled: true"}},
+		{name: "tls with tcp", yaml: "urls: [ tcp://x:1 ]\nusername: u\ntls: { enabled: true, validate_server_cert: false }", want: []string{"use tcps:// urls"}},
+		{name: "tls without trust store", yaml: "urls: [ tcps://x:1 ]\nusername: u\ntls: { enabled: true }", want: []string{"tls.trust_store_path"}},
+		{name: "tls ok", yaml: "urls: [ tcps://x:1 ]\nusername: u\ntls: { enabled: true, trust_store_path: /tmp }"},
+		{name: "cert without key", yaml: "urls: [ tcps://x:1 ]\nusername: u\ntls: { enabled: true, validate_server_cert: false, client_certificate_file: c.pem }", want: []string{"set both or neither"}},
+		{name: "client cert scheme without files", yaml: "urls: [ tcps://x:1 ]\ntls: { enabled: true, validate_server_cert: false }\nauth: { scheme: client_certificate }", want: []string{"needs tls.client_certificate_file"}},
+		{name: "client cert scheme without tls", yaml: "urls: [ tcp://x:1 ]\ntls: { client_certificate_file: c, client_key_file: k }\nauth: { scheme: client_certificate }", want: []string{"client_certificate needs TLS"}},
+		{name: "oauth2 without token", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2 }", want: []string{"auth.oauth2.access_token"}},
+		{name: "oauth2 ok", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token: t } }"},
+		{name: "basic without username", yaml: "urls: [ tcp://x:1 ]", want: []string{"field username"}},
+		{name: "bad multiplier", yaml: "urls: [ tcp://x:1 ]\nusername: u\nconnect_retry_backoff: { multiplier: 0.5 }", want: []string{"multiplier"}},
+	}
+	env := service.NewEnvironment()
+	require.NoError(t, env.RegisterOutput("session_lint_test", testSpec(),
+		func(*service.ParsedConfig, *service.Resources) (service.Output, int, error) { return nil, 1, nil }))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := env.NewStreamBuilder()
+			err := b.AddOutputYAML("session_lint_test:\n" + indent(tt.yaml))
+			if len(tt.want) == 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+func TestConfigFromParsedDefaults(t *testing.T) {
+	pc, err := testSpec().ParseYAML("urls: [ tcp://127.0.0.1:1 ]\nusername: u\npassword: hunter2", nil)
+	require.NoError(t, err)
+	c, err := ConfigFromParsed(pc)
+	require.NoError(t, err)
+	want := DefaultConfig("tcp://127.0.0.1:1")
+	want.Username, want.Password = "u", "hunter2"
+	assert.Equal(t, want, c)
+	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second},
+		[]time.Duration{c.ConnectBackoff.Delay(0), c.ConnectBackoff.Delay(1), c.ConnectBackoff.Delay(2), c.ConnectBackoff.Delay(3), c.ConnectBackoff.Delay(4)})
+	assert.NotContains(t, c.String(), "hunter2")
+	assert.NotContains(t, c.GoString(), "hunter2")
+}
+
+func TestServiceProperties(t *testing.T) {
+	c := DefaultConfig("tcp://a:1", "tcp://b:2")
+	c.Username, c.Password, c.ClientName = "u", "p", "me"
+	p := c.serviceProperties()
+	assert.Equal(t, "tcp://a:1,tcp://b:2", p[config.TransportLayerPropertyHost])
+	assert.Equal(t, config.AuthenticationSchemeBasic, p[config.AuthenticationPropertyScheme])
+	assert.Equal(t, "me", p[config.ClientPropertyName])
+	assert.Equal(t, 3, p[config.TransportLayerPropertyReconnectionAttempts])
+	assert.Equal(t, 0, p[config.TransportLayerPropertyConnectionRetries])
+
+	c.AuthScheme = AuthOAuth2
+	c.OAuth2 = OAuth2Config{AccessToken: "tok", Issuer: "iss"}
+	p = c.serviceProperties()
+	assert.Equal(t, config.AuthenticationSchemeOAuth2, p[config.AuthenticationPropertyScheme])
+	assert.Equal(t, "tok", p[config.AuthenticationPropertySchemeOAuth2AccessToken])
+	assert.NotContains(t, p, config.AuthenticationPropertySchemeBasicPassword)
+
+	c = DefaultConfig("tcps://a:1")
+	c.TLS.Enabled, c.TLS.TrustStorePath, c.TLS.ClientCertFile, c.TLS.ClientKeyFile = true, "/ts", "c.pem", "k.pem"
+	c.AuthScheme = AuthClientCertificate
+	p = c.serviceProperties()
+	assert.Equal(t, "/ts", p[config.TransportLayerSecurityPropertyTrustStorePath])
+	assert.Equal(t, "c.pem", p[config.AuthenticationPropertySchemeSSLClientCertFile])
+	assert.Equal(t, true, p[config.TransportLayerSecurityPropertyCertValidated])
+}

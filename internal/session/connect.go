@@ -1,0 +1,228 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"solace.dev/go/messaging"
+	"solace.dev/go/messaging/pkg/solace"
+)
+
+// Events are optional callbacks for connection-state changes. They run on the
+// Solace client's event goroutine, so they must not block.
+type Events struct {
+	// OnReconnecting fires when the client lost the connection and starts
+	// reconnecting by itself; cause is what broke the connection.
+	OnReconnecting func(cause error)
+	// OnReconnected fires when the client restored the session.
+	OnReconnected func()
+	// OnInterrupted fires once when the session is gone for good (reconnect
+	// attempts exhausted or the broker refused the session).
+	OnInterrupted func(cause error)
+}
+
+// Session is one connected Solace MessagingService plus its state.
+type Session struct {
+	svc solace.MessagingService
+	log *service.Logger
+
+	connected atomic.Bool
+	down      chan struct{}
+	downOnce  sync.Once
+	downErr   atomic.Value // error
+
+	reconnects atomic.Int64
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// ErrSessionDown reports a session that ended; plugins map it to
+// service.ErrNotConnected.
+var ErrSessionDown = errors.New("solace session is down")
+
+// Connect connects one MessagingService, retrying cfg.ConnectRetries times
+// with cfg.ConnectBackoff while ctx allows, and wires the listeners so the
+// Session reports connection state. Secrets never appear in its errors.
+func Connect(ctx context.Context, cfg Config, log *service.Logger, events Events) (*Session, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("solace connection config: %w", err)
+	}
+	var lastErr error
+	for attempt := 0; attempt <= cfg.ConnectRetries; attempt++ {
+		if attempt > 0 {
+			wait := cfg.ConnectBackoff.Delay(attempt - 1)
+			log.Warnf("Connecting to Solace %v failed (attempt %d of %d), retrying in %v: %v",
+				cfg.URLs, attempt, cfg.ConnectRetries+1, wait, lastErr)
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, fmt.Errorf("connecting to solace %v: %w (last error: %v)", cfg.URLs, ctx.Err(), lastErr)
+			case <-t.C:
+			}
+		}
+		s, err := connectOnce(ctx, cfg, log, events)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+		var cfgErr *solace.InvalidConfigurationError
+		var argErr *solace.IllegalArgumentError
+		if errors.As(err, &cfgErr) || errors.As(err, &argErr) || ctx.Err() != nil {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("connecting to solace %v: %w (last error: %v)", cfg.URLs, ctx.Err(), lastErr)
+	}
+	return nil, fmt.Errorf("connecting to solace %v vpn %q as %q: %w", cfg.URLs, cfg.VPN, cfg.Username, lastErr)
+}
+
+func connectOnce(ctx context.Context, cfg Config, log *service.Logger, events Events) (*Session, error) {
+	svc, err := messaging.NewMessagingServiceBuilder().
+		FromConfigurationProvider(cfg.serviceProperties()).
+		Build()
+	if err != nil {
+		return nil, redact(err, cfg)
+	}
+	s := &Session{svc: svc, log: log, down: make(chan struct{})}
+	svc.AddReconnectionAttemptListener(func(ev solace.ServiceEvent) {
+		s.connected.Store(false)
+		cause := eventCause(ev)
+		log.Warnf("Solace connection to %s lost, reconnecting: %v", ev.GetBrokerURI(), cause)
+		if events.OnReconnecting != nil {
+			events.OnReconnecting(cause)
+		}
+	})
+	svc.AddReconnectionListener(func(ev solace.ServiceEvent) {
+		s.reconnects.Add(1)
+		s.connected.Store(true)
+		log.Infof("Solace connection to %s restored", ev.GetBrokerURI())
+		if events.OnReconnected != nil {
+			events.OnReconnected()
+		}
+	})
+	svc.AddServiceInterruptionListener(func(ev solace.ServiceEvent) {
+		cause := eventCause(ev)
+		s.markDown(cause)
+		log.Errorf("Solace session to %s interrupted: %v", ev.GetBrokerURI(), cause)
+		if events.OnInterrupted != nil {
+			events.OnInterrupted(cause)
+		}
+	})
+
+	// Connect has no context; run it asynchronously so ctx can abandon it.
+	// An abandoned connect is disconnected once it completes.
+	done := svc.ConnectAsync()
+	select {
+	case err := <-done:
+		if err != nil {
+			_ = svc.Disconnect()
+			return nil, redact(err, cfg)
+		}
+	case <-ctx.Done():
+		go func() {
+			<-done
+			_ = svc.Disconnect()
+		}()
+		return nil, ctx.Err()
+	}
+	s.connected.Store(true)
+	log.Infof("Connected to Solace %v vpn %q", cfg.URLs, cfg.VPN)
+	return s, nil
+}
+
+func eventCause(ev solace.ServiceEvent) error {
+	if err := ev.GetCause(); err != nil {
+		return err
+	}
+	if m := ev.GetMessage(); m != "" {
+		return errors.New(m)
+	}
+	return ErrSessionDown
+}
+
+// redactedError hides secrets that a client error might echo.
+type redactedError struct {
+	msg     string
+	wrapped error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.wrapped }
+
+// redact returns err unchanged unless its text contains a secret of cfg, in
+// which case the text is masked while errors.As still reaches the original.
+func redact(err error, cfg Config) error {
+	msg := err.Error()
+	masked := msg
+	for _, s := range []string{cfg.Password, cfg.TLS.ClientKeyPassword, cfg.OAuth2.AccessToken, cfg.OAuth2.IDToken} {
+		if s != "" {
+			masked = strings.ReplaceAll(masked, s, "***")
+		}
+	}
+	if masked == msg {
+		return err
+	}
+	return &redactedError{msg: masked, wrapped: err}
+}
+
+func (s *Session) markDown(cause error) {
+	s.connected.Store(false)
+	s.downOnce.Do(func() {
+		if cause == nil {
+			cause = ErrSessionDown
+		}
+		s.downErr.Store(cause)
+		close(s.down)
+	})
+}
+
+// Service returns the client's MessagingService. Only this package should use
+// it; plugins go through the package's publishers and receivers.
+func (s *Session) Service() solace.MessagingService { return s.svc }
+
+// Connected reports whether the session is up right now (false while the
+// client reconnects and after the session ended).
+func (s *Session) Connected() bool { return s.connected.Load() && s.svc.IsConnected() }
+
+// Down is closed when the session ended for good.
+func (s *Session) Down() <-chan struct{} { return s.down }
+
+// Err returns why the session ended, or nil while it lives.
+func (s *Session) Err() error {
+	if v := s.downErr.Load(); v != nil {
+		return v.(error)
+	}
+	return nil
+}
+
+// Reconnects counts the client's successful reconnections of this session.
+func (s *Session) Reconnects() int64 { return s.reconnects.Load() }
+
+// Close disconnects the session, waiting for the client until ctx ends.
+// Calling it more than once is safe.
+func (s *Session) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.markDown(ErrSessionDown)
+		done := make(chan error, 1)
+		go func() { done <- s.svc.Disconnect() }()
+		select {
+		case err := <-done:
+			var ise *solace.IllegalStateError
+			if err != nil && !errors.As(err, &ise) {
+				s.closeErr = fmt.Errorf("disconnecting solace session: %w", err)
+			}
+		case <-ctx.Done():
+			s.closeErr = ctx.Err()
+		}
+	})
+	return s.closeErr
+}

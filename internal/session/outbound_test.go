@@ -1,0 +1,50 @@
+package session
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging/pkg/solace/config"
+)
+
+func TestDestinationTopic(t *testing.T) {
+	assert.Equal(t, "a/b", Destination{Name: "a/b"}.Topic())
+	assert.Equal(t, "#P2P/QUE/q1", Destination{Name: "q1", Queue: true}.Topic())
+	assert.Equal(t, `queue "q1"`, Destination{Name: "q1", Queue: true}.String())
+}
+
+func TestOutboundProperties(t *testing.T) {
+	prio, cos, dmq := 7, 1, false
+	o := Outbound{
+		ApplicationMessageID: "id1", CorrelationID: "c1", SenderID: "s1",
+		Priority: &prio, ClassOfService: &cos, DMQEligible: &dmq, TTL: 1500 * time.Millisecond,
+		PartitionKey: "pk", ReplyTo: "reply/topic",
+		UserProperties: map[string]any{
+			"i": int64(3), "f": 1.5, "b": true, "s": "x", "raw": []byte{1}, "n": 4,
+			"solace.messaging.message.priority": int64(1), // must not override priority
+		},
+	}
+	p, err := o.properties()
+	require.NoError(t, err)
+	assert.Equal(t, config.MessagePropertyMap{
+		config.MessagePropertyApplicationMessageID:       "id1",
+		config.MessagePropertyCorrelationID:              "c1",
+		config.MessagePropertySenderID:                   "s1",
+		config.MessagePropertyPriority:                   7,
+		config.MessagePropertyClassOfService:             1,
+		config.MessagePropertyPersistentDMQEligible:      false,
+		config.MessagePropertyPersistentTimeToLive:       int64(1500),
+		config.MessageProperty(config.QueuePartitionKey): "pk",
+		config.MessageProperty(ReplyToProperty):          "reply/topic",
+		"i": int64(3), "f": 1.5, "b": true, "s": "x", "raw": []byte{1}, "n": int64(4),
+	}, p)
+
+	for _, bad := range []Outbound{{Priority: ptr(256)}, {ClassOfService: ptr(3)}, {TTL: -time.Second}} {
+		_, err := bad.properties()
+		assert.Error(t, err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

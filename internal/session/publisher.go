@@ -1,0 +1,416 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"solace.dev/go/messaging/pkg/solace"
+	"solace.dev/go/messaging/pkg/solace/message"
+	"solace.dev/go/messaging/pkg/solace/resource"
+	"solace.dev/go/messaging/pkg/solace/subcode"
+)
+
+// BackPressure selects what Publish does when the client's buffer is full.
+type BackPressure struct {
+	// Reject makes a full buffer an overflow that the publisher answers by
+	// waiting for the client's readiness signal and retrying, instead of
+	// blocking inside the client. With BufferSize 0 a message goes straight
+	// to the transport (no hand-over to the client's buffer goroutine).
+	Reject bool
+	// BufferSize is the client's back-pressure buffer in messages; Wait
+	// needs at least 1.
+	BufferSize uint
+}
+
+// PublisherOptions configure a Publisher.
+type PublisherOptions struct {
+	// Persistent selects guaranteed (acknowledged) delivery; otherwise
+	// messages go direct, at most once.
+	Persistent   bool
+	BackPressure BackPressure
+}
+
+// Result is the outcome of one message of a batch.
+type Result struct {
+	// Err is nil once the broker confirmed (persistent) or the client
+	// accepted (direct) the message.
+	Err error
+	// Latency is the time from publish to broker confirmation (persistent).
+	Latency time.Duration
+}
+
+// Errors a Result may wrap.
+var (
+	// ErrConnectionLost means the session ended before the broker confirmed
+	// the message; it may or may not have been spooled.
+	ErrConnectionLost = errors.New("connection lost before the broker confirmed the message")
+	// ErrRejected wraps every broker rejection (nack).
+	ErrRejected = errors.New("broker rejected the message")
+)
+
+// Publisher publishes on one Session, tracking confirmations per message.
+type Publisher struct {
+	sess    *Session
+	opts    PublisherOptions
+	builder solace.OutboundMessageBuilder
+
+	persistent solace.PersistentMessagePublisher
+	direct     solace.DirectMessagePublisher
+
+	ready chan struct{} // readiness signals after overflow, capacity 1
+
+	mu      sync.Mutex
+	batches map[*batch]struct{} // batches waiting for receipts
+	termErr error               // set once the publisher terminated
+	term    chan struct{}
+}
+
+// pendingRef is the user context of one published message.
+type pendingRef struct {
+	b     *batch
+	idx   int
+	start time.Time
+}
+
+// batch collects the receipts of one PublishBatch call.
+type batch struct {
+	mu      sync.Mutex
+	results []Result
+	done    []bool
+	left    int
+	fin     chan struct{}
+}
+
+func (b *batch) resolve(idx int, r Result) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done[idx] {
+		return
+	}
+	b.done[idx] = true
+	b.results[idx] = r
+	b.left--
+	if b.left == 0 {
+		close(b.fin)
+	}
+}
+
+// failRest resolves every message still waiting with err; it reports how
+// many messages had been confirmed before.
+func (b *batch) failRest(err error) (confirmed int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.done {
+		if b.done[i] {
+			if b.results[i].Err == nil {
+				confirmed++
+			}
+			continue
+		}
+		b.done[i] = true
+		b.results[i] = Result{Err: err}
+		b.left--
+	}
+	if b.left == 0 {
+		select {
+		case <-b.fin:
+		default:
+			close(b.fin)
+		}
+	}
+	return confirmed
+}
+
+// NewPublisher creates and starts a publisher on s.
+func NewPublisher(s *Session, opts PublisherOptions) (*Publisher, error) {
+	p := &Publisher{
+		sess:    s,
+		opts:    opts,
+		builder: s.svc.MessageBuilder(),
+		ready:   make(chan struct{}, 1),
+		batches: map[*batch]struct{}{},
+		term:    make(chan struct{}),
+	}
+	bp := opts.BackPressure
+	if !bp.Reject && bp.BufferSize == 0 {
+		bp.BufferSize = 1
+	}
+	var (
+		lc  solace.LifecycleControl
+		err error
+	)
+	if opts.Persistent {
+		b := s.svc.CreatePersistentMessagePublisherBuilder()
+		if bp.Reject {
+			b = b.OnBackPressureReject(bp.BufferSize)
+		} else {
+			b = b.OnBackPressureWait(bp.BufferSize)
+		}
+		if p.persistent, err = b.Build(); err != nil {
+			return nil, fmt.Errorf("creating persistent publisher: %w", err)
+		}
+		p.persistent.SetMessagePublishReceiptListener(p.onReceipt)
+		p.persistent.SetPublisherReadinessListener(p.onReady)
+		lc = p.persistent
+		err = p.persistent.Start()
+	} else {
+		b := s.svc.CreateDirectMessagePublisherBuilder()
+		if bp.Reject {
+			b = b.OnBackPressureReject(bp.BufferSize)
+		} else {
+			b = b.OnBackPressureWait(bp.BufferSize)
+		}
+		if p.direct, err = b.Build(); err != nil {
+			return nil, fmt.Errorf("creating direct publisher: %w", err)
+		}
+		p.direct.SetPublisherReadinessListener(p.onReady)
+		lc = p.direct
+		err = p.direct.Start()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("starting publisher: %w", err)
+	}
+	lc.SetTerminationNotificationListener(func(ev solace.TerminationEvent) {
+		cause := ev.GetCause()
+		if cause == nil {
+			cause = ErrSessionDown
+		}
+		p.terminated(cause)
+	})
+	return p, nil
+}
+
+func (p *Publisher) onReady() {
+	select {
+	case p.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (p *Publisher) onReceipt(r solace.PublishReceipt) {
+	ref, ok := r.GetUserContext().(*pendingRef)
+	if !ok {
+		return
+	}
+	res := Result{Latency: time.Since(ref.start)}
+	if err := r.GetError(); err != nil || !r.IsPersisted() {
+		res.Err = receiptError(err)
+	}
+	ref.b.resolve(ref.idx, res)
+}
+
+// receiptError classifies a receipt error: a broker nack becomes ErrRejected
+// with the broker's reason; a lost session becomes ErrConnectionLost.
+func receiptError(err error) error {
+	if err == nil {
+		return fmt.Errorf("%w: not persisted", ErrRejected)
+	}
+	var ne *solace.NativeError
+	if errors.As(err, &ne) {
+		return &RejectError{Reason: ne.Error(), SubCode: int(ne.SubCode()), err: err}
+	}
+	var inc *solace.IncompleteMessageDeliveryError
+	var ise *solace.IllegalStateError
+	if errors.As(err, &inc) || errors.As(err, &ise) {
+		return fmt.Errorf("%w: %v", ErrConnectionLost, err)
+	}
+	return &RejectError{Reason: err.Error(), err: err}
+}
+
+// RejectError is a broker nack for one message.
+type RejectError struct {
+	// Reason is the broker's response text, e.g. "Spool Over Quota".
+	Reason string
+	// SubCode is the client's subcode for it.
+	SubCode int
+	err     error
+}
+
+func (e *RejectError) Error() string { return "broker rejected the message: " + e.Reason }
+
+// Unwrap lets errors.Is(err, ErrRejected) and errors.As to the client's
+// error both work.
+func (e *RejectError) Unwrap() []error { return []error{ErrRejected, e.err} }
+
+// UnknownQueue reports a nack that means the destination queue is missing.
+func (e *RejectError) UnknownQueue() bool {
+	switch subcode.Code(e.SubCode) {
+	case subcode.UnknownQueueName, subcode.QueueNotFound, subcode.NoSubscriptionMatch:
+		return true
+	}
+	return false
+}
+
+// terminated fails every waiting message once the publisher is gone.
+func (p *Publisher) terminated(cause error) {
+	p.mu.Lock()
+	if p.termErr != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.termErr = cause
+	close(p.term)
+	bs := make([]*batch, 0, len(p.batches))
+	for b := range p.batches {
+		bs = append(bs, b)
+	}
+	p.mu.Unlock()
+	for _, b := range bs {
+		b.failRest(fmt.Errorf("%w: %v", ErrConnectionLost, cause))
+	}
+}
+
+// Alive reports whether the publisher and its session can still publish.
+func (p *Publisher) Alive() bool {
+	select {
+	case <-p.term:
+		return false
+	case <-p.sess.down:
+		return false
+	default:
+		return true
+	}
+}
+
+// PublishBatch publishes msgs in order and, for persistent delivery, waits
+// until the broker confirmed or rejected each one, the session ended, or ctx
+// ended. results[i] belongs to msgs[i]; confirmed messages have a nil Err.
+func (p *Publisher) PublishBatch(ctx context.Context, msgs []*Outbound) []Result {
+	results := make([]Result, len(msgs))
+	if len(msgs) == 0 {
+		return results
+	}
+	if !p.opts.Persistent {
+		for i, o := range msgs {
+			results[i].Err = p.publishDirect(ctx, o)
+		}
+		return results
+	}
+
+	b := &batch{results: results, done: make([]bool, len(msgs)), left: len(msgs), fin: make(chan struct{})}
+	p.mu.Lock()
+	if p.termErr != nil {
+		err := p.termErr
+		p.mu.Unlock()
+		b.failRest(fmt.Errorf("%w: %v", ErrConnectionLost, err))
+		return results
+	}
+	p.batches[b] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.batches, b)
+		p.mu.Unlock()
+	}()
+
+	for i, o := range msgs {
+		m, topic, err := build(p.builder, o)
+		if err != nil {
+			b.resolve(i, Result{Err: err})
+			continue
+		}
+		ref := &pendingRef{b: b, idx: i, start: time.Now()}
+		if err := p.publishPersistent(ctx, m, topic, ref); err != nil {
+			b.resolve(i, Result{Err: err})
+		}
+		m.Dispose()
+	}
+
+	select {
+	case <-b.fin:
+	case <-p.term:
+		// terminated() fails the rest; wait for it to finish doing so.
+		<-b.fin
+	case <-p.sess.down:
+		b.failRest(fmt.Errorf("%w: %v", ErrConnectionLost, p.sess.Err()))
+	case <-ctx.Done():
+		b.failRest(fmt.Errorf("waiting for broker confirmation: %w", ctx.Err()))
+	}
+	return results
+}
+
+func (p *Publisher) publishPersistent(ctx context.Context, m message.OutboundMessage, topic *resource.Topic, ref *pendingRef) error {
+	for {
+		err := p.persistent.Publish(m, topic, nil, ref)
+		if err == nil {
+			return nil
+		}
+		if werr := p.waitOverflow(ctx, err); werr != nil {
+			return werr
+		}
+	}
+}
+
+func (p *Publisher) publishDirect(ctx context.Context, o *Outbound) error {
+	m, topic, err := build(p.builder, o)
+	if err != nil {
+		return err
+	}
+	defer m.Dispose()
+	for {
+		err := p.direct.Publish(m, topic)
+		if err == nil {
+			return nil
+		}
+		if werr := p.waitOverflow(ctx, err); werr != nil {
+			return werr
+		}
+	}
+}
+
+// waitOverflow returns nil when err is a full buffer and the publisher became
+// ready again; otherwise it returns the error to report.
+func (p *Publisher) waitOverflow(ctx context.Context, err error) error {
+	var of *solace.PublisherOverflowError
+	if !errors.As(err, &of) {
+		var ise *solace.IllegalStateError
+		if errors.As(err, &ise) || !p.Alive() {
+			return fmt.Errorf("%w: %v", ErrConnectionLost, err)
+		}
+		return fmt.Errorf("publishing: %w", err)
+	}
+	// The readiness listener only fires after a NotifyWhenReady request or
+	// a can-send event; a short timer covers a signal that raced us.
+	if p.persistent != nil {
+		p.persistent.NotifyWhenReady()
+	} else {
+		p.direct.NotifyWhenReady()
+	}
+	t := time.NewTimer(5 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-p.ready:
+	case <-t.C:
+	case <-p.term:
+		return fmt.Errorf("%w: %v", ErrConnectionLost, err)
+	case <-p.sess.down:
+		return fmt.Errorf("%w: %v", ErrConnectionLost, err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// Close terminates the publisher, giving in-flight messages until ctx ends
+// to be confirmed.
+func (p *Publisher) Close(ctx context.Context) error {
+	grace := 10 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		grace = max(time.Until(dl), 0)
+	}
+	var err error
+	if p.persistent != nil {
+		err = p.persistent.Terminate(grace)
+	} else if p.direct != nil {
+		err = p.direct.Terminate(grace)
+	}
+	p.terminated(ErrSessionDown)
+	var ise *solace.IllegalStateError
+	if err != nil && !errors.As(err, &ise) {
+		return fmt.Errorf("terminating publisher: %w", err)
+	}
+	return nil
+}

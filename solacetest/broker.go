@@ -1,0 +1,477 @@
+package solacetest
+
+import (
+	"container/list"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Config configures a Broker. The zero value is a usable broker on ephemeral
+// loopback ports with user default/default in VPN "default".
+type Config struct {
+	Users                  map[string]string // username -> password; nil means {"default":"default"}
+	VPNs                   []string          // nil means {"default"}; users may log in to any listed VPN
+	SEMPUser, SEMPPassword string            // "" means admin/admin
+	SMFAddr                string            // "" means "127.0.0.1:0"
+	SEMPAddr               string            // "" means "127.0.0.1:0"; "-" disables SEMP
+	TLS                    *tls.Config       // non-nil: also listen for tcps:// on TLSAddr
+	TLSAddr                string            // "" means 127.0.0.1:0
+	RouterName             string            // "" means "solacetest"
+	Logger                 *slog.Logger      // nil means discard
+}
+
+// Broker is a running test broker. All of its methods are safe for concurrent
+// use.
+type Broker struct {
+	cfg Config
+	log *slog.Logger
+
+	smfLn, tlsLn, sempLn net.Listener
+	sempSrv              *http.Server
+
+	wg        sync.WaitGroup
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+
+	// mu guards everything below and the broker-side state of every
+	// connection, queue and flow. One lock keeps the protocol logic simple;
+	// network writes happen outside it (see conn.send).
+	mu        sync.Mutex
+	vpns      map[string]*vpnState
+	conns     map[*conn]struct{}
+	nextFlow  uint32 // flow and publisher ids
+	nextMsgID uint64 // delivery message ids, broker-wide (notes §7)
+	nextSpool uint64 // spool sequence numbers
+	spoolerID uint64 // the spooler's unique id, part of replication group message ids
+	published map[string]int
+	faults    faultState
+}
+
+// vpnState is one message VPN.
+type vpnState struct {
+	name     string
+	queues   map[string]*queue
+	pubFlows map[string]*pubFlow // by flow name
+	clients  map[string]*conn    // live sessions by client name
+}
+
+// Start starts a broker and returns once its listeners are open.
+func Start(cfg Config) (*Broker, error) {
+	if cfg.Users == nil {
+		cfg.Users = map[string]string{"default": "default"}
+	}
+	if cfg.VPNs == nil {
+		cfg.VPNs = []string{"default"}
+	}
+	if cfg.SEMPUser == "" {
+		cfg.SEMPUser, cfg.SEMPPassword = "admin", "admin"
+	}
+	if cfg.SMFAddr == "" {
+		cfg.SMFAddr = "127.0.0.1:0"
+	}
+	if cfg.SEMPAddr == "" {
+		cfg.SEMPAddr = "127.0.0.1:0"
+	}
+	if cfg.TLSAddr == "" {
+		cfg.TLSAddr = "127.0.0.1:0"
+	}
+	if cfg.RouterName == "" {
+		cfg.RouterName = "solacetest"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	b := &Broker{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		done:      make(chan struct{}),
+		vpns:      map[string]*vpnState{},
+		conns:     map[*conn]struct{}{},
+		nextFlow:  100,
+		published: map[string]int{},
+		spoolerID: uint64(time.Now().UnixNano()) & 0x0000ffffffffffff,
+	}
+	for _, v := range cfg.VPNs {
+		b.vpns[v] = &vpnState{name: v, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
+	}
+	var err error
+	if b.smfLn, err = net.Listen("tcp", cfg.SMFAddr); err != nil {
+		return nil, fmt.Errorf("listening for SMF on %s: %w", cfg.SMFAddr, err)
+	}
+	if cfg.TLS != nil {
+		if b.tlsLn, err = tls.Listen("tcp", cfg.TLSAddr, cfg.TLS); err != nil {
+			_ = b.smfLn.Close()
+			return nil, fmt.Errorf("listening for SMF over TLS on %s: %w", cfg.TLSAddr, err)
+		}
+	}
+	if cfg.SEMPAddr != "-" {
+		if b.sempLn, err = net.Listen("tcp", cfg.SEMPAddr); err != nil {
+			_ = b.smfLn.Close()
+			if b.tlsLn != nil {
+				_ = b.tlsLn.Close()
+			}
+			return nil, fmt.Errorf("listening for SEMP on %s: %w", cfg.SEMPAddr, err)
+		}
+		b.sempSrv = &http.Server{
+			Handler:           sempHandler(b, cfg.SEMPUser, cfg.SEMPPassword, b.log),
+			ReadHeaderTimeout: 10 * time.Second,
+		}
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			_ = b.sempSrv.Serve(b.sempLn)
+		}()
+	}
+	b.wg.Add(2)
+	go b.acceptLoop(b.smfLn)
+	go b.janitor()
+	if b.tlsLn != nil {
+		b.wg.Add(1)
+		go b.acceptLoop(b.tlsLn)
+	}
+	b.log.Info("solacetest broker started (for development and tests only, not a production broker)",
+		"smf", b.SMFURL(), "smfs", b.SMFSURL(), "semp", b.SEMPURL())
+	return b, nil
+}
+
+// NewTestBroker starts a broker for t and closes it when the test ends.
+func NewTestBroker(t testing.TB, cfg Config) *Broker {
+	t.Helper()
+	b, err := Start(cfg)
+	if err != nil {
+		t.Fatalf("starting solacetest broker: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// SMFURL is the plain SMF address, "tcp://127.0.0.1:PORT".
+func (b *Broker) SMFURL() string { return "tcp://" + b.smfLn.Addr().String() }
+
+// SMFSURL is the TLS SMF address, "tcps://127.0.0.1:PORT", or "" without TLS.
+func (b *Broker) SMFSURL() string {
+	if b.tlsLn == nil {
+		return ""
+	}
+	return "tcps://" + b.tlsLn.Addr().String()
+}
+
+// SEMPURL is the SEMP base URL, "http://127.0.0.1:PORT", or "" when disabled.
+func (b *Broker) SEMPURL() string {
+	if b.sempLn == nil {
+		return ""
+	}
+	return "http://" + b.sempLn.Addr().String()
+}
+
+// Close closes the listeners and every client connection and waits for all
+// of the broker's goroutines to end.
+func (b *Broker) Close() error {
+	b.closeOnce.Do(func() {
+		close(b.done)
+		var errs []error
+		errs = append(errs, ignoreClosed(b.smfLn.Close()))
+		if b.tlsLn != nil {
+			errs = append(errs, ignoreClosed(b.tlsLn.Close()))
+		}
+		if b.sempSrv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			errs = append(errs, b.sempSrv.Shutdown(ctx))
+			cancel()
+		}
+		b.mu.Lock()
+		for c := range b.conns {
+			c.close()
+		}
+		b.mu.Unlock()
+		b.wg.Wait()
+		b.closeErr = errors.Join(errs...)
+		b.log.Info("solacetest broker stopped")
+	})
+	return b.closeErr
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+func (b *Broker) acceptLoop(ln net.Listener) {
+	defer b.wg.Done()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-b.done:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			b.log.Warn("accepting SMF connection", "error", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		c := newConn(b, nc)
+		b.mu.Lock()
+		select {
+		case <-b.done:
+			b.mu.Unlock()
+			_ = nc.Close()
+			return
+		default:
+		}
+		b.conns[c] = struct{}{}
+		b.wg.Add(2)
+		b.mu.Unlock()
+		go c.writeLoop()
+		go c.readLoop()
+	}
+}
+
+// janitor expires messages whose TTL has passed and deletes temporary queues
+// whose owner has been gone for tempQueueGrace.
+func (b *Broker) janitor() {
+	defer b.wg.Done()
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.done:
+			return
+		case now := <-t.C:
+			b.mu.Lock()
+			b.expireAndReap(now)
+			b.mu.Unlock()
+		}
+	}
+}
+
+// HasVPN reports whether the broker serves the message VPN.
+func (b *Broker) HasVPN(vpn string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.vpns[vpn]
+	return ok
+}
+
+func (b *Broker) vpnLocked(vpn string) (*vpnState, error) {
+	v, ok := b.vpns[vpn]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownVPN, vpn)
+	}
+	return v, nil
+}
+
+func (b *Broker) queueLocked(vpn, name string) (*queue, error) {
+	v, err := b.vpnLocked(vpn)
+	if err != nil {
+		return nil, err
+	}
+	q, ok := v.queues[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q in VPN %q", ErrUnknownQueue, name, vpn)
+	}
+	return q, nil
+}
+
+// CreateQueue creates a durable queue. An AccessType of "" means exclusive.
+// When both IngressEnabled and EgressEnabled are false (the zero value), both
+// are switched on, as SEMP's defaults do; disable them with UpdateQueue.
+func (b *Broker) CreateQueue(vpn string, cfg QueueConfig) error {
+	if cfg.Name == "" {
+		return errors.New("creating queue: empty name")
+	}
+	if cfg.AccessType == "" {
+		cfg.AccessType = AccessExclusive
+	}
+	if cfg.AccessType != AccessExclusive && cfg.AccessType != AccessNonExclusive {
+		return fmt.Errorf("creating queue %q: unknown access type %q", cfg.Name, cfg.AccessType)
+	}
+	if !cfg.IngressEnabled && !cfg.EgressEnabled {
+		cfg.IngressEnabled, cfg.EgressEnabled = true, true
+	}
+	cfg.Durable = true
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.vpnLocked(vpn)
+	if err != nil {
+		return err
+	}
+	if _, ok := v.queues[cfg.Name]; ok {
+		return fmt.Errorf("%w: %q in VPN %q", ErrQueueExists, cfg.Name, vpn)
+	}
+	cfg.Subscriptions = dedupe(cfg.Subscriptions)
+	v.queues[cfg.Name] = newQueue(v, cfg)
+	b.log.Info("queue created", "vpn", vpn, "queue", cfg.Name, "access", cfg.AccessType, "subscriptions", cfg.Subscriptions)
+	return nil
+}
+
+func dedupe(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// UpdateQueue changes a queue's configuration in place. The name cannot be
+// changed. Enabling egress or changing the access type restarts delivery.
+func (b *Broker) UpdateQueue(vpn, name string, update func(*QueueConfig)) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, err := b.queueLocked(vpn, name)
+	if err != nil {
+		return err
+	}
+	cfg := q.cfg
+	cfg.Subscriptions = slices.Clone(cfg.Subscriptions)
+	update(&cfg)
+	cfg.Name = name
+	if cfg.AccessType == "" {
+		cfg.AccessType = AccessExclusive
+	}
+	cfg.Subscriptions = dedupe(cfg.Subscriptions)
+	q.cfg = cfg
+	if !cfg.EgressEnabled {
+		// A real broker shuts consumer flows down when egress is disabled;
+		// here they stay bound but receive nothing.
+		b.log.Info("queue egress disabled", "vpn", vpn, "queue", name)
+	}
+	b.updateActive(q)
+	b.dispatch(q)
+	return nil
+}
+
+// DeleteQueue deletes a queue and its messages. Bound consumers stop
+// receiving.
+func (b *Broker) DeleteQueue(vpn, name string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, err := b.queueLocked(vpn, name)
+	if err != nil {
+		return err
+	}
+	b.deleteQueueLocked(q)
+	return nil
+}
+
+// Queue returns a queue's configuration and live statistics.
+func (b *Broker) Queue(vpn, name string) (QueueConfig, QueueStats, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, err := b.queueLocked(vpn, name)
+	if err != nil {
+		return QueueConfig{}, QueueStats{}, err
+	}
+	return q.config(), q.stats(), nil
+}
+
+// Queues lists a VPN's queues, temporary ones included, sorted by name.
+func (b *Broker) Queues(vpn string) ([]QueueConfig, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.vpnLocked(vpn)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]QueueConfig, 0, len(v.queues))
+	for _, q := range v.queues {
+		out = append(out, q.config())
+	}
+	slices.SortFunc(out, func(a, b QueueConfig) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// AddQueueSubscription adds a topic subscription to a queue.
+func (b *Broker) AddQueueSubscription(vpn, queue, topic string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, err := b.queueLocked(vpn, queue)
+	if err != nil {
+		return err
+	}
+	if topic == "" {
+		return fmt.Errorf("adding subscription to queue %q: empty topic", queue)
+	}
+	if slices.Contains(q.cfg.Subscriptions, topic) {
+		return fmt.Errorf("%w: %q on queue %q", ErrSubscriptionExists, topic, queue)
+	}
+	q.cfg.Subscriptions = append(q.cfg.Subscriptions, topic)
+	return nil
+}
+
+// RemoveQueueSubscription removes a topic subscription from a queue.
+func (b *Broker) RemoveQueueSubscription(vpn, queue, topic string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, err := b.queueLocked(vpn, queue)
+	if err != nil {
+		return err
+	}
+	i := slices.Index(q.cfg.Subscriptions, topic)
+	if i < 0 {
+		return fmt.Errorf("%w: %q on queue %q", ErrUnknownSubscription, topic, queue)
+	}
+	q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
+	return nil
+}
+
+// QueueMessages returns the application payloads of the messages the queue
+// holds, delivered or not, in spool order. String payloads come back as their
+// UTF-8 bytes (without the SDT wrapper the client adds).
+func (b *Broker) QueueMessages(vpn, name string) ([][]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, err := b.queueLocked(vpn, name)
+	if err != nil {
+		return nil, err
+	}
+	msgs := q.allMessages()
+	out := make([][]byte, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, slices.Clone(m.m.appPayload()))
+	}
+	return out, nil
+}
+
+// PublishedCount counts messages received from publishers on topic, direct
+// and guaranteed, not counting duplicates resent after a reconnect.
+func (b *Broker) PublishedCount(topic string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.published[topic]
+}
+
+// ClientCount counts logged-in client sessions.
+func (b *Broker) ClientCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, v := range b.vpns {
+		n += len(v.clients)
+	}
+	return n
+}
+
+// newQueue builds an empty queue.
+func newQueue(v *vpnState, cfg QueueConfig) *queue {
+	return &queue{vpn: v, cfg: cfg, ready: list.New()}
+}

@@ -1,0 +1,67 @@
+package solacetest
+
+// This file is the fault-injection layer: test hooks that make the broker
+// misbehave on purpose.
+
+import "time"
+
+// faultState is guarded by Broker.mu.
+type faultState struct {
+	refuseLoginsUntil time.Time
+	nackLeft          int
+	nackReason        string
+	paused            bool
+}
+
+// DropConnections closes every client socket now, as a broker restart or a
+// network failure would. Clients with reconnection enabled come back; the
+// unsettled messages of their consumer flows are redelivered.
+func (b *Broker) DropConnections() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.log.Info("fault: dropping all client connections", "count", len(b.conns))
+	for c := range b.conns {
+		c.close()
+	}
+}
+
+// RefuseLogins makes logins fail with 503 "Service Unavailable" for d.
+func (b *Broker) RefuseLogins(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.log.Info("fault: refusing logins", "for", d)
+	b.faults.refuseLoginsUntil = time.Now().Add(d)
+}
+
+// NackNextPublishes makes the broker reject the next n guaranteed publishes
+// with status 503 and reason as the text, without spooling them. The client
+// derives its error subcode from the text: "Spool Over Quota" gives
+// SPOOL_OVER_QUOTA, "Queue Shutdown" QUEUE_SHUTDOWN, other texts DATA_OTHER.
+func (b *Broker) NackNextPublishes(n int, reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if reason == "" {
+		reason = "Spool Over Quota"
+	}
+	b.faults.nackLeft, b.faults.nackReason = n, reason
+}
+
+// PauseDelivery stops guaranteed delivery to every consumer flow; publishing
+// and spooling go on. Direct messages are not affected.
+func (b *Broker) PauseDelivery() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.faults.paused = true
+}
+
+// ResumeDelivery undoes PauseDelivery.
+func (b *Broker) ResumeDelivery() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.faults.paused = false
+	for _, v := range b.vpns {
+		for _, q := range v.queues {
+			b.dispatch(q)
+		}
+	}
+}

@@ -1,0 +1,718 @@
+package solacetest
+
+// This file is the session layer: one client connection, its login,
+// keepalives, direct subscriptions, publisher flow and the dispatch of each
+// incoming frame to the router and spool layers.
+
+import (
+	"bufio"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// conn is one client connection. Fields after "session state" are guarded by
+// Broker.mu; the outgoing queue by outMu.
+type conn struct {
+	b  *Broker
+	nc net.Conn
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	outMu  sync.Mutex
+	out    [][]byte
+	outSig chan struct{}
+
+	// pendingAck is the highest publisher message id to acknowledge once the
+	// read buffer is drained; only the read loop touches it.
+	pendingAck uint64
+
+	// session state
+	loggedIn   bool
+	vpn        *vpnState
+	user       string
+	clientName string
+	subs       map[string]struct{}
+	pubFlow    *pubFlow
+	flows      map[uint32]*flow
+}
+
+// pubFlow is a publisher flow. It outlives its connection so that a client
+// that reconnects with the same flow name resumes its message ids.
+type pubFlow struct {
+	name   string
+	flowID uint32
+	pubID  uint32
+	lastID uint64 // highest publisher message id processed (acked or nacked)
+}
+
+func newConn(b *Broker, nc net.Conn) *conn {
+	return &conn{
+		b:      b,
+		nc:     nc,
+		closed: make(chan struct{}),
+		outSig: make(chan struct{}, 1),
+		subs:   map[string]struct{}{},
+		flows:  map[uint32]*flow{},
+	}
+}
+
+// close shuts the socket; the read loop then cleans up broker state.
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		_ = c.nc.Close()
+	})
+}
+
+// send queues bytes for the writer goroutine. It never blocks on the network,
+// so it may be called with Broker.mu held.
+func (c *conn) send(b []byte) {
+	c.outMu.Lock()
+	c.out = append(c.out, b)
+	c.outMu.Unlock()
+	select {
+	case c.outSig <- struct{}{}:
+	default:
+	}
+}
+
+func (c *conn) writeLoop() {
+	defer c.b.wg.Done()
+	w := bufio.NewWriterSize(c.nc, 64<<10)
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-c.outSig:
+		}
+		c.outMu.Lock()
+		batch := c.out
+		c.out = nil
+		c.outMu.Unlock()
+		for _, b := range batch {
+			if _, err := w.Write(b); err != nil {
+				c.close()
+				return
+			}
+		}
+		if err := w.Flush(); err != nil {
+			c.close()
+			return
+		}
+	}
+}
+
+func (c *conn) readLoop() {
+	defer c.b.wg.Done()
+	defer c.cleanup()
+	r := bufio.NewReaderSize(c.nc, 64<<10)
+	for {
+		f, err := readFrame(r)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				select {
+				case <-c.closed:
+				default:
+					c.b.log.Debug("reading from client", "client", c.clientName, "error", err)
+				}
+			}
+			return
+		}
+		if !c.handle(f) {
+			return
+		}
+		// Acks are cumulative: answer a burst of publishes with one ack.
+		if c.pendingAck != 0 && r.Buffered() == 0 {
+			c.b.mu.Lock()
+			c.flushAck()
+			c.b.mu.Unlock()
+		}
+	}
+}
+
+// cleanup forgets the connection: its subscriptions go, its consumer flows'
+// unsettled messages are requeued as redeliveries, and its temporary queues
+// start their grace period.
+func (c *conn) cleanup() {
+	c.close()
+	b := c.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.conns, c)
+	if !c.loggedIn {
+		return
+	}
+	c.loggedIn = false
+	if c.vpn.clients[c.clientName] == c {
+		delete(c.vpn.clients, c.clientName)
+	}
+	for _, f := range c.flows {
+		b.unbindFlow(f, "consumer connection lost")
+	}
+	c.flows = map[uint32]*flow{}
+	for _, q := range c.vpn.queues {
+		if q.tempOwner == c.clientName && q.orphanedAt.IsZero() && c.vpn.clients[c.clientName] == nil {
+			q.orphanedAt = time.Now()
+		}
+	}
+	b.log.Info("client disconnected", "client", c.clientName, "vpn", c.vpn.name)
+}
+
+// handle processes one frame and reports whether to keep reading.
+func (c *conn) handle(f *frame) bool {
+	if !c.loggedIn && f.Proto != protoClientCtrl {
+		c.b.log.Warn("frame before login; closing", "proto", f.Proto)
+		return false
+	}
+	switch f.Proto {
+	case protoKeepAliveV2:
+		c.send(slices.Clone(f.rawBytes))
+	case protoClientCtrl:
+		return c.handleClientCtrl(f)
+	case protoSMP:
+		c.handleSMP(f)
+	case protoTrMsg:
+		if f.Flags&flagADF != 0 {
+			c.handleGuaranteed(f)
+		} else {
+			c.handleDirect(f)
+		}
+	case protoAssuredCtrl:
+		c.handleAdCtrl(f)
+	default:
+		c.b.log.Warn("ignoring unsupported SMF protocol", "client", c.clientName, "proto", f.Proto)
+	}
+	return true
+}
+
+// reply builds a broker response frame: P8, the request's correlation tag and
+// an optional payload.
+func reply(proto byte, tag []byte, code uint32, text string, payload []byte) []byte {
+	fr := &frame{Proto: proto, TTL: 1, Params: []param{responseParam(code, text)}, Payload: payload}
+	if tag != nil {
+		fr.Params = append(fr.Params, param{Light: true, Type: lightCorrelationTag, Value: tag})
+	}
+	return fr.encode(nil)
+}
+
+func (c *conn) sendAdCtrl(tag []byte, code uint32, text string, typ byte, params []adParam) {
+	c.send(reply(protoAssuredCtrl, tag, code, text, encodeAdCtrl(typ, params)))
+}
+
+// ---- login ----
+
+// routerCapabilities is p9 of the login response: 27 booleans (MSB first)
+// and the maximum message sizes. Enabled: guaranteed subscriber and publisher
+// flows (2, 4), temporary endpoints (3), endpoint message TTL (8), queue
+// subscriptions (9), flow recover, subscription manager, eliding (10-12),
+// no-local, flow-change updates (14, 15), sequenced topics, discard behaviour
+// (16, 17), long selectors (22), endpoint error id (24), app-ack FAILED (25),
+// variable-length extended parameters (26). Disabled because the broker does
+// not implement them: JNDI, compression, browser, endpoint management,
+// selectors, transactions, cut-through, OpenMAMA, replay, compressed TLS,
+// shared subscriptions.
+func routerCapabilities() []byte {
+	on := []int{2, 3, 4, 8, 9, 10, 11, 12, 14, 15, 16, 17, 22, 24, 25, 26}
+	bools := make([]byte, 4)
+	for _, i := range on {
+		bools[i/8] |= 0x80 >> (i % 8)
+	}
+	b := append([]byte{27}, bools...)
+	for _, t := range []byte{2, 3} { // max guaranteed / direct message size
+		b = append(b, t, 0, 0, 0, 9)
+		b = append(b, u32(30_000_000)...)
+	}
+	return b
+}
+
+// extendedCapabilities is p19: no booleans, then AssuredCtrl versions 2..4.
+var extendedCapabilities = []byte{0, 4, 0, 0, 0, 7, 2, 4}
+
+func (c *conn) handleClientCtrl(f *frame) bool {
+	cc, err := decodeClientCtrl(f.Payload)
+	if err != nil {
+		c.b.log.Warn("bad ClientCtrl message; closing", "error", err)
+		return false
+	}
+	if cc.Type != ccLogin {
+		// Updates (type 1) change client attributes the broker does not track.
+		c.send(reply(protoClientCtrl, nil, 200, "OK", nil))
+		return true
+	}
+	b := c.b
+	user := decodeB64(f.param(pUsername))
+	pass := decodeB64(f.param(pPassword))
+	vpnName := trimNUL(cc.Params[ccVPNName])
+	if vpnName == "" {
+		vpnName = "default"
+	}
+	clientName := trimNUL(cc.Params[ccClientName])
+	fail := func(code uint32, text string) bool {
+		b.log.Info("login refused", "user", user, "vpn", vpnName, "client", clientName, "status", code, "reason", text)
+		c.send(reply(protoClientCtrl, nil, code, text, nil))
+		return true // the client closes the socket
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if time.Now().Before(b.faults.refuseLoginsUntil) {
+		return fail(503, "Service Unavailable")
+	}
+	if want, ok := b.cfg.Users[user]; !ok || want != pass {
+		return fail(401, "Unauthorized")
+	}
+	v, ok := b.vpns[vpnName]
+	if !ok {
+		return fail(403, "Message VPN Not Allowed")
+	}
+	if clientName == "" {
+		clientName = "solacetest-client-" + strconv.Itoa(len(b.conns))
+	}
+	if old := v.clients[clientName]; old != nil && old != c {
+		// A real broker disconnects the older session of a client name.
+		b.log.Info("replacing session with the same client name", "client", clientName)
+		old.close()
+	}
+	c.loggedIn, c.vpn, c.user, c.clientName = true, v, user, clientName
+	v.clients[clientName] = c
+	for _, q := range v.queues {
+		if q.tempOwner == clientName {
+			q.orphanedAt = time.Time{}
+		}
+	}
+	router := b.cfg.RouterName
+	resp := encodeClientCtrl(ccLogin, []ccParam{
+		{ccSoftwareVersion, cstr("solacetest 1.0")},
+		{ccVRIDName, cstr(router)},
+		{ccP2PTopic, cstr("#P2P/v:" + router + "/" + clientName)},
+		{ccRouterCaps, routerCapabilities()},
+		{ccExtendedCaps, extendedCapabilities},
+	})
+	c.send(reply(protoClientCtrl, nil, 200, "OK", resp))
+	b.log.Info("client logged in", "client", clientName, "user", user, "vpn", vpnName, "remote", c.nc.RemoteAddr().String())
+	return true
+}
+
+func decodeB64(v []byte, ok bool) string {
+	if !ok {
+		return ""
+	}
+	d, err := base64.StdEncoding.DecodeString(string(v))
+	if err != nil {
+		return string(v)
+	}
+	return string(d)
+}
+
+// ---- SMP ----
+
+func (c *conn) handleSMP(f *frame) {
+	tag, _ := f.correlationTag()
+	m, err := decodeSMP(f.Payload)
+	b := c.b
+	if err != nil {
+		b.log.Warn("bad SMP message", "client", c.clientName, "error", err)
+		c.send(reply(protoSMP, tag, 400, "Bad Request", nil))
+		return
+	}
+	code, text := uint32(200), "OK"
+	b.mu.Lock()
+	switch m.Type {
+	case smpAddSubscription:
+		c.subs[m.Topic] = struct{}{}
+		b.log.Debug("subscribed", "client", c.clientName, "topic", m.Topic)
+	case smpRemoveSubscription:
+		delete(c.subs, m.Topic)
+		b.log.Debug("unsubscribed", "client", c.clientName, "topic", m.Topic)
+	case smpAddQueueSubscription, smpRemoveQueueSub:
+		q, ok := c.vpn.queues[m.Queue]
+		switch {
+		case !ok:
+			code, text = 503, "Unknown Queue"
+		case m.Type == smpAddQueueSubscription:
+			// Adding an existing subscription succeeds, so that receivers
+			// started with WithSubscriptions can be restarted.
+			if !slices.Contains(q.cfg.Subscriptions, m.Topic) {
+				q.cfg.Subscriptions = append(q.cfg.Subscriptions, m.Topic)
+			}
+			b.log.Info("queue subscription added", "client", c.clientName, "queue", m.Queue, "topic", m.Topic)
+		default:
+			if i := slices.Index(q.cfg.Subscriptions, m.Topic); i >= 0 {
+				q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
+			}
+		}
+	}
+	b.mu.Unlock()
+	if m.Flags&smpFlagResponseRequired != 0 || code != 200 {
+		c.send(reply(protoSMP, tag, code, text, nil))
+	}
+}
+
+// ---- messages from publishers ----
+
+// handleDirect forwards a direct message verbatim to every session with a
+// matching subscription (once per session) and spools it to matching queues,
+// as a real broker does.
+func (c *conn) handleDirect(f *frame) {
+	topicB, _ := f.param(pTopic)
+	topic := trimNUL(topicB)
+	b := c.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.published[topic]++
+	raw := f.rawBytes
+	b.fanoutDirect(c.vpn, topic, func() []byte { return raw })
+	if _, isQueue := queueFromTopic(topic); isQueue {
+		return
+	}
+	var m *storedMsg
+	for _, q := range c.vpn.queues {
+		if q.cfg.IngressEnabled && q.matches(topic) && !q.overQuota(len(f.Payload)) {
+			if m == nil {
+				m = storedFromFrame(f, topic)
+				if _, ok := f.param(pDeliveryMode); !ok {
+					m.kept = appendParam(m.kept, param{Type: pDeliveryMode, Value: u8(0)})
+				}
+			}
+			b.spool(q, m, 0)
+		}
+	}
+}
+
+func (b *Broker) fanoutDirect(v *vpnState, topic string, data func() []byte) {
+	var out []byte
+	for _, s := range v.clients {
+		for sub := range s.subs {
+			if topicMatches(sub, topic) {
+				if out == nil {
+					out = data()
+				}
+				s.send(out)
+				break
+			}
+		}
+	}
+}
+
+func storedFromFrame(f *frame, topic string) *storedMsg {
+	kept, ext := keptParams(f)
+	summary, _ := f.param(pContentsSummary)
+	return &storedMsg{
+		topic:   topic,
+		flags:   f.Flags &^ flagADF,
+		byte2:   f.Byte2,
+		kept:    kept,
+		ext:     ext,
+		payload: f.Payload,
+		summary: summary,
+		ttl:     messageTTL(f),
+		size:    len(f.Payload),
+	}
+}
+
+// handleGuaranteed spools a persistent or non-persistent message and acks or
+// nacks it on the publisher flow. A message id at or below the flow's last
+// processed id is a resend after reconnection: it is acked, not spooled again.
+func (c *conn) handleGuaranteed(f *frame) {
+	topicB, _ := f.param(pTopic)
+	topic := trimNUL(topicB)
+	idB, _ := f.param(pADMsgID)
+	id := beUint(idB)
+	b := c.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pf := c.pubFlow
+	if pf == nil {
+		b.log.Warn("guaranteed message without a publisher flow", "client", c.clientName)
+		return
+	}
+	if id != 0 && id <= pf.lastID {
+		b.log.Debug("duplicate guaranteed message acked without spooling", "client", c.clientName, "id", id)
+		c.queueAck(pf.lastID)
+		return
+	}
+	if id != 0 {
+		pf.lastID = id
+	}
+	b.published[topic]++
+	nack := func(text string) {
+		c.flushAck()
+		b.log.Info("guaranteed message nacked", "client", c.clientName, "topic", topic, "reason", text)
+		c.sendAdCtrl(nil, 503, text, adAck, []adParam{
+			{Type: apLastMsgIDAcked, Value: u64(id)},
+			{Type: apFlowID, Value: u32(pf.flowID)},
+		})
+	}
+	if b.faults.nackLeft > 0 {
+		b.faults.nackLeft--
+		nack(b.faults.nackReason)
+		return
+	}
+	var dests []*queue
+	if name, ok := queueFromTopic(topic); ok {
+		q, found := c.vpn.queues[name]
+		switch {
+		case !found:
+			nack("Unknown Queue")
+			return
+		case !q.cfg.IngressEnabled:
+			nack("Queue Shutdown")
+			return
+		}
+		dests = append(dests, q)
+	} else {
+		for _, q := range c.vpn.queues {
+			if q.cfg.IngressEnabled && q.matches(topic) {
+				dests = append(dests, q)
+			}
+		}
+	}
+	for _, q := range dests {
+		if q.overQuota(len(f.Payload)) {
+			nack("Spool Over Quota")
+			return
+		}
+	}
+	m := storedFromFrame(f, topic)
+	slices.SortFunc(dests, func(a, b *queue) int { return compareStrings(a.cfg.Name, b.cfg.Name) })
+	for _, q := range dests {
+		b.spool(q, m, 0)
+	}
+	// Guaranteed messages also reach matching direct subscribers, as direct
+	// messages.
+	b.fanoutDirect(c.vpn, topic, func() []byte {
+		fr := &frame{Flags: m.flags, UH: 2, Proto: protoTrMsg, Byte2: m.byte2, TTL: 255, rawParams: m.kept, Payload: m.payload}
+		if len(m.ext) > 0 {
+			fr.Params = []param{{Type: pExtendedStream, Value: encodeExtStream(m.ext)}}
+		}
+		return fr.encode(nil)
+	})
+	b.log.Debug("guaranteed message spooled", "client", c.clientName, "topic", topic, "queues", len(dests))
+	c.queueAck(id)
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (c *conn) queueAck(id uint64) {
+	if id > c.pendingAck {
+		c.pendingAck = id
+	}
+}
+
+// flushAck sends the pending cumulative publisher ack. Called from the read
+// loop with Broker.mu held.
+func (c *conn) flushAck() {
+	if c.pendingAck == 0 || c.pubFlow == nil {
+		return
+	}
+	id := c.pendingAck
+	c.pendingAck = 0
+	c.sendAdCtrl(nil, 200, "OK", adAck, []adParam{
+		{Type: apLastMsgIDAcked, Value: u64(id)},
+		{Type: apFlowID, Value: u32(c.pubFlow.flowID)},
+	})
+}
+
+// ---- AssuredCtrl ----
+
+func (c *conn) handleAdCtrl(f *frame) {
+	tag, _ := f.correlationTag()
+	a, err := decodeAdCtrl(f.Payload)
+	b := c.b
+	if err != nil {
+		b.log.Warn("bad AssuredCtrl message", "client", c.clientName, "error", err)
+		c.send(reply(protoAssuredCtrl, tag, 400, "Bad Request", nil))
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch a.Type {
+	case adOpenFlow:
+		c.openPublisherFlow(tag, a)
+	case adAck:
+		c.clientAck(a)
+	case adBind:
+		c.bind(tag, a)
+	case adUnbind:
+		id, _ := a.uint(apFlowID)
+		if fl := c.flows[uint32(id)]; fl != nil {
+			delete(c.flows, fl.id)
+			q := fl.q
+			b.unbindFlow(fl, "consumer unbound")
+			if !q.cfg.Durable && len(q.flows) == 0 && q.vpn.queues[q.cfg.Name] == q {
+				// A temporary queue lives as long as its consumer flow.
+				b.deleteQueueLocked(q)
+			}
+			b.log.Info("consumer unbound", "client", c.clientName, "queue", q.cfg.Name, "flow", fl.id)
+		}
+		c.sendAdCtrl(tag, 200, "OK", adUnbind, []adParam{{Type: apFlowID, Value: u32(uint32(id))}})
+	case adCloseFlow:
+		id, _ := a.uint(apFlowID)
+		c.sendAdCtrl(tag, 200, "OK", adCloseFlow, []adParam{{Type: apFlowID, Value: u32(uint32(id))}})
+	default:
+		b.log.Warn("unsupported AssuredCtrl message", "client", c.clientName, "type", a.Type)
+		c.sendAdCtrl(tag, 403, "Permission Not Allowed", a.Type, nil)
+	}
+}
+
+// openPublisherFlow answers the publisher-flow open the client sends at
+// connect. A known flow name resumes that flow and reports the last message
+// id the broker processed, so the client resends only what it has not seen.
+func (c *conn) openPublisherFlow(tag []byte, a *adctrl) {
+	b := c.b
+	nameB, _ := a.get(apFlowName)
+	name := trimNUL(nameB)
+	window, ok := a.get(apWindow)
+	if !ok {
+		window = u8(255)
+	}
+	pf := c.vpn.pubFlows[name]
+	if pf == nil {
+		if name == "" {
+			name = "solacetest-pubflow-" + strconv.FormatUint(uint64(b.nextFlow+1), 10)
+		}
+		acked, _ := a.uint(apLastMsgIDAcked)
+		pf = &pubFlow{name: name, lastID: acked}
+		c.vpn.pubFlows[name] = pf
+	}
+	b.nextFlow++
+	pf.flowID = b.nextFlow
+	pf.pubID = b.nextFlow
+	c.pubFlow = pf
+	c.sendAdCtrl(tag, 200, "OK", adOpenFlow, []adParam{
+		{Type: apLastMsgIDAcked, Value: u64(pf.lastID)},
+		{Type: apWindow, Value: window},
+		{Type: apFlowID, Value: u32(pf.flowID)},
+		{Type: apFlowName, Value: cstr(pf.name)},
+		{Type: apPublisherID, Value: u32(pf.pubID)},
+	})
+	b.log.Debug("publisher flow opened", "client", c.clientName, "flow", pf.name, "last_id", pf.lastID)
+}
+
+// bind attaches a consumer flow to a queue, creating a temporary queue when
+// the client asks for durability 2.
+func (c *conn) bind(tag []byte, a *adctrl) {
+	b := c.b
+	fail := func(code uint32, text string) {
+		c.sendAdCtrl(tag, code, text, adBind, nil)
+	}
+	if _, ok := a.get(apDTEName); ok {
+		fail(503, "Unknown Durable Topic Endpoint")
+		return
+	}
+	nameB, _ := a.get(apQueueName)
+	name := trimNUL(nameB)
+	durability, _ := a.uint(apDurability)
+	q := c.vpn.queues[name]
+	if q == nil {
+		if durability != 2 {
+			b.log.Info("bind to unknown queue refused", "client", c.clientName, "queue", name)
+			fail(503, "Unknown Queue")
+			return
+		}
+		q = newQueue(c.vpn, QueueConfig{Name: name, AccessType: AccessExclusive, IngressEnabled: true, EgressEnabled: true, RespectTTL: true})
+		q.tempOwner = c.clientName
+		c.vpn.queues[name] = q
+		b.log.Info("temporary queue created", "client", c.clientName, "queue", name)
+	}
+	if !q.cfg.EgressEnabled {
+		fail(503, "Queue Shutdown")
+		return
+	}
+	if q.cfg.AccessType != AccessNonExclusive && !q.cfg.Durable && len(q.flows) > 0 {
+		fail(503, "Max clients exceeded for Queue")
+		return
+	}
+	window, _ := a.uint(apWindow)
+	_, wantUpdates := a.get(apWantFlowUpdate)
+	b.nextFlow++
+	fl := &flow{
+		id:          b.nextFlow,
+		q:           q,
+		c:           c,
+		window:      int(window),
+		unsettled:   map[uint64]*qmsg{},
+		wantUpdates: wantUpdates,
+		maxUnacked:  defaultMaxUnacked,
+	}
+	q.flows = append(q.flows, fl)
+	c.flows[fl.id] = fl
+	fl.active = q.cfg.AccessType == AccessNonExclusive || len(q.flows) == 1
+	access, dur := byte(1), byte(1)
+	if q.cfg.AccessType == AccessNonExclusive {
+		access = 2
+	}
+	if !q.cfg.Durable {
+		dur = 2
+	}
+	maxRedeliv := q.cfg.MaxRedeliveryCount
+	if maxRedeliv > 255 {
+		maxRedeliv = 255
+	}
+	params := []adParam{
+		{Type: apLastMsgIDAcked, Value: u64(0)},
+		{Type: apLastMsgIDRecved, Value: u64(0)},
+		{Type: apFlowID, Value: u32(fl.id)},
+		{Type: apQueueName, Value: cstr(name)},
+		{Type: apAccessType, Value: u8(access)},
+		{Type: apDurability, Value: u8(dur)},
+		{Type: apGrantedPerms, Value: u32(7)},
+		{Type: apRespectTTL, Value: u8(boolByte(q.cfg.RespectTTL))},
+		{Type: apEndpointID, Value: u32(fl.id)},
+		{Type: apMaxRedelivery, Value: u8(byte(maxRedeliv))},
+		{Type: apMaxUnacked, Value: u32(uint32(fl.maxUnacked))},
+	}
+	if wantUpdates {
+		params = append(params, adParam{Type: apActiveFlow, Value: u8(boolByte(fl.active))})
+	}
+	c.sendAdCtrl(tag, 200, "OK", adBind, params)
+	b.log.Info("consumer bound", "client", c.clientName, "queue", name, "flow", fl.id, "active", fl.active, "window", window)
+	b.dispatch(q)
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// clientAck handles a consumer's transport ack, window update and
+// application acks (settlements).
+func (c *conn) clientAck(a *adctrl) {
+	b := c.b
+	id, _ := a.uint(apFlowID)
+	fl := c.flows[uint32(id)]
+	if fl == nil {
+		return // an ack for a flow that is gone (e.g. from before a reconnect)
+	}
+	if v, ok := a.uint(apLastMsgIDAcked); ok {
+		fl.transportAck(v)
+	}
+	if v, ok := a.uint(apWindow); ok {
+		fl.window = int(v)
+	}
+	for _, p := range a.Params {
+		if p.Type != apAppAck {
+			continue
+		}
+		if r, ok := decodeAppAck(p.Value); ok {
+			b.settle(fl, r)
+		}
+	}
+	b.dispatch(fl.q)
+}

@@ -1,0 +1,438 @@
+package solacetest
+
+// This file is the spool layer: queues, the messages they hold, consumer
+// flows with their windows, settlement (accepted / failed / released /
+// rejected), redelivery, dead-message queues and TTL expiry. Every function
+// here runs with Broker.mu held.
+
+import (
+	"container/list"
+	"slices"
+	"time"
+)
+
+// tempQueueGrace is how long a temporary queue outlives the session that owns
+// it, so that a reconnecting client can re-bind and get its messages back.
+const tempQueueGrace = 60 * time.Second
+
+// defaultMaxUnacked is the per-flow limit of delivered, unsettled messages
+// (SEMP's maxDeliveredUnackedMsgsPerFlow default).
+const defaultMaxUnacked = 10000
+
+// storedMsg is the immutable content of a spooled message, shared by every
+// queue it was spooled to.
+type storedMsg struct {
+	topic   string
+	flags   byte   // SMF byte-0 flags of the publish (DMQE and friends)
+	byte2   byte   // SMF byte 2 of the publish
+	kept    []byte // encoded header parameters forwarded to consumers
+	ext     []extParam
+	payload []byte
+	summary []byte // P22, to find the application payload
+	ttl     time.Duration
+	size    int
+}
+
+func (m *storedMsg) dmqEligible() bool { return m.flags&flagDMQE != 0 }
+
+func (m *storedMsg) appPayload() []byte { return applicationPayload(m.summary, m.payload) }
+
+// qmsg is a message's state in one queue.
+type qmsg struct {
+	m          *storedMsg
+	seq        uint64 // spool order
+	spoolID    uint64 // the id in the replication group message id
+	expiry     time.Time
+	deliveries int // how often it was sent to a consumer
+	flow       *flow
+	deliveryID uint64
+	elem       *list.Element // position in queue.ready while not delivered
+}
+
+// queue is a durable or temporary queue.
+type queue struct {
+	vpn         *vpnState
+	cfg         QueueConfig
+	ready       *list.List // *qmsg not currently delivered, in spool order
+	count       int        // messages held, ready or delivered
+	bytes       int64
+	flows       []*flow // bound consumers in bind order; flows[0] is the active one of an exclusive queue
+	rr          int     // round-robin position for non-exclusive queues
+	redelivered int
+	tempOwner   string    // client name that created a temporary queue
+	orphanedAt  time.Time // when a temporary queue's owner went away
+}
+
+func (q *queue) config() QueueConfig {
+	c := q.cfg
+	c.Subscriptions = slices.Clone(c.Subscriptions)
+	return c
+}
+
+func (q *queue) stats() QueueStats {
+	s := QueueStats{SpooledMsgCount: q.count, SpooledBytes: q.bytes, Redelivered: q.redelivered, Consumers: len(q.flows)}
+	for _, f := range q.flows {
+		s.Unacked += len(f.unsettled)
+	}
+	return s
+}
+
+// allMessages returns ready and delivered messages in spool order.
+func (q *queue) allMessages() []*qmsg {
+	var out []*qmsg
+	for e := q.ready.Front(); e != nil; e = e.Next() {
+		out = append(out, e.Value.(*qmsg))
+	}
+	for _, f := range q.flows {
+		for _, m := range f.unsettled {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b *qmsg) int { return compareU64(a.seq, b.seq) })
+	return out
+}
+
+func compareU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (q *queue) matches(topic string) bool {
+	for _, s := range q.cfg.Subscriptions {
+		if topicMatches(s, topic) {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *queue) overQuota(extra int) bool {
+	return q.cfg.MaxMsgSpoolUsage > 0 && q.bytes+int64(extra) > q.cfg.MaxMsgSpoolUsage*1024*1024
+}
+
+// flow is a consumer flow bound to a queue.
+type flow struct {
+	id          uint32
+	q           *queue
+	c           *conn
+	window      int      // deliveries the client accepts beyond its last transport ack
+	sent        []uint64 // delivery ids not yet transport-acked, in order
+	unsettled   map[uint64]*qmsg
+	prevID      uint64 // the last delivery id sent on this flow (P18 of the next)
+	wantUpdates bool
+	active      bool
+	maxUnacked  int
+}
+
+func (f *flow) hasRoom() bool {
+	return f.c != nil && len(f.sent) < f.window && len(f.unsettled) < f.maxUnacked
+}
+
+// spool adds a message to q and schedules delivery.
+func (b *Broker) spool(q *queue, m *storedMsg, deliveries int) {
+	b.nextSpool++
+	qm := &qmsg{m: m, seq: b.nextSpool, spoolID: b.nextSpool, deliveries: deliveries}
+	if q.cfg.RespectTTL && m.ttl > 0 {
+		qm.expiry = time.Now().Add(m.ttl)
+	}
+	qm.elem = q.ready.PushBack(qm)
+	q.count++
+	q.bytes += int64(m.size)
+	b.dispatch(q)
+}
+
+// remove drops a message from q entirely.
+func (q *queue) remove(qm *qmsg) {
+	if qm.elem != nil {
+		q.ready.Remove(qm.elem)
+		qm.elem = nil
+	}
+	if qm.flow != nil {
+		delete(qm.flow.unsettled, qm.deliveryID)
+		qm.flow = nil
+	}
+	q.count--
+	q.bytes -= int64(qm.m.size)
+}
+
+// requeue makes a delivered message available again, in spool order.
+func (q *queue) requeue(qm *qmsg) {
+	if qm.flow != nil {
+		delete(qm.flow.unsettled, qm.deliveryID)
+		qm.flow = nil
+	}
+	for e := q.ready.Front(); e != nil; e = e.Next() {
+		if e.Value.(*qmsg).seq > qm.seq {
+			qm.elem = q.ready.InsertBefore(qm, e)
+			return
+		}
+	}
+	qm.elem = q.ready.PushBack(qm)
+}
+
+// redeliver puts an unsettled message back for another delivery after a
+// FAILED settlement or the loss of its flow. A message that has already been
+// redelivered MaxRedeliveryCount times goes to the DMQ instead.
+func (b *Broker) redeliver(q *queue, qm *qmsg, why string) {
+	if max := q.cfg.MaxRedeliveryCount; max > 0 && qm.deliveries-1 >= max {
+		b.deadLetter(q, qm, "max redelivery count exceeded")
+		return
+	}
+	b.log.Debug("message requeued for redelivery", "queue", q.cfg.Name, "reason", why, "deliveries", qm.deliveries)
+	q.requeue(qm)
+}
+
+// deadLetter removes a message from q and moves it to q's dead-message queue
+// when one is configured, exists and the message is DMQ-eligible; otherwise
+// the message is discarded. The copy in the DMQ has no TTL, so it cannot
+// expire again.
+func (b *Broker) deadLetter(q *queue, qm *qmsg, why string) {
+	q.remove(qm)
+	dmqName := q.cfg.DeadMsgQueue
+	dmq, ok := q.vpn.queues[dmqName]
+	if dmqName == "" || !ok || dmq == q || !qm.m.dmqEligible() {
+		b.log.Info("message discarded", "queue", q.cfg.Name, "reason", why)
+		return
+	}
+	b.log.Info("message moved to dead-message queue", "queue", q.cfg.Name, "dmq", dmqName, "reason", why)
+	m := *qm.m
+	m.ttl = 0
+	b.spool(dmq, &m, 0)
+}
+
+// dispatch sends ready messages to consumers with room in their windows.
+// Exclusive queues deliver only to their active (first-bound) flow;
+// non-exclusive queues round-robin over all flows.
+func (b *Broker) dispatch(q *queue) {
+	if b.faults.paused || !q.cfg.EgressEnabled || len(q.flows) == 0 {
+		return
+	}
+	now := time.Now()
+	for q.ready.Len() > 0 {
+		f := b.nextFlowWithRoom(q)
+		if f == nil {
+			return
+		}
+		qm := q.ready.Front().Value.(*qmsg)
+		if !qm.expiry.IsZero() && !now.Before(qm.expiry) {
+			b.deadLetter(q, qm, "TTL expired")
+			continue
+		}
+		b.deliver(f, qm)
+	}
+}
+
+func (b *Broker) nextFlowWithRoom(q *queue) *flow {
+	if q.cfg.AccessType != AccessNonExclusive {
+		if f := q.flows[0]; f.active && f.hasRoom() {
+			return f
+		}
+		return nil
+	}
+	for i := range q.flows {
+		f := q.flows[(q.rr+i)%len(q.flows)]
+		if f.hasRoom() {
+			q.rr = (q.rr + i + 1) % len(q.flows)
+			return f
+		}
+	}
+	return nil
+}
+
+// deliver sends one message on a flow. Every send, redeliveries included,
+// gets a new message id (the client drops a reused id as a duplicate).
+func (b *Broker) deliver(f *flow, qm *qmsg) {
+	q := f.q
+	q.ready.Remove(qm.elem)
+	qm.elem = nil
+	b.nextMsgID++
+	id := b.nextMsgID
+	redelivered := qm.deliveries > 0
+	if redelivered {
+		q.redelivered++
+	}
+	qm.deliveries++
+	qm.flow, qm.deliveryID = f, id
+	f.unsettled[id] = qm
+	f.sent = append(f.sent, id)
+
+	m := qm.m
+	params := []param{
+		{Type: pADMsgID, Value: u64(id)},
+		{Type: pADPrevMsgID, Value: u64(f.prevID)},
+		{Type: pADFlowID, Value: u32(f.id)},
+	}
+	if redelivered {
+		params = append(params, param{Type: pADRedelivered})
+	}
+	ext := slices.Clone(m.ext)
+	ext = append(ext,
+		extParam{Type: extSpoolerUnique, Value: u64(b.spoolerID)},
+		extParam{Type: extAckMessageID, Value: u64(qm.spoolID)},
+		extParam{Type: extRedeliverCount, Value: u32(uint32(qm.deliveries - 1))},
+	)
+	params = append(params, param{Type: pExtendedStream, Value: encodeExtStream(ext)})
+	f.prevID = id
+	fr := &frame{Flags: m.flags | flagADF, UH: 2, Proto: protoTrMsg, Byte2: m.byte2, TTL: 255,
+		rawParams: m.kept, Params: params, Payload: m.payload}
+	f.c.send(fr.encode(nil))
+}
+
+// settle applies one application-ack range of flow f.
+func (b *Broker) settle(f *flow, a appAck) {
+	q := f.q
+	var ids []uint64
+	for id := range f.unsettled {
+		if id >= a.Min && id <= a.Max {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		qm := f.unsettled[id]
+		switch a.Outcome {
+		case outcomeAccepted:
+			q.remove(qm)
+		case outcomeFailed:
+			b.redeliver(q, qm, "settled FAILED")
+		case outcomeReleased:
+			// Released: not processed; put back without counting it.
+			qm.deliveries--
+			q.requeue(qm)
+		case outcomeRejected:
+			b.deadLetter(q, qm, "settled REJECTED")
+		default:
+			b.log.Warn("unknown settlement outcome; treating as failed", "outcome", a.Outcome)
+			b.redeliver(q, qm, "unknown outcome")
+		}
+	}
+}
+
+// transportAck frees window slots up to and including id.
+func (f *flow) transportAck(id uint64) {
+	i := 0
+	for i < len(f.sent) && f.sent[i] <= id {
+		i++
+	}
+	f.sent = f.sent[i:]
+}
+
+// unbindFlow removes f from its queue and requeues what it had not settled,
+// as redeliveries.
+func (b *Broker) unbindFlow(f *flow, why string) {
+	q := f.q
+	if i := slices.Index(q.flows, f); i >= 0 {
+		q.flows = slices.Delete(q.flows, i, i+1)
+	}
+	ids := make([]uint64, 0, len(f.unsettled))
+	for id := range f.unsettled {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		b.redeliver(q, f.unsettled[id], why)
+	}
+	f.c = nil
+	b.updateActive(q)
+	b.dispatch(q)
+}
+
+// updateActive makes the first-bound flow of an exclusive queue the active
+// one and tells it so when it asked for flow-change updates.
+func (b *Broker) updateActive(q *queue) {
+	for i, f := range q.flows {
+		active := q.cfg.AccessType == AccessNonExclusive || i == 0
+		if active && !f.active {
+			f.active = true
+			if f.wantUpdates && f.c != nil {
+				b.log.Info("consumer flow became active", "queue", q.cfg.Name, "flow", f.id)
+				f.c.sendAdCtrl(nil, 200, "OK", adFlowUpdate, []adParam{
+					{Type: apFlowID, Value: u32(f.id)},
+					{Type: apActiveFlow, Value: u8(1)},
+				})
+			}
+		}
+	}
+}
+
+func (b *Broker) deleteQueueLocked(q *queue) {
+	for _, f := range slices.Clone(q.flows) {
+		f.unsettled = map[uint64]*qmsg{}
+		if f.c != nil {
+			delete(f.c.flows, f.id)
+		}
+		f.c = nil
+	}
+	q.flows = nil
+	q.ready.Init()
+	q.count, q.bytes = 0, 0
+	delete(q.vpn.queues, q.cfg.Name)
+	b.log.Info("queue deleted", "vpn", q.vpn.name, "queue", q.cfg.Name)
+}
+
+// expireAndReap expires ready messages past their TTL and deletes temporary
+// queues whose owner has been gone for tempQueueGrace.
+func (b *Broker) expireAndReap(now time.Time) {
+	for _, v := range b.vpns {
+		for _, q := range v.queues {
+			if !q.orphanedAt.IsZero() && now.Sub(q.orphanedAt) > tempQueueGrace {
+				b.deleteQueueLocked(q)
+				continue
+			}
+			var expired []*qmsg
+			for e := q.ready.Front(); e != nil; e = e.Next() {
+				qm := e.Value.(*qmsg)
+				if !qm.expiry.IsZero() && !now.Before(qm.expiry) {
+					expired = append(expired, qm)
+				}
+			}
+			for _, qm := range expired {
+				b.deadLetter(q, qm, "TTL expired")
+			}
+		}
+	}
+}
+
+// keptParams encodes the publisher's header parameters that travel on to
+// consumers: everything except the publisher's own flow bookkeeping (P1, P17,
+// P18, P19, P23, P25), responses, lightweight parameters and the
+// assured-delivery entries of the extended stream, which the broker adds
+// afresh per delivery.
+func keptParams(f *frame) (kept []byte, ext []extParam) {
+	for _, p := range f.Params {
+		if p.Light {
+			continue
+		}
+		switch p.Type {
+		case pPublisherID, pADMsgID, pADPrevMsgID, pADRedelivered, pADFlowID, pADFlowRedeliv, pResponse:
+			continue
+		case pExtendedStream:
+			es, err := decodeExtStream(p.Value)
+			if err != nil {
+				continue
+			}
+			for _, e := range es {
+				if e.Type < 0x29 || e.Type > 0x33 { // not an assured-delivery entry
+					ext = append(ext, e)
+				}
+			}
+			continue
+		}
+		kept = appendParam(kept, p)
+	}
+	return kept, ext
+}
+
+// messageTTL reads P28 (milliseconds).
+func messageTTL(f *frame) time.Duration {
+	v, ok := f.param(pADTTL)
+	if !ok || len(v) == 0 || len(v) > 8 {
+		return 0
+	}
+	return time.Duration(beUint(v)) * time.Millisecond
+}

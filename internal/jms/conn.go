@@ -1,0 +1,274 @@
+package jms
+
+import (
+	"container/list"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/go-amqp"
+)
+
+// DialConfig says how to reach a broker.
+type DialConfig struct {
+	// URLs are tried in order from a starting index; several mean failover.
+	URLs []string
+	// Username selects SASL PLAIN with Password; empty selects ANONYMOUS.
+	// Some brokers refuse a connection with no SASL layer at all, so a
+	// mechanism is always sent.
+	Username string
+	Password string
+	// TLS is used for amqps:// URLs, and for every URL when ForceTLS is set.
+	TLS      *tls.Config
+	ForceTLS bool
+
+	ContainerID string
+	IdleTimeout time.Duration
+	// AnonymousRelay sends on one link without a target when the broker
+	// offers ANONYMOUS-RELAY; otherwise a link per destination is used.
+	AnonymousRelay bool
+	// LinkCacheSize bounds the per-destination links kept open.
+	LinkCacheSize int
+}
+
+// Conn is one AMQP connection with one session and its sender links.
+type Conn struct {
+	amqp  *amqp.Conn
+	sess  *amqp.Session
+	url   string
+	caps  []string
+	relay bool
+
+	cacheSize int
+
+	mu          sync.Mutex
+	relaySender *amqp.Sender
+	links       map[string]*linkEntry
+	lru         *list.List // of *linkEntry, most recent at the front
+}
+
+type linkEntry struct {
+	key     string
+	sender  *amqp.Sender
+	users   int
+	evicted bool
+	elem    *list.Element
+}
+
+// ErrAuth marks a failure to authenticate, so callers can tell it from an
+// unreachable broker.
+var ErrAuth = errors.New("authentication failed: check username and password")
+
+// DialAny tries the URLs starting at index start and returns the first
+// connection made and its URL index. When all fail, the error lists why each
+// one did.
+func DialAny(ctx context.Context, cfg DialConfig, start int) (*Conn, int, error) {
+	if len(cfg.URLs) == 0 {
+		return nil, 0, errors.New("no broker URLs configured")
+	}
+	var errs []error
+	for i := range cfg.URLs {
+		idx := (start + i) % len(cfg.URLs)
+		c, err := Dial(ctx, cfg, cfg.URLs[idx])
+		if err == nil {
+			return c, idx, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, start, errors.Join(errs...)
+}
+
+// Dial connects to one broker URL, authenticates and begins a session.
+func Dial(ctx context.Context, cfg DialConfig, rawURL string) (*Conn, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("parsing broker URL: %w", err)
+	}
+	safe := u.Redacted()
+	useTLS := cfg.ForceTLS
+	port := "5672"
+	switch u.Scheme {
+	case "amqp":
+	case "amqps":
+		useTLS, port = true, "5671"
+	default:
+		return nil, fmt.Errorf("broker URL %s: scheme must be amqp or amqps", safe)
+	}
+	host := u.Hostname()
+	if u.Port() != "" {
+		port = u.Port()
+	}
+	user, pass := cfg.Username, cfg.Password
+	if user == "" && u.User != nil {
+		user = u.User.Username()
+		pass, _ = u.User.Password()
+	}
+
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", safe, err)
+	}
+	nc := raw
+	if useTLS {
+		tc := &tls.Config{}
+		if cfg.TLS != nil {
+			tc = cfg.TLS.Clone()
+		}
+		if tc.ServerName == "" {
+			tc.ServerName = host
+		}
+		tconn := tls.Client(raw, tc)
+		if err := tconn.HandshakeContext(ctx); err != nil {
+			_ = raw.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", safe, err)
+		}
+		nc = tconn
+	}
+
+	sniff := newOpenSniffer(nc)
+	opts := &amqp.ConnOptions{
+		HostName:    host,
+		ContainerID: cfg.ContainerID,
+		IdleTimeout: cfg.IdleTimeout,
+		SASLType:    amqp.SASLTypeAnonymous(),
+	}
+	if user != "" {
+		opts.SASLType = amqp.SASLTypePlain(user, pass)
+	}
+	ac, err := amqp.NewConn(ctx, sniff, opts)
+	if err != nil {
+		_ = nc.Close()
+		if strings.Contains(err.Error(), "auth failed") {
+			return nil, fmt.Errorf("connecting to %s as %q: %w (%v)", safe, user, ErrAuth, err)
+		}
+		return nil, fmt.Errorf("opening AMQP connection to %s: %w", safe, err)
+	}
+	sess, err := ac.NewSession(ctx, nil)
+	if err != nil {
+		_ = ac.Close()
+		return nil, fmt.Errorf("beginning AMQP session on %s: %w", safe, err)
+	}
+	caps, _ := sniff.OfferedCapabilities()
+	size := cfg.LinkCacheSize
+	if size < 1 {
+		size = 1
+	}
+	return &Conn{
+		amqp:      ac,
+		sess:      sess,
+		url:       safe,
+		caps:      caps,
+		relay:     cfg.AnonymousRelay && slices.Contains(caps, CapAnonymousRelay),
+		cacheSize: size,
+		links:     map[string]*linkEntry{},
+		lru:       list.New(),
+	}, nil
+}
+
+// URL is the broker URL with any password redacted.
+func (c *Conn) URL() string { return c.url }
+
+// OfferedCapabilities are the capabilities of the broker's open frame.
+func (c *Conn) OfferedCapabilities() []string { return c.caps }
+
+// Properties are the broker's open-frame connection properties.
+func (c *Conn) Properties() map[string]any { return c.amqp.Properties() }
+
+// UsesRelay reports whether sends go over one anonymous-relay link.
+func (c *Conn) UsesRelay() bool { return c.relay }
+
+// Done is closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.amqp.Done() }
+
+// Close ends the connection and, with it, every link.
+func (c *Conn) Close() error { return c.amqp.Close() }
+
+func senderOptions(caps []string) *amqp.SenderOptions {
+	ssm := amqp.SenderSettleModeUnsettled
+	rsm := amqp.ReceiverSettleModeFirst
+	return &amqp.SenderOptions{
+		SettlementMode:              &ssm,
+		RequestedReceiverSettleMode: &rsm,
+		TargetCapabilities:          caps,
+	}
+}
+
+// Sender returns a link that delivers to dest and a release func to call
+// once the caller no longer waits on deliveries sent over it. A link evicted
+// from the cache is closed only after its last user released it, so no
+// in-flight delivery is cut off.
+func (c *Conn) Sender(ctx context.Context, dest Destination) (*amqp.Sender, func(), error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.relay {
+		if c.relaySender == nil {
+			s, err := c.sess.NewSender(ctx, "", senderOptions(nil))
+			if err != nil {
+				return nil, nil, fmt.Errorf("attaching anonymous-relay link on %s: %w", c.url, err)
+			}
+			c.relaySender = s
+		}
+		return c.relaySender, func() {}, nil
+	}
+
+	key := dest.Address + "\x00" + strings.Join(dest.Capabilities, ",")
+	e, ok := c.links[key]
+	if !ok {
+		s, err := c.sess.NewSender(ctx, dest.Address, senderOptions(dest.Capabilities))
+		if err != nil {
+			return nil, nil, fmt.Errorf("attaching sender link to %q on %s: %w", dest.Address, c.url, err)
+		}
+		e = &linkEntry{key: key, sender: s}
+		e.elem = c.lru.PushFront(e)
+		c.links[key] = e
+		for c.lru.Len() > c.cacheSize {
+			old := c.lru.Back().Value.(*linkEntry)
+			c.lru.Remove(old.elem)
+			delete(c.links, old.key)
+			old.evicted = true
+			if old.users == 0 {
+				closeSenderAsync(old.sender)
+			}
+		}
+	} else {
+		c.lru.MoveToFront(e.elem)
+	}
+	e.users++
+	var once sync.Once
+	return e.sender, func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			e.users--
+			if e.evicted && e.users == 0 {
+				closeSenderAsync(e.sender)
+			}
+		})
+	}, nil
+}
+
+// OpenLinks returns how many per-destination links are cached.
+func (c *Conn) OpenLinks() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.links)
+}
+
+func closeSenderAsync(s *amqp.Sender) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Close(ctx)
+	}()
+}

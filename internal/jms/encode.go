@@ -1,0 +1,185 @@
+package jms
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/Azure/go-amqp"
+)
+
+// BodyType is the JMS message class a message is encoded as.
+type BodyType string
+
+// The message types the output produces.
+const (
+	BodyText  BodyType = "text"
+	BodyBytes BodyType = "bytes"
+	BodyMap   BodyType = "map"
+)
+
+// JMS message type codes for the x-opt-jms-msg-type annotation (mapping 3.2.4).
+const (
+	MsgTypeMessage int8 = 0
+	MsgTypeObject  int8 = 1
+	MsgTypeMap     int8 = 2
+	MsgTypeBytes   int8 = 3
+	MsgTypeStream  int8 = 4
+	MsgTypeText    int8 = 5
+)
+
+// Message annotation keys defined by the mapping.
+const (
+	AnnMsgType   = "x-opt-jms-msg-type"
+	AnnDest      = "x-opt-jms-dest"
+	AnnReplyType = "x-opt-jms-reply-type"
+)
+
+// ContentTypeOctetStream marks a data section as a BytesMessage body.
+const ContentTypeOctetStream = "application/octet-stream"
+
+// DefaultPriority is JMS's default priority. go-amqp would send the Go zero
+// value (0) for an unset priority, so the encoder always sets one.
+const DefaultPriority uint8 = 4
+
+// Message is what a JMS producer would set on a message before send. The
+// encoder derives every AMQP field from it.
+type Message struct {
+	Type BodyType
+	// Body is the payload for text and bytes messages.
+	Body []byte
+	// Map is the body of a map message, as returned by MapBody.
+	Map map[string]any
+
+	Destination Destination
+	// Persistent is JMSDeliveryMode PERSISTENT (header durable=true).
+	Persistent bool
+	// Priority 0-9; values above 9 are rejected.
+	Priority uint8
+	// TTL is the time to live; zero means the message never expires.
+	TTL time.Duration
+
+	// MessageID becomes JMSMessageID; an "ID:" prefix is added when missing.
+	// Empty means generate one.
+	MessageID     string
+	CorrelationID string
+	// JMSType is carried in properties.subject.
+	JMSType string
+	// ReplyTo, when non-nil, becomes properties.reply-to and the
+	// x-opt-jms-reply-type annotation.
+	ReplyTo       *Destination
+	GroupID       string
+	GroupSequence *uint32
+
+	// Properties are application properties, already JMS-legal (see
+	// Properties).
+	Properties map[string]any
+
+	// CreationTime is JMSTimestamp; zero means now.
+	CreationTime time.Time
+}
+
+// Encode returns the AMQP message a JMS consumer reads as m. It sets
+// properties.to, so the same message works on an anonymous-relay link and on
+// a link to the destination.
+func Encode(m *Message) (*amqp.Message, error) {
+	if m.Priority > 9 {
+		return nil, fmt.Errorf("JMS priority %d is out of range 0-9", m.Priority)
+	}
+	if m.Destination.Address == "" {
+		return nil, errors.New("message has no destination address")
+	}
+	out := &amqp.Message{
+		Header: &amqp.MessageHeader{
+			Durable:  m.Persistent,
+			Priority: m.Priority,
+			TTL:      m.TTL,
+		},
+		Annotations: amqp.Annotations{
+			amqp.Symbol(AnnDest): int8(m.Destination.Kind),
+		},
+		Properties: &amqp.MessageProperties{},
+	}
+	switch m.Type {
+	case BodyText, "":
+		if !utf8.Valid(m.Body) {
+			return nil, errors.New("payload is not valid UTF-8, so it cannot be a JMS TextMessage: use message_type: bytes")
+		}
+		// A TextMessage is an amqp-value holding a string, as Qpid JMS sends it.
+		out.Value = string(m.Body)
+		out.Annotations[amqp.Symbol(AnnMsgType)] = MsgTypeText
+	case BodyBytes:
+		out.Data = [][]byte{m.Body}
+		ct := ContentTypeOctetStream
+		out.Properties.ContentType = &ct
+		out.Annotations[amqp.Symbol(AnnMsgType)] = MsgTypeBytes
+	case BodyMap:
+		body := m.Map
+		if body == nil {
+			body = map[string]any{}
+		}
+		out.Value = body
+		out.Annotations[amqp.Symbol(AnnMsgType)] = MsgTypeMap
+	default:
+		return nil, fmt.Errorf("unknown message type %q", m.Type)
+	}
+
+	p := out.Properties
+	id := m.MessageID
+	if id == "" {
+		id = NewMessageID()
+	} else if !strings.HasPrefix(id, "ID:") {
+		id = "ID:" + id
+	}
+	p.MessageID = id
+	to := m.Destination.Address
+	p.To = &to
+	created := m.CreationTime
+	if created.IsZero() {
+		created = time.Now()
+	}
+	// AMQP timestamps have millisecond precision.
+	created = created.Truncate(time.Millisecond)
+	p.CreationTime = &created
+	if m.TTL > 0 {
+		exp := created.Add(m.TTL)
+		p.AbsoluteExpiryTime = &exp
+	}
+	if m.CorrelationID != "" {
+		p.CorrelationID = m.CorrelationID
+	}
+	if m.JMSType != "" {
+		s := m.JMSType
+		p.Subject = &s
+	}
+	if m.ReplyTo != nil {
+		r := m.ReplyTo.Address
+		p.ReplyTo = &r
+		out.Annotations[amqp.Symbol(AnnReplyType)] = int8(m.ReplyTo.Kind)
+	}
+	if m.GroupID != "" {
+		g := m.GroupID
+		p.GroupID = &g
+	}
+	if m.GroupSequence != nil {
+		s := *m.GroupSequence
+		p.GroupSequence = &s
+	}
+	if len(m.Properties) > 0 {
+		out.ApplicationProperties = m.Properties
+	}
+	return out, nil
+}
+
+// NewMessageID returns a random JMS message ID, "ID:" and a UUID, as JMS
+// providers generate them.
+func NewMessageID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = (u[6] & 0x0f) | 0x40
+	u[8] = (u[8] & 0x3f) | 0x80
+	return "ID:" + uuidString(u)
+}

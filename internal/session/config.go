@@ -122,6 +122,11 @@ type Config struct {
 	ConnectRetries int
 	ConnectBackoff Backoff
 	ConnectTimeout time.Duration
+
+	// SendTimestamps makes the client stamp every published message with
+	// its send time (the SMF sender timestamp). It is not a shared field:
+	// the output sets it from its sender_timestamp field.
+	SendTimestamps bool
 }
 
 // DefaultConfig returns the defaults of ConnectionFields for the given URLs;
@@ -409,7 +414,7 @@ func (c Config) serviceProperties() config.ServicePropertyMap {
 		config.TransportLayerPropertyConnectionRetries:                0,
 		config.TransportLayerPropertyReconnectionAttempts:             c.ReconnectAttempts,
 		config.TransportLayerPropertyReconnectionAttemptsWaitInterval: c.ReconnectInterval,
-		config.ServicePropertyGenerateSendTimestamps:                  false,
+		config.ServicePropertyGenerateSendTimestamps:                  c.SendTimestamps,
 	}
 	if c.ConnectTimeout > 0 {
 		p[config.TransportLayerPropertyConnectionAttemptsTimeout] = c.ConnectTimeout

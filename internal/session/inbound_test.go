@@ -1,0 +1,163 @@
+package session
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging"
+	"solace.dev/go/messaging/pkg/solace/config"
+	"solace.dev/go/messaging/pkg/solace/message/sdt"
+	"solace.dev/go/messaging/pkg/solace/resource"
+)
+
+func TestDedupWindowBounds(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	tests := []struct {
+		name     string
+		size     int
+		age      time.Duration
+		add      []string
+		addEvery time.Duration
+		checkAt  time.Duration // after t0 + last add
+		seen     []string
+		unseen   []string
+	}{
+		{
+			name: "size evicts oldest", size: 2,
+			add: []string{"a", "b", "c"}, seen: []string{"b", "c"}, unseen: []string{"a"},
+		},
+		{
+			name: "age evicts expired", age: 10 * time.Second, addEvery: 4 * time.Second,
+			add: []string{"a", "b", "c"}, checkAt: 3 * time.Second,
+			// a added at 0 s, b at 4 s, c at 8 s; checked at 11 s.
+			seen: []string{"b", "c"}, unseen: []string{"a"},
+		},
+		{
+			name: "both bounds, size binds first", size: 1, age: time.Hour,
+			add: []string{"a", "b"}, seen: []string{"b"}, unseen: []string{"a"},
+		},
+		{
+			name: "re-adding refreshes position", size: 2,
+			add: []string{"a", "b", "a", "c"}, seen: []string{"a", "c"}, unseen: []string{"b"},
+		},
+		{
+			name: "empty key is never a duplicate", size: 10,
+			add: []string{""}, unseen: []string{""},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := NewDedupWindow(tc.size, tc.age)
+			now := t0
+			for i, k := range tc.add {
+				if i > 0 {
+					now = now.Add(tc.addEvery)
+				}
+				w.Add(k, now)
+			}
+			check := now.Add(tc.checkAt)
+			for _, k := range tc.seen {
+				require.True(t, w.Seen(k, check), "key %q should be in the window", k)
+			}
+			for _, k := range tc.unseen {
+				require.False(t, w.Seen(k, check), "key %q should not be in the window", k)
+			}
+			if tc.size > 0 {
+				require.LessOrEqual(t, w.Len(), tc.size)
+			}
+		})
+	}
+}
+
+func TestDedupWindowConcurrent(t *testing.T) {
+	w := NewDedupWindow(1000, 0)
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 500 {
+				k := fmt.Sprintf("%d-%d", g, i)
+				w.Add(k, time.Now())
+				_ = w.Seen(k, time.Now())
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	require.Equal(t, 1000, w.Len())
+}
+
+func TestConvertSDT(t *testing.T) {
+	tests := []struct {
+		in   sdt.Data
+		want any
+	}{
+		{int8(-3), int64(-3)},
+		{int16(300), int64(300)},
+		{int32(7), int64(7)},
+		{uint8(200), int64(200)},
+		{uint16(65000), int64(65000)},
+		{uint32(4_000_000_000), int64(4_000_000_000)},
+		{uint64(1 << 63), uint64(1 << 63)},
+		{float32(1.5), float64(1.5)},
+		{sdt.WChar('é'), "é"},
+		{true, true},
+		{nil, nil},
+		{[]byte{1, 2}, []byte{1, 2}},
+		{sdt.Map{"a": int32(1), "b": sdt.Stream{"x", uint8(2)}}, map[string]any{"a": int64(1), "b": []any{"x", int64(2)}}},
+		{resource.TopicOf("a/b"), "a/b"},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%T", tc.in), func(t *testing.T) {
+			require.Equal(t, tc.want, convertSDT(tc.in))
+		})
+	}
+}
+
+func TestDestinationTypeOf(t *testing.T) {
+	for name, want := range map[string]string{
+		"orders/eu/new":         DestinationTopic,
+		"#P2P/QUE/q1":           DestinationQueue,
+		"#P2P/QTMP/router/uuid": DestinationTempQueue,
+		"#P2P/TTMP/router/uuid": DestinationTempTopic,
+	} {
+		require.Equal(t, want, destinationTypeOf(name), name)
+	}
+}
+
+func TestOutcomeNative(t *testing.T) {
+	require.Equal(t, config.PersistentReceiverAcceptedOutcome, Accepted.native())
+	require.Equal(t, config.PersistentReceiverFailedOutcome, Failed.native())
+	require.Equal(t, config.PersistentReceiverRejectedOutcome, Rejected.native())
+	require.Equal(t, "rejected", Rejected.String())
+}
+
+// TestReadExtendedFromHandle checks the native-handle route for attributes
+// the Go API hides, on an outbound message (same layout: the handle is the
+// first word), so that a client upgrade that moves the handle is caught.
+func TestReadExtendedFromHandle(t *testing.T) {
+	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
+		config.TransportLayerPropertyHost:                "tcp://127.0.0.1:1",
+		config.ServicePropertyVPNName:                    "default",
+		config.AuthenticationPropertySchemeBasicUserName: "u",
+		config.AuthenticationPropertySchemeBasicPassword: "p",
+	}).Build()
+	require.NoError(t, err)
+	for _, ttl := range []int64{1234, 98765} {
+		msg, err := svc.MessageBuilder().
+			WithProperty(config.MessagePropertyPersistentTimeToLive, ttl).
+			BuildWithByteArrayPayload([]byte("x"))
+		require.NoError(t, err)
+		ext, ok := readExtended(msg)
+		require.True(t, ok, "the message handle must be readable for %T", msg)
+		require.Equal(t, ttl, ext.ttl)
+		msg.Dispose()
+		_, ok = readExtended(msg)
+		require.False(t, ok, "a disposed message must not be read")
+	}
+	require.False(t, layoutHoldsHandle(reflect.TypeOf(&struct{ A int }{})))
+}

@@ -1,0 +1,384 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"solace.dev/go/messaging"
+	"solace.dev/go/messaging/pkg/solace"
+	"solace.dev/go/messaging/pkg/solace/config"
+	"solace.dev/go/messaging/pkg/solace/message"
+	"solace.dev/go/messaging/pkg/solace/resource"
+)
+
+// Outcome is how a received message is settled with the broker.
+type Outcome int
+
+// Settlement outcomes. Accepted removes the message from the queue, Failed
+// asks for redelivery (counting towards the queue's max redelivery count) and
+// Rejected moves it to the queue's dead message queue, or discards it.
+const (
+	Accepted Outcome = iota
+	Failed
+	Rejected
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Accepted:
+		return "accepted"
+	case Failed:
+		return "failed"
+	case Rejected:
+		return "rejected"
+	}
+	return fmt.Sprintf("outcome(%d)", int(o))
+}
+
+func (o Outcome) native() config.MessageSettlementOutcome {
+	switch o {
+	case Failed:
+		return config.PersistentReceiverFailedOutcome
+	case Rejected:
+		return config.PersistentReceiverRejectedOutcome
+	}
+	return config.PersistentReceiverAcceptedOutcome
+}
+
+// ReplayMode selects where a receiver starts reading a replay log.
+type ReplayMode int
+
+// Replay modes.
+const (
+	ReplayNone ReplayMode = iota
+	ReplayAll
+	ReplayFromTime
+	ReplayAfterMessageID
+)
+
+// Replay requests message replay when a flow binds.
+type Replay struct {
+	Mode ReplayMode
+	// Time is the start for ReplayFromTime.
+	Time time.Time
+	// MessageID is a replication group message id ("rmid1:…") for
+	// ReplayAfterMessageID; replay starts after that message.
+	MessageID string
+}
+
+// ReceiverConfig describes a set of consumer flows on one queue.
+type ReceiverConfig struct {
+	// Queue is the durable queue to bind to.
+	Queue string
+	// Flows is the number of consumer flows bound to Queue; values below 1
+	// mean 1. Several flows only make sense on a non-exclusive queue.
+	Flows int
+	// Selector is an optional SQL-92 message selector.
+	Selector string
+	// Replay requests replay on bind; the zero value asks for none.
+	Replay Replay
+	// Buffer bounds the messages converted and waiting for Receive across
+	// all flows; values below 1 mean 256. When it is full the flows stop
+	// taking messages from the API, whose own buffer then closes the
+	// broker window.
+	Buffer int
+}
+
+// Errors reported by a Receiver.
+var (
+	// ErrReceiverDown means a flow was torn down (session lost for good,
+	// queue deleted or shut): the receiver must be closed and rebuilt.
+	ErrReceiverDown = errors.New("solace receiver flow is down")
+	// ErrReceiverClosed is returned after Close.
+	ErrReceiverClosed = errors.New("solace receiver is closed")
+	// ErrStaleFlow wraps a settlement failure for a message delivered before
+	// the connection was lost. The broker redelivers such messages, so the
+	// failure loses nothing and must not fail the pipeline.
+	ErrStaleFlow = errors.New("message belongs to a flow that was lost")
+)
+
+// Receiver consumes a queue through one or more client-acknowledged flows.
+// Messages are handed over through a bounded channel fed by each flow's
+// ReceiveAsync callback, so no goroutine is ever parked in a blocking
+// receive that could strand a message: a message is either in that channel,
+// given to the caller, or still owned by the API, and on Close every message
+// not settled is left unacknowledged for the broker to redeliver.
+type Receiver struct {
+	svc   solace.MessagingService
+	queue string
+	flows []*flow
+
+	ch     chan *Inbound
+	closed chan struct{}
+
+	downOnce sync.Once
+	down     chan struct{}
+	downErr  error
+
+	// gen counts connection losses; messages remember the generation they
+	// were delivered in so that settling them after a reconnect is
+	// recognised as harmless.
+	gen          atomic.Uint64
+	listenerIDs  [2]uint64
+	closeOnce    sync.Once
+	closeErr     error
+	reconnecting atomic.Bool
+}
+
+type flow struct {
+	r  *Receiver
+	id int
+	pr solace.PersistentMessageReceiver
+}
+
+// NewReceiver binds cfg.Flows flows to cfg.Queue on svc and starts them. It
+// honours ctx while binding; on failure every flow already bound is
+// terminated again.
+func NewReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverConfig) (*Receiver, error) {
+	if cfg.Queue == "" {
+		return nil, errors.New("receiver needs a queue name")
+	}
+	n := max(cfg.Flows, 1)
+	buf := cfg.Buffer
+	if buf < 1 {
+		buf = 256
+	}
+	r := &Receiver{
+		svc:    svc,
+		queue:  cfg.Queue,
+		ch:     make(chan *Inbound, buf),
+		closed: make(chan struct{}),
+		down:   make(chan struct{}),
+	}
+	r.listenerIDs[0] = svc.AddReconnectionAttemptListener(func(solace.ServiceEvent) {
+		r.gen.Add(1)
+		r.reconnecting.Store(true)
+	})
+	r.listenerIDs[1] = svc.AddReconnectionListener(func(solace.ServiceEvent) {
+		r.reconnecting.Store(false)
+	})
+
+	for i := range n {
+		f, err := r.startFlow(ctx, i, cfg)
+		if err != nil {
+			_ = r.Close(context.Background())
+			return nil, fmt.Errorf("binding flow %d of %d to queue %q: %w", i+1, n, cfg.Queue, err)
+		}
+		r.flows = append(r.flows, f)
+	}
+	return r, nil
+}
+
+func (r *Receiver) startFlow(ctx context.Context, id int, cfg ReceiverConfig) (*flow, error) {
+	b := r.svc.CreatePersistentMessageReceiverBuilder().
+		WithMessageClientAcknowledgement().
+		WithRequiredMessageOutcomeSupport(
+			config.PersistentReceiverAcceptedOutcome,
+			config.PersistentReceiverFailedOutcome,
+			config.PersistentReceiverRejectedOutcome)
+	if cfg.Selector != "" {
+		b = b.WithMessageSelector(cfg.Selector)
+	}
+	switch cfg.Replay.Mode {
+	case ReplayAll:
+		b = b.WithMessageReplay(config.ReplayStrategyAllMessages())
+	case ReplayFromTime:
+		b = b.WithMessageReplay(config.ReplayStrategyTimeBased(cfg.Replay.Time))
+	case ReplayAfterMessageID:
+		id, err := messaging.ReplicationGroupMessageIDOf(cfg.Replay.MessageID)
+		if err != nil {
+			return nil, fmt.Errorf("parsing replay message id %q: %w", cfg.Replay.MessageID, err)
+		}
+		b = b.WithMessageReplay(config.ReplayStrategyReplicationGroupMessageID(id))
+	}
+	// The access type in the resource only matters when the API provisions
+	// the queue, which we never ask it to do.
+	pr, err := b.Build(resource.QueueDurableNonExclusive(cfg.Queue))
+	if err != nil {
+		return nil, fmt.Errorf("building receiver: %w", err)
+	}
+	f := &flow{r: r, id: id, pr: pr}
+	pr.SetTerminationNotificationListener(func(ev solace.TerminationEvent) {
+		r.markDown(fmt.Errorf("%w: flow %d on queue %q: %s: %w", ErrReceiverDown, id, r.queue, ev.GetMessage(), ev.GetCause()))
+	})
+	if err := pr.ReceiveAsync(f.onMessage); err != nil {
+		return nil, fmt.Errorf("registering message handler: %w", err)
+	}
+
+	started := pr.StartAsync()
+	select {
+	case err := <-started:
+		if err != nil {
+			return nil, err
+		}
+	case <-ctx.Done():
+		// Start takes no context; stop the flow once it is up so that it
+		// does not hold messages nobody reads.
+		go func() {
+			if err := <-started; err == nil {
+				_ = pr.Terminate(0)
+			}
+		}()
+		return nil, ctx.Err()
+	}
+	return f, nil
+}
+
+// onMessage runs on the API's dispatch goroutine for this flow. Blocking
+// here is the back-pressure: the API stops the flow once its own buffer
+// reaches its high-water mark.
+func (f *flow) onMessage(msg message.InboundMessage) {
+	if f.r.isClosed() {
+		msg.Dispose()
+		return
+	}
+	in := newInbound(msg)
+	in.flow = f
+	in.gen = f.r.gen.Load()
+	select {
+	case f.r.ch <- in:
+	case <-f.r.closed:
+		// Never settled: the broker redelivers it once the flow unbinds.
+		msg.Dispose()
+	}
+}
+
+func (r *Receiver) markDown(err error) {
+	r.downOnce.Do(func() {
+		r.downErr = err
+		close(r.down)
+	})
+}
+
+// Receive returns the next message, waiting until one arrives, ctx ends, the
+// receiver goes down (ErrReceiverDown) or it is closed.
+func (r *Receiver) Receive(ctx context.Context) (*Inbound, error) {
+	select {
+	case in := <-r.ch:
+		return in, nil
+	default:
+	}
+	select {
+	case in := <-r.ch:
+		return in, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-r.down:
+		return nil, r.downErr
+	case <-r.closed:
+		return nil, ErrReceiverClosed
+	}
+}
+
+// TryReceive returns a message that is already waiting, without blocking.
+func (r *Receiver) TryReceive() (*Inbound, bool) {
+	select {
+	case in := <-r.ch:
+		return in, true
+	default:
+		return nil, false
+	}
+}
+
+// Down is closed when a flow has been torn down for good.
+func (r *Receiver) Down() <-chan struct{} { return r.down }
+
+// Reconnecting reports whether the session is between losing its connection
+// and getting it back.
+func (r *Receiver) Reconnecting() bool { return r.reconnecting.Load() }
+
+// Settle settles in on the flow that delivered it and releases its native
+// memory. A failure for a message delivered before a connection loss, or
+// after Close, wraps ErrStaleFlow: the broker redelivers such a message.
+func (r *Receiver) Settle(in *Inbound, o Outcome) error {
+	if in == nil || in.msg == nil {
+		return errors.New("settling a message that was not received")
+	}
+	f := in.flow
+	err := f.pr.Settle(in.msg, o.native())
+	stale := in.gen != r.gen.Load() || r.isClosed()
+	in.msg.Dispose()
+	switch {
+	case err == nil:
+		return nil
+	case stale:
+		return fmt.Errorf("settling %s on flow %d of queue %q: %w: %w", o, f.id, r.queue, ErrStaleFlow, err)
+	default:
+		return fmt.Errorf("settling %s on flow %d of queue %q: %w", o, f.id, r.queue, err)
+	}
+}
+
+// Release gives up a message without settling it, leaving it to the broker
+// to redeliver when the flow unbinds.
+func (r *Receiver) Release(in *Inbound) {
+	if in != nil && in.msg != nil {
+		in.msg.Dispose()
+	}
+}
+
+func (r *Receiver) isClosed() bool {
+	select {
+	case <-r.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close stops every flow without settling anything it still holds: messages
+// waiting in the hand-off channel or the API's buffer, and messages the
+// caller has not settled yet, are redelivered by the broker once the flows
+// unbind. Settling a message after Close fails with ErrStaleFlow.
+func (r *Receiver) Close(ctx context.Context) error {
+	r.closeOnce.Do(func() {
+		close(r.closed)
+		r.svc.RemoveReconnectionAttemptListener(r.listenerIDs[0])
+		r.svc.RemoveReconnectionListener(r.listenerIDs[1])
+		var wg sync.WaitGroup
+		errs := make([]error, len(r.flows))
+		for i, f := range r.flows {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Pausing first stops dispatch into our handler; a zero grace
+				// period then drops (without acking) what the API buffered.
+				_ = f.pr.Pause()
+				if err := f.pr.Terminate(0); err != nil && !isIncompleteDelivery(err) && !isIllegalState(err) {
+					errs[i] = fmt.Errorf("terminating flow %d: %w", f.id, err)
+				}
+			}()
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			errs = append(errs, ctx.Err())
+		}
+		for {
+			select {
+			case in := <-r.ch:
+				r.Release(in)
+				continue
+			default:
+			}
+			break
+		}
+		r.closeErr = errors.Join(errs...)
+	})
+	return r.closeErr
+}
+
+func isIncompleteDelivery(err error) bool {
+	var e *solace.IncompleteMessageDeliveryError
+	return errors.As(err, &e)
+}
+
+func isIllegalState(err error) bool {
+	var e *solace.IllegalStateError
+	return errors.As(err, &e)
+}

@@ -48,15 +48,16 @@ type Broker struct {
 	// mu guards everything below and the broker-side state of every
 	// connection, queue and flow. One lock keeps the protocol logic simple;
 	// network writes happen outside it (see conn.send).
-	mu        sync.Mutex
-	vpns      map[string]*vpnState
-	conns     map[*conn]struct{}
-	nextFlow  uint32 // flow and publisher ids
-	nextMsgID uint64 // delivery message ids, broker-wide (notes §7)
-	nextSpool uint64 // spool sequence numbers
-	spoolerID uint64 // the spooler's unique id, part of replication group message ids
-	published map[string]int
-	faults    faultState
+	mu         sync.Mutex
+	vpns       map[string]*vpnState
+	conns      map[*conn]struct{}
+	nextFlow   uint32 // flow and publisher ids
+	nextMsgID  uint64 // delivery message ids, broker-wide (notes §7)
+	nextSpool  uint64 // spool sequence numbers
+	spoolerID  uint64 // the spooler's unique id, part of replication group message ids
+	published  map[string]int
+	keepalives int // keepalives answered, for tests
+	faults     faultState
 }
 
 // vpnState is one message VPN.

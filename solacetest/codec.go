@@ -425,11 +425,17 @@ const (
 	apRespectTTL      = 22
 	apActiveFlow      = 32
 	apWantFlowUpdate  = 33
+	apEPBehaviour     = 34
 	apPublisherID     = 35
 	apMaxRedelivery   = 42
 	apEndpointID      = 44
 	apMaxUnacked      = 49
+	apSpoolerUniqueID = 54
 )
+
+// epDeliveryCountEnabled is the endpoint-behaviour (p34) bit that tells the
+// client the endpoint reports delivery counts.
+const epDeliveryCountEnabled = 0x08
 
 // adctrlVersion is the AssuredCtrl version the broker speaks; p19 of the login
 // response advertises 2..4, and the client then uses 4 (the v3+ layout).

@@ -174,6 +174,9 @@ func (c *conn) handle(f *frame) bool {
 	switch f.Proto {
 	case protoKeepAliveV2:
 		c.send(slices.Clone(f.rawBytes))
+		c.b.mu.Lock()
+		c.b.keepalives++
+		c.b.mu.Unlock()
 	case protoClientCtrl:
 		return c.handleClientCtrl(f)
 	case protoSMP:
@@ -675,6 +678,8 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 		{Type: apEndpointID, Value: u32(fl.id)},
 		{Type: apMaxRedelivery, Value: u8(byte(maxRedeliv))},
 		{Type: apMaxUnacked, Value: u32(uint32(fl.maxUnacked))},
+		{Type: apEPBehaviour, Value: []byte{epDeliveryCountEnabled, 0}},
+		{Type: apSpoolerUniqueID, Value: u64(b.spoolerID)},
 	}
 	if wantUpdates {
 		params = append(params, adParam{Type: apActiveFlow, Value: u8(boolByte(fl.active))})

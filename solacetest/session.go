@@ -462,7 +462,7 @@ func (c *conn) handleGuaranteed(f *frame) {
 		q, found := c.vpn.queues[name]
 		switch {
 		case !found:
-			nack("Unknown Queue")
+			nack("Queue Not Found")
 			return
 		case !q.cfg.IngressEnabled:
 			nack("Queue Shutdown")

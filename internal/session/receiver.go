@@ -127,6 +127,7 @@ type Receiver struct {
 	closeOnce    sync.Once
 	closeErr     error
 	reconnecting atomic.Bool
+	staleDropped atomic.Int64
 }
 
 type flow struct {
@@ -135,10 +136,29 @@ type flow struct {
 	pr solace.PersistentMessageReceiver
 }
 
-// NewReceiver binds cfg.Flows flows to cfg.Queue on svc and starts them. It
-// honours ctx while binding; on failure every flow already bound is
-// terminated again.
-func NewReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverConfig) (*Receiver, error) {
+// NewReceiver binds cfg.Flows flows to cfg.Queue on the session and starts
+// them. It honours ctx while binding; on failure every flow already bound is
+// terminated again. The receiver goes down with the session.
+func (s *Session) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receiver, error) {
+	r, err := newReceiver(ctx, s.svc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		select {
+		case <-s.Down():
+			cause := s.Err()
+			if cause == nil {
+				cause = ErrSessionDown
+			}
+			r.markDown(fmt.Errorf("%w: %w", ErrReceiverDown, cause))
+		case <-r.closed:
+		}
+	}()
+	return r, nil
+}
+
+func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverConfig) (*Receiver, error) {
 	if cfg.Queue == "" {
 		return nil, errors.New("receiver needs a queue name")
 	}
@@ -257,32 +277,53 @@ func (r *Receiver) markDown(err error) {
 // Receive returns the next message, waiting until one arrives, ctx ends, the
 // receiver goes down (ErrReceiverDown) or it is closed.
 func (r *Receiver) Receive(ctx context.Context) (*Inbound, error) {
-	select {
-	case in := <-r.ch:
-		return in, nil
-	default:
-	}
-	select {
-	case in := <-r.ch:
-		return in, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-r.down:
-		return nil, r.downErr
-	case <-r.closed:
-		return nil, ErrReceiverClosed
+	for {
+		if in, ok := r.TryReceive(); ok {
+			return in, nil
+		}
+		select {
+		case in := <-r.ch:
+			if r.fresh(in) {
+				return in, nil
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-r.down:
+			return nil, r.downErr
+		case <-r.closed:
+			return nil, ErrReceiverClosed
+		}
 	}
 }
 
 // TryReceive returns a message that is already waiting, without blocking.
 func (r *Receiver) TryReceive() (*Inbound, bool) {
-	select {
-	case in := <-r.ch:
-		return in, true
-	default:
-		return nil, false
+	for {
+		select {
+		case in := <-r.ch:
+			if r.fresh(in) {
+				return in, true
+			}
+		default:
+			return nil, false
+		}
 	}
 }
+
+// fresh drops a message that was still waiting in the hand-off channel when
+// the connection was lost: the broker redelivers every message of the dead
+// flow, flagged, so handing out the old copy would only duplicate it.
+func (r *Receiver) fresh(in *Inbound) bool {
+	if in.gen == r.gen.Load() {
+		return true
+	}
+	r.staleDropped.Add(1)
+	r.Release(in)
+	return false
+}
+
+// StaleDropped counts messages dropped by the rule above.
+func (r *Receiver) StaleDropped() int64 { return r.staleDropped.Load() }
 
 // Down is closed when a flow has been torn down for good.
 func (r *Receiver) Down() <-chan struct{} { return r.down }

@@ -1,0 +1,287 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging/pkg/solace"
+	"solace.dev/go/messaging/pkg/solace/config"
+	"solace.dev/go/messaging/pkg/solace/resource"
+
+	"github.com/connect-solace/connect-solace/solacetest"
+)
+
+// rxFixture is a broker with one queue, a connected session for the receiver
+// and a raw persistent publisher for feeding the queue.
+type rxFixture struct {
+	b    *solacetest.Broker
+	sess *Session
+	svc  solace.MessagingService
+	pub  solace.PersistentMessagePublisher
+}
+
+func newRxFixture(t *testing.T, queues ...solacetest.QueueConfig) *rxFixture {
+	t.Helper()
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	for _, q := range queues {
+		require.NoError(t, b.CreateQueue("default", q))
+	}
+	cfg := DefaultConfig(b.SMFURL())
+	cfg.Username, cfg.Password = "default", "default"
+	cfg.ReconnectAttempts = 20
+	cfg.ReconnectInterval = 100 * time.Millisecond
+	cfg.ConnectRetries = 0
+	sess, err := Connect(t.Context(), cfg, service.MockResources().Logger(), Events{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sess.Close(context.Background()) })
+
+	pubSess, err := Connect(t.Context(), cfg, service.MockResources().Logger(), Events{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pubSess.Close(context.Background()) })
+	pub, err := pubSess.Service().CreatePersistentMessagePublisherBuilder().Build()
+	require.NoError(t, err)
+	require.NoError(t, pub.Start())
+	t.Cleanup(func() { _ = pub.Terminate(time.Second) })
+	return &rxFixture{b: b, sess: sess, svc: pubSess.Service(), pub: pub}
+}
+
+func (f *rxFixture) publish(t *testing.T, topic string, n int, build func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder) {
+	t.Helper()
+	for i := range n {
+		bld := f.svc.MessageBuilder()
+		if build != nil {
+			bld = build(i, bld)
+		}
+		msg, err := bld.BuildWithByteArrayPayload(fmt.Appendf(nil, "m%d", i))
+		require.NoError(t, err)
+		require.NoError(t, f.pub.PublishAwaitAcknowledgement(msg, resource.TopicOf(topic), 5*time.Second, nil))
+	}
+}
+
+func (f *rxFixture) stats(t *testing.T, q string) solacetest.QueueStats {
+	t.Helper()
+	_, st, err := f.b.Queue("default", q)
+	require.NoError(t, err)
+	return st
+}
+
+func receiveN(t *testing.T, r *Receiver, n int) []*Inbound {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	out := make([]*Inbound, 0, n)
+	for len(out) < n {
+		in, err := r.Receive(ctx)
+		require.NoError(t, err, "received %d of %d", len(out), n)
+		out = append(out, in)
+	}
+	return out
+}
+
+func metaMap(in *Inbound) map[string]any {
+	m := map[string]any{}
+	for _, f := range in.Meta {
+		m[f.Key] = f.Value
+	}
+	return m
+}
+
+func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q1", Subscriptions: []string{"orders/>"}})
+	f.publish(t, "orders/eu", 5, func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
+		return b.WithApplicationMessageID(fmt.Sprintf("app-%d", i)).
+			WithCorrelationID("corr").
+			WithPriority(7).
+			WithSequenceNumber(uint64(100+i)).
+			WithSenderID("sender-1").
+			WithApplicationMessageType("order").
+			WithProperty(config.MessagePropertyPersistentTimeToLive, 60000).
+			WithProperty(config.MessagePropertyClassOfService, 2).
+			FromConfigurationProvider(config.MessagePropertyMap{"region": "eu", "n": int32(i)})
+	})
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+
+	msgs := receiveN(t, r, 5)
+	for i, in := range msgs {
+		require.Equal(t, fmt.Sprintf("m%d", i), string(in.Payload))
+		m := metaMap(in)
+		require.Equal(t, "orders/eu", m[MetaDestination])
+		require.Equal(t, DestinationTopic, m[MetaDestinationType])
+		require.Equal(t, fmt.Sprintf("app-%d", i), m[MetaApplicationMessageID])
+		require.Equal(t, "order", m[MetaApplicationMessageType])
+		require.Equal(t, "corr", m[MetaCorrelationID])
+		require.Equal(t, int64(7), m[MetaPriority])
+		require.Equal(t, int64(100+i), m[MetaSequenceNumber])
+		require.Equal(t, "sender-1", m[MetaSenderID])
+		require.Equal(t, int64(2), m[MetaClassOfService])
+		require.Equal(t, int64(60000), m[MetaTimeToLive])
+		require.Equal(t, false, m[MetaRedelivered])
+		require.IsType(t, time.Time{}, m[MetaReceiveTimestamp])
+		require.Equal(t, map[string]any{"region": "eu", "n": int64(i)}, in.Properties)
+		require.Equal(t, fmt.Sprintf("app:app-%d", i), in.DedupKey)
+	}
+	require.Equal(t, 5, f.stats(t, "q1").Unacked)
+	for _, in := range msgs {
+		require.NoError(t, r.Settle(in, Accepted))
+	}
+	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
+}
+
+func TestReceiverSettlementOutcomes(t *testing.T) {
+	f := newRxFixture(t,
+		solacetest.QueueConfig{Name: "dmq"},
+		solacetest.QueueConfig{Name: "q1", Subscriptions: []string{"t"}, DeadMsgQueue: "dmq"})
+	f.publish(t, "t", 2, func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
+		return b.WithProperty(config.MessagePropertyPersistentDMQEligible, true)
+	})
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+
+	first := receiveN(t, r, 2)
+	require.NoError(t, r.Settle(first[0], Failed))
+	require.NoError(t, r.Settle(first[1], Rejected))
+
+	again := receiveN(t, r, 1)[0]
+	require.Equal(t, "m0", string(again.Payload))
+	require.True(t, again.Redelivered, "a FAILED message comes back flagged")
+	require.Eventually(t, func() bool { return f.stats(t, "dmq").SpooledMsgCount == 1 }, 5*time.Second, 20*time.Millisecond)
+	dead, err := f.b.QueueMessages("default", "dmq")
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("m1")}, dead)
+	require.NoError(t, r.Settle(again, Accepted))
+	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
+}
+
+func TestReceiverCloseLeavesUnsettledForRedelivery(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q1", Subscriptions: []string{"t"}})
+	f.publish(t, "t", 10, nil)
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1", Buffer: 4})
+	require.NoError(t, err)
+	got := receiveN(t, r, 3)
+	require.NoError(t, r.Settle(got[0], Accepted))
+	require.NoError(t, r.Close(t.Context()))
+	// Settling after Close must fail harmlessly and never reach the broker.
+	err = r.Settle(got[1], Accepted)
+	require.ErrorIs(t, err, ErrStaleFlow)
+
+	require.Eventually(t, func() bool {
+		st := f.stats(t, "q1")
+		return st.SpooledMsgCount == 9 && st.Unacked == 0 && st.Consumers == 0
+	}, 5*time.Second, 20*time.Millisecond)
+
+	r2, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r2.Close(context.Background()) })
+	rest := receiveN(t, r2, 9)
+	seen := map[string]bool{}
+	for _, in := range rest {
+		seen[string(in.Payload)] = true
+		require.NoError(t, r2.Settle(in, Accepted))
+	}
+	require.Len(t, seen, 9)
+	require.False(t, seen["m0"], "the acked message must not come back")
+	require.True(t, seen["m1"] && seen["m2"], "messages handed out but not settled come back")
+}
+
+func TestReceiverSeveralFlowsShareQueue(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q1", AccessType: solacetest.AccessNonExclusive, Subscriptions: []string{"t"}})
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1", Flows: 3})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	require.Equal(t, 3, f.stats(t, "q1").Consumers)
+
+	f.publish(t, "t", 30, nil)
+	msgs := receiveN(t, r, 30)
+	perFlow := map[int]int{}
+	payloads := map[string]bool{}
+	for _, in := range msgs {
+		perFlow[in.flow.id]++
+		payloads[string(in.Payload)] = true
+		require.NoError(t, r.Settle(in, Accepted))
+	}
+	require.Len(t, payloads, 30)
+	require.Len(t, perFlow, 3, "every flow should get a share: %v", perFlow)
+	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
+}
+
+// TestReceiverSurvivesConnectionDrop drops the connection while messages are
+// unsettled: nothing may be lost, every message handed out again must be
+// flagged redelivered, and settling the pre-drop copies must not error
+// except as ErrStaleFlow.
+func TestReceiverSurvivesConnectionDrop(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q1", Subscriptions: []string{"t"}})
+	const n = 40
+	f.publish(t, "t", n, nil)
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+
+	before := receiveN(t, r, 10)
+	for _, in := range before[:5] {
+		require.NoError(t, r.Settle(in, Accepted))
+	}
+	// Wait for the five acks to reach the broker before cutting the line.
+	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == n-5 }, 5*time.Second, 20*time.Millisecond)
+	f.b.DropConnections()
+	require.Eventually(t, func() bool { return f.sess.Reconnects() >= 1 }, 10*time.Second, 20*time.Millisecond)
+	for _, in := range before[5:] {
+		if err := r.Settle(in, Accepted); err != nil {
+			require.ErrorIs(t, err, ErrStaleFlow)
+		}
+	}
+
+	handedOut := map[string]bool{}
+	for _, in := range before {
+		handedOut[string(in.Payload)] = true
+	}
+	got := map[string]int{}
+	for _, in := range before[:5] {
+		got[string(in.Payload)]++
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for f.stats(t, "q1").SpooledMsgCount > 0 {
+		require.True(t, time.Now().Before(deadline), "queue still holds %+v after receiving %d distinct", f.stats(t, "q1"), len(got))
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		in, err := r.Receive(ctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			continue // acks may still be on their way
+		}
+		require.NoError(t, err)
+		p := string(in.Payload)
+		if handedOut[p] {
+			require.True(t, in.Redelivered, "%s was handed out before the drop and must come back flagged", p)
+		}
+		require.NoError(t, r.Settle(in, Accepted))
+		got[p]++
+	}
+	require.Len(t, got, n, "every message must arrive")
+	for i := range 5 {
+		require.Equal(t, 1, got[fmt.Sprintf("m%d", i)], "m%d was acked before the drop and must not come back", i)
+	}
+	require.Positive(t, r.StaleDropped(), "copies waiting in the hand-off channel at the drop are dropped, not duplicated")
+}
+
+func inPayloads(ins []*Inbound, p string) bool {
+	for _, in := range ins {
+		if string(in.Payload) == p {
+			return true
+		}
+	}
+	return false
+}
+
+func TestReceiverUnknownQueue(t *testing.T) {
+	f := newRxFixture(t)
+	_, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "nope"})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), `"nope"`)
+}

@@ -10,6 +10,7 @@ type faultState struct {
 	refuseLoginsUntil time.Time
 	nackLeft          int
 	nackReason        string
+	nackCode          uint32 // 0 means 503
 	paused            bool
 }
 

@@ -444,17 +444,21 @@ func (c *conn) handleGuaranteed(f *frame) {
 		pf.lastID = id
 	}
 	b.published[topic]++
-	nack := func(text string) {
+	nack := func(code uint32, text string) {
 		c.flushAck()
-		b.log.Info("guaranteed message nacked", "client", c.clientName, "topic", topic, "reason", text)
-		c.sendAdCtrl(nil, 503, text, adAck, []adParam{
+		b.log.Info("guaranteed message nacked", "client", c.clientName, "topic", topic, "status", code, "reason", text)
+		c.sendAdCtrl(nil, code, text, adAck, []adParam{
 			{Type: apLastMsgIDAcked, Value: u64(id)},
 			{Type: apFlowID, Value: u32(pf.flowID)},
 		})
 	}
 	if b.faults.nackLeft > 0 {
 		b.faults.nackLeft--
-		nack(b.faults.nackReason)
+		code := b.faults.nackCode
+		if code == 0 {
+			code = 503
+		}
+		nack(code, b.faults.nackReason)
 		return
 	}
 	var dests []*queue
@@ -462,10 +466,10 @@ func (c *conn) handleGuaranteed(f *frame) {
 		q, found := c.vpn.queues[name]
 		switch {
 		case !found:
-			nack("Queue Not Found")
+			nack(400, "Queue Not Found")
 			return
 		case !q.cfg.IngressEnabled:
-			nack("Queue Shutdown")
+			nack(503, "Queue Shutdown")
 			return
 		}
 		dests = append(dests, q)
@@ -478,7 +482,7 @@ func (c *conn) handleGuaranteed(f *frame) {
 	}
 	for _, q := range dests {
 		if q.overQuota(len(f.Payload)) {
-			nack("Spool Over Quota")
+			nack(503, "Spool Over Quota")
 			return
 		}
 	}

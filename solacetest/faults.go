@@ -12,6 +12,9 @@ type faultState struct {
 	nackReason        string
 	nackCode          uint32 // 0 means 503
 	paused            bool
+	// dropAfterSpool closes the publisher's connection right after the next
+	// guaranteed message is spooled, before it is acked (tests only).
+	dropAfterSpool bool
 }
 
 // DropConnections closes every client socket now, as a broker restart or a

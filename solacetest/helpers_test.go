@@ -1,6 +1,8 @@
 package solacetest
 
 import (
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,4 +96,17 @@ func newBroker(t testing.TB) *Broker {
 	b := NewTestBroker(t, Config{})
 	require.NoError(t, b.CreateQueue("default", QueueConfig{Name: "q1", Subscriptions: []string{"orders/>"}}))
 	return b
+}
+
+// testLogger sends the broker's log to t.Log, at debug level.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

@@ -501,6 +501,12 @@ func (c *conn) handleGuaranteed(f *frame) {
 		return fr.encode(nil)
 	})
 	b.log.Debug("guaranteed message spooled", "client", c.clientName, "topic", topic, "queues", len(dests))
+	if b.faults.dropAfterSpool {
+		b.faults.dropAfterSpool = false
+		c.pendingAck = 0
+		c.close()
+		return
+	}
 	c.queueAck(id)
 }
 

@@ -197,23 +197,15 @@ output:
 				Description("Which metadata keys become Solace user properties. Values keep their types: integers become int64, floats float64, booleans bool, byte slices bytes, everything else a string. Keys starting with `solace.messaging.` are never sent. Without a filter no metadata is sent.").
 				Optional(),
 		).
-		LintRule(session.ConnectionLintRule()).
-		LintRule(`
-let topic = this.topic.or("")
-let queue = this.queue.or("")
-let mode = this.delivery_mode.or("persistent")
-root = [
-  if $topic == "" && $queue == "" { "fields topic and queue: set exactly one of them, e.g. topic: orders/created or queue: orders" } else { null },
-  if $topic != "" && $queue != "" { "fields topic and queue: both are set; keep one (to choose topic or queue per message, use destination_type)" } else { null },
-  if this.publish_latency_metrics.or(false) == true && $mode == "direct" && this.exists("publish_latency_metrics") { "field publish_latency_metrics: needs delivery_mode: persistent (direct messages are never confirmed); remove it" } else { null },
-  if this.exists("back_pressure") && this.submission_mode.or("higher_throughput") != "custom" { "field back_pressure: only used with submission_mode: custom; set submission_mode: custom or remove back_pressure" } else { null },
-  if this.back_pressure.strategy.or("wait") == "wait" && this.back_pressure.buffer_capacity.or(1) < 1 { "field back_pressure.buffer_capacity: strategy wait needs at least 1" } else { null },
-  if this.back_pressure.buffer_capacity.or(0) < 0 { "field back_pressure.buffer_capacity: must be 0 or more" } else { null },
-  if this.exists("batching") && this.writer.or("batched") == "streaming" { "field batching: writer: streaming publishes without batching; remove batching or use writer: batched" } else { null },
-  if this.clients.or(4) < 1 { "field clients: must be at least 1" } else { null },
-  if this.max_in_flight.or(64) < 1 { "field max_in_flight: must be at least 1" } else { null },
-].filter(e -> e != null)
-`)
+		LintRule(session.ConnectionLintRuleWith(
+			`if this.topic.or("") == "" && this.queue.or("") == "" { "fields topic and queue: set exactly one of them, e.g. topic: orders/created or queue: orders" } else { null }`,
+			`if this.topic.or("") != "" && this.queue.or("") != "" { "fields topic and queue: both are set; keep one (to choose topic or queue per message, use destination_type)" } else { null }`,
+			`if this.submission_mode.or("") == "custom" && this.back_pressure.strategy.or("wait") == "wait" && this.back_pressure.buffer_capacity.or(1) < 1 { "field back_pressure.buffer_capacity: strategy wait needs at least 1" } else { null }`,
+			`if this.back_pressure.buffer_capacity.or(0) < 0 { "field back_pressure.buffer_capacity: must be 0 or more" } else { null }`,
+			`if this.writer.or("batched") == "streaming" && (this.batching.count.or(0) > 0 || this.batching.byte_size.or(0) > 0 || this.batching.period.or("") != "" || this.batching.check.or("") != "") { "field batching: writer: streaming publishes without batching; remove batching or use writer: batched" } else { null }`,
+			`if this.clients.or(4) < 1 { "field clients: must be at least 1" } else { null }`,
+			`if this.max_in_flight.or(64) < 1 { "field max_in_flight: must be at least 1" } else { null }`,
+		))
 }
 
 func init() {
@@ -388,11 +380,13 @@ func (w *solaceWriter) Connect(ctx context.Context) error {
 	if w.pool != nil {
 		return nil
 	}
+	opts := w.pubOpts
+	opts.OnDirectFailure = func(error) { w.mFailures.Incr(1, "direct_send_failed") }
 	events := session.Events{
 		OnReconnected: func() { w.mReconnects.Incr(1) },
 		OnInterrupted: func(error) { w.mInterrupted.Incr(1) },
 	}
-	pool, err := session.NewPool(ctx, w.conn, w.clients, w.pubOpts, w.log, events)
+	pool, err := session.NewPool(ctx, w.conn, w.clients, opts, w.log, events)
 	if err != nil {
 		return err
 	}
@@ -494,10 +488,10 @@ func soClassify(dest session.Destination, err error) (string, error) {
 	var rej *session.RejectError
 	switch {
 	case errors.As(err, &rej):
-		if dest.Queue && rej.UnknownQueue() {
+		if dest.Queue && (rej.UnknownQueue() || strings.EqualFold(rej.Reason, "Unknown Queue")) {
 			return "unknown_queue", fmt.Errorf("publishing to %s: the queue does not exist (broker: %s)", dest, rej.Reason)
 		}
-		return rej.Reason, fmt.Errorf("publishing to %s: %w", dest, err)
+		return rej.Reason, fmt.Errorf("publishing to %s: %w (subcode %d)", dest, err, rej.SubCode)
 	case errors.Is(err, session.ErrConnectionLost):
 		return "connection_lost", fmt.Errorf("publishing to %s: %w", dest, err)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):

@@ -241,10 +241,29 @@ func ConnectionFields() []*service.ConfigField {
 }
 
 // ConnectionLintRule returns a bloblang lint rule for contradictions in the
-// connection fields, for the plugin spec's LintRule. Each message names the
-// field and the fix.
-func ConnectionLintRule() string {
-	return `
+// connection fields. Each message names the field and the fix. A spec holds a
+// single lint rule (ConfigSpec.LintRule replaces the previous one), so a
+// plugin with checks of its own uses ConnectionLintRuleWith instead.
+func ConnectionLintRule() string { return ConnectionLintRuleWith() }
+
+// ConnectionLintRuleWith returns ConnectionLintRule extended by the plugin's
+// own checks. Each check is a bloblang expression over `this` that yields a
+// lint message or null, e.g.
+//
+//	`if this.topic.or("") == "" { "field topic: required" } else { null }`
+//
+// Note that the linted object already holds the fields' defaults.
+func ConnectionLintRuleWith(checks ...string) string {
+	var extra strings.Builder
+	for _, c := range checks {
+		extra.WriteString("  ")
+		extra.WriteString(strings.TrimSpace(c))
+		extra.WriteString(",\n")
+	}
+	return connectionLintHead + extra.String() + "].filter(e -> e != null)\n"
+}
+
+const connectionLintHead = `
 let urls = this.urls.or([])
 let tls_on = this.tls.enabled.or(false)
 let scheme = this.auth.scheme.or("basic")
@@ -265,9 +284,7 @@ root = [
   if this.connect_retry_backoff.multiplier.or(2) < 1 { "field connect_retry_backoff.multiplier: must be at least 1" } else { null },
   if this.connect_retries.or(4) < 0 { "field connect_retries: must be 0 or more" } else { null },
   if this.reconnect_attempts.or(3) < -1 { "field reconnect_attempts: must be -1 (forever), 0 or more" } else { null },
-].filter(e -> e != null)
 `
-}
 
 // ConfigFromParsed reads the fields of ConnectionFields.
 func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {

@@ -33,6 +33,8 @@ type Session struct {
 	log *service.Logger
 
 	connected atomic.Bool
+	upMu      sync.Mutex
+	up        chan struct{} // closed while connected; replaced when the connection drops
 	down      chan struct{}
 	downOnce  sync.Once
 	downErr   atomic.Value // error
@@ -92,9 +94,9 @@ func connectOnce(ctx context.Context, cfg Config, log *service.Logger, events Ev
 	if err != nil {
 		return nil, redact(err, cfg)
 	}
-	s := &Session{svc: svc, log: log, down: make(chan struct{})}
+	s := &Session{svc: svc, log: log, down: make(chan struct{}), up: make(chan struct{})}
 	svc.AddReconnectionAttemptListener(func(ev solace.ServiceEvent) {
-		s.connected.Store(false)
+		s.setConnected(false)
 		cause := eventCause(ev)
 		log.Warnf("Solace connection to %s lost, reconnecting: %v", ev.GetBrokerURI(), cause)
 		if events.OnReconnecting != nil {
@@ -103,7 +105,7 @@ func connectOnce(ctx context.Context, cfg Config, log *service.Logger, events Ev
 	})
 	svc.AddReconnectionListener(func(ev solace.ServiceEvent) {
 		s.reconnects.Add(1)
-		s.connected.Store(true)
+		s.setConnected(true)
 		log.Infof("Solace connection to %s restored", ev.GetBrokerURI())
 		if events.OnReconnected != nil {
 			events.OnReconnected()
@@ -134,7 +136,7 @@ func connectOnce(ctx context.Context, cfg Config, log *service.Logger, events Ev
 		}()
 		return nil, ctx.Err()
 	}
-	s.connected.Store(true)
+	s.setConnected(true)
 	log.Infof("Connected to Solace %v vpn %q", cfg.URLs, cfg.VPN)
 	return s, nil
 }
@@ -174,8 +176,44 @@ func redact(err error, cfg Config) error {
 	return &redactedError{msg: masked, wrapped: err}
 }
 
+// setConnected records the connection state and opens or closes the gate
+// WaitConnected waits on.
+func (s *Session) setConnected(up bool) {
+	s.upMu.Lock()
+	defer s.upMu.Unlock()
+	was := s.connected.Swap(up)
+	switch {
+	case up && !was:
+		close(s.up)
+	case !up && was:
+		s.up = make(chan struct{})
+	}
+}
+
+// WaitConnected returns nil as soon as the session is connected, or an error
+// once it ended for good or ctx ended. Direct publishing waits here while the
+// client reconnects, because the client drops direct messages meanwhile.
+func (s *Session) WaitConnected(ctx context.Context) error {
+	s.upMu.Lock()
+	up := s.up
+	s.upMu.Unlock()
+	select {
+	case <-up:
+		return nil
+	default:
+	}
+	select {
+	case <-up:
+		return nil
+	case <-s.down:
+		return fmt.Errorf("%w: %v", ErrSessionDown, s.Err())
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (s *Session) markDown(cause error) {
-	s.connected.Store(false)
+	s.setConnected(false)
 	s.downOnce.Do(func() {
 		if cause == nil {
 			cause = ErrSessionDown

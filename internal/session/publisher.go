@@ -31,6 +31,9 @@ type PublisherOptions struct {
 	// messages go direct, at most once.
 	Persistent   bool
 	BackPressure BackPressure
+	// OnDirectFailure, if set, hears of direct messages the client accepted
+	// but failed to send (at-most-once losses); it must not block.
+	OnDirectFailure func(error)
 }
 
 // Result is the outcome of one message of a batch.
@@ -167,6 +170,11 @@ func NewPublisher(s *Session, opts PublisherOptions) (*Publisher, error) {
 			return nil, fmt.Errorf("creating direct publisher: %w", err)
 		}
 		p.direct.SetPublisherReadinessListener(p.onReady)
+		if opts.OnDirectFailure != nil {
+			p.direct.SetPublishFailureListener(func(ev solace.FailedPublishEvent) {
+				opts.OnDirectFailure(ev.GetError())
+			})
+		}
 		lc = p.direct
 		err = p.direct.Start()
 	}
@@ -351,6 +359,9 @@ func (p *Publisher) publishDirect(ctx context.Context, o *Outbound) error {
 	}
 	defer m.Dispose()
 	for {
+		if err := p.sess.WaitConnected(ctx); err != nil {
+			return fmt.Errorf("%w: %v", ErrConnectionLost, err)
+		}
 		err := p.direct.Publish(m, topic)
 		if err == nil {
 			return nil

@@ -725,21 +725,6 @@ func jmsOutcome(state amqp.DeliveryState) error {
 	return &jmsOutcomeError{Outcome: fmt.Sprintf("settled with state %T", state)}
 }
 
-// jmsIsPermanentLinkError reports whether attaching a link failed because of the
-// address itself (the broker refuses it), which no reconnect will fix.
-func jmsIsPermanentLinkError(err error) bool {
-	var le *amqp.LinkError
-	if !errors.As(err, &le) || le.RemoteErr == nil {
-		return false
-	}
-	switch le.RemoteErr.Condition {
-	case amqp.ErrCondInvalidField, amqp.ErrCondNotFound, amqp.ErrCondUnauthorizedAccess,
-		amqp.ErrCondNotAllowed, amqp.ErrCondNotImplemented:
-		return true
-	}
-	return false
-}
-
 func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) error {
 	if c, _ := o.current(); c == nil {
 		return service.ErrNotConnected
@@ -773,7 +758,7 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 		}
 		if conn != nil {
 			pending, lastErr = o.sendAttempt(ctx, conn, addr, prepared, pending, results)
-			if len(pending) > 0 {
+			if len(pending) > 0 || conn.Lost() {
 				o.recycle(conn)
 			}
 		}
@@ -867,9 +852,10 @@ func (o *jmsOutput) sendAttempt(ctx context.Context, conn *jms.Conn, addr jms.Ad
 		}
 		sender, release, err := conn.Sender(ctx, dest)
 		if err != nil {
-			if jmsIsPermanentLinkError(err) {
+			var refused *jms.RefusedError
+			if errors.As(err, &refused) {
 				results[i] = err
-				o.mFailures.Incr(1, "link")
+				o.mFailures.Incr(1, string(refused.Err.Condition))
 				continue
 			}
 			connErr = err

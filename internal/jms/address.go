@@ -60,6 +60,10 @@ type Destination struct {
 	// Capabilities are the target capabilities a per-destination link sends,
 	// which Artemis and Solace use to pick the routing type.
 	Capabilities []string
+	// Durable asks for a durable target terminus. RabbitMQ 3.x declares the
+	// queue behind /queue/Q durable only then; otherwise a broker restart
+	// deletes it with every message it held.
+	Durable bool
 }
 
 // Addresser maps JMS names to AMQP addresses under one broker convention.
@@ -72,6 +76,8 @@ type Addresser struct {
 	// verbatimSlash passes names starting with "/" through untouched, for
 	// RabbitMQ's /exchange/X/key and /amq/queue/Q forms.
 	verbatimSlash bool
+	// durableQueues marks queue destinations Durable.
+	durableQueues bool
 }
 
 // Connection property names ActiveMQ (and Qpid JMS-aware brokers) use to
@@ -101,7 +107,7 @@ func NewAddresser(style, queuePrefix, topicPrefix string, connProps map[string]a
 		// it through the default exchange; /topic/K publishes to amq.topic
 		// with routing key K. Other documented forms (/exchange/X/K,
 		// /amq/queue/Q) can be given verbatim as a name starting with "/".
-		return Addresser{style: style, queuePrefix: "/queue/", topicPrefix: "/topic/", verbatimSlash: true}, nil
+		return Addresser{style: style, queuePrefix: "/queue/", topicPrefix: "/topic/", verbatimSlash: true, durableQueues: true}, nil
 	case StyleSolace:
 		// Solace treats an unprefixed target address as a durable queue and
 		// topic:// as a topic; target capabilities override both, so send
@@ -184,6 +190,7 @@ func (a Addresser) Resolve(kind DestKind, name string) (Destination, error) {
 	if a.capabilities {
 		d.Capabilities = []string{capabilityFor(kind)}
 	}
+	d.Durable = a.durableQueues && kind == KindQueue
 	return d, nil
 }
 

@@ -49,6 +49,7 @@ type Conn struct {
 	cacheSize int
 
 	mu          sync.Mutex
+	sessionLost error // set once the session ended; the Conn is then useless
 	relaySender *amqp.Sender
 	links       map[string]*linkEntry
 	lru         *list.List // of *linkEntry, most recent at the front
@@ -194,14 +195,18 @@ func (c *Conn) Done() <-chan struct{} { return c.amqp.Done() }
 // Close ends the connection and, with it, every link.
 func (c *Conn) Close() error { return c.amqp.Close() }
 
-func senderOptions(caps []string) *amqp.SenderOptions {
+func senderOptions(dest Destination) *amqp.SenderOptions {
 	ssm := amqp.SenderSettleModeUnsettled
 	rsm := amqp.ReceiverSettleModeFirst
-	return &amqp.SenderOptions{
+	o := &amqp.SenderOptions{
 		SettlementMode:              &ssm,
 		RequestedReceiverSettleMode: &rsm,
-		TargetCapabilities:          caps,
+		TargetCapabilities:          dest.Capabilities,
 	}
+	if dest.Durable {
+		o.TargetDurability = amqp.DurabilityConfiguration
+	}
+	return o
 }
 
 // Sender returns a link that delivers to dest and a release func to call
@@ -211,23 +216,26 @@ func senderOptions(caps []string) *amqp.SenderOptions {
 func (c *Conn) Sender(ctx context.Context, dest Destination) (*amqp.Sender, func(), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.sessionLost != nil {
+		return nil, nil, fmt.Errorf("session on %s ended: %w", c.url, c.sessionLost)
+	}
 	if c.relay {
 		if c.relaySender == nil {
-			s, err := c.sess.NewSender(ctx, "", senderOptions(nil))
+			s, err := c.sess.NewSender(ctx, "", senderOptions(Destination{}))
 			if err != nil {
-				return nil, nil, fmt.Errorf("attaching anonymous-relay link on %s: %w", c.url, err)
+				return nil, nil, c.attachError(err, "anonymous-relay link")
 			}
 			c.relaySender = s
 		}
 		return c.relaySender, func() {}, nil
 	}
 
-	key := dest.Address + "\x00" + strings.Join(dest.Capabilities, ",")
+	key := fmt.Sprintf("%s\x00%s\x00%v", dest.Address, strings.Join(dest.Capabilities, ","), dest.Durable)
 	e, ok := c.links[key]
 	if !ok {
-		s, err := c.sess.NewSender(ctx, dest.Address, senderOptions(dest.Capabilities))
+		s, err := c.sess.NewSender(ctx, dest.Address, senderOptions(dest))
 		if err != nil {
-			return nil, nil, fmt.Errorf("attaching sender link to %q on %s: %w", dest.Address, c.url, err)
+			return nil, nil, c.attachError(err, fmt.Sprintf("sender link to %q", dest.Address))
 		}
 		e = &linkEntry{key: key, sender: s}
 		e.elem = c.lru.PushFront(e)
@@ -256,6 +264,62 @@ func (c *Conn) Sender(ctx context.Context, dest Destination) (*amqp.Sender, func
 			}
 		})
 	}, nil
+}
+
+// RefusedError is a broker's refusal of an address: retrying or reconnecting
+// will not help, so only the messages for that address fail.
+type RefusedError struct {
+	Address string
+	Err     *amqp.Error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("broker refused address %q: %s: %s", e.Address, e.Err.Condition, e.Err.Description)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// refusalConditions are the conditions with which brokers refuse an address
+// (RabbitMQ: not-found for a missing exchange, invalid-field for a malformed
+// address; others: unauthorized-access, not-allowed).
+var refusalConditions = map[amqp.ErrCond]bool{
+	amqp.ErrCondNotFound:           true,
+	amqp.ErrCondInvalidField:       true,
+	amqp.ErrCondUnauthorizedAccess: true,
+	amqp.ErrCondNotAllowed:         true,
+	amqp.ErrCondNotImplemented:     true,
+}
+
+// attachError classifies a failed attach. Brokers refuse an address either by
+// detaching the link (ActiveMQ, Artemis) or by ending the whole session
+// (RabbitMQ 3.x); in the latter case the Conn is marked lost so later senders
+// are told to reconnect rather than blamed for the refusal.
+func (c *Conn) attachError(err error, what string) error {
+	var le *amqp.LinkError
+	isLink := errors.As(err, &le)
+	var se *amqp.SessionError
+	var ce *amqp.ConnError
+	if !isLink && (errors.As(err, &se) || errors.As(err, &ce) || isRemote(err)) {
+		c.sessionLost = err
+	}
+	var ae *amqp.Error
+	if errors.As(err, &ae) && refusalConditions[ae.Condition] && (ce == nil) {
+		addr := strings.TrimPrefix(strings.TrimSuffix(what, "\""), "sender link to \"")
+		return &RefusedError{Address: addr, Err: ae}
+	}
+	return fmt.Errorf("attaching %s on %s: %w", what, c.url, err)
+}
+
+func isRemote(err error) bool {
+	var ae *amqp.Error
+	return errors.As(err, &ae)
+}
+
+// Lost reports whether the session ended, so the Conn must be replaced.
+func (c *Conn) Lost() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionLost != nil
 }
 
 // OpenLinks returns how many per-destination links are cached.

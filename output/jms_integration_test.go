@@ -1,0 +1,595 @@
+package output
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/redpanda-data/benthos/v4/public/service/integration"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/internal/jms"
+)
+
+// TestIntegrationJMSEncoding sends each message type through the output to
+// RabbitMQ and checks, with the independent Proton receiver, every section
+// and header a JMS consumer relies on.
+func TestIntegrationJMSEncoding(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+
+	type check func(t *testing.T, m receivedMsg, sentAt time.Time)
+	tests := []struct {
+		name    string
+		config  string
+		payload string
+		meta    map[string]any
+		check   check
+	}{
+		{
+			name: "text with every header",
+			config: `
+message_type: text
+priority: '${! meta("prio") }'
+ttl: 1m
+message_id: order-1
+correlation_id: '${! json("order") }'
+jms_type: OrderCreated
+reply_to: replies
+group_id: g1
+group_sequence: "3"
+metadata:
+  include_patterns: [ "^p_" ]
+`,
+			payload: `{"order":"o-17"}`,
+			meta: map[string]any{
+				"prio":      "7",
+				"p_str":     "s",
+				"p_int":     int64(42),
+				"p_float":   1.5,
+				"p_bool":    true,
+				"p_time":    time.UnixMilli(1700000000123),
+				"p_nested":  map[string]any{"a": 1},
+				"p_small":   uint8(200),
+				"not_sent":  "x",
+				"p_int32":   int32(-5),
+				"p_float32": float32(0.25),
+			},
+			check: func(t *testing.T, m receivedMsg, sentAt time.Time) {
+				assert.Equal(t, "amqp-value", m.BodySection)
+				assert.Equal(t, "str", m.Body.Type)
+				assert.Equal(t, `{"order":"o-17"}`, m.Body.str(t))
+				assert.Nil(t, m.ContentType, "content type %q", deref(m.ContentType))
+				assertAnnotation(t, m, jms.AnnMsgType, jms.MsgTypeText)
+				assertAnnotation(t, m, jms.AnnDest, int8(jms.KindQueue))
+				assertAnnotation(t, m, jms.AnnReplyType, int8(jms.KindQueue))
+				assert.True(t, m.Durable)
+				assert.Equal(t, 7, m.Priority)
+				assert.Equal(t, int64(60000), m.TTLMs)
+				assert.Equal(t, int64(60000), m.ExpiryTimeMs-m.CreationTimeMs)
+				assert.Equal(t, "ID:order-1", m.MessageID.str(t))
+				assert.Equal(t, "o-17", m.CorrelationID.str(t))
+				assert.Equal(t, "OrderCreated", deref(m.Subject))
+				assert.Equal(t, "/queue/replies", deref(m.ReplyTo))
+				assert.Equal(t, "g1", deref(m.GroupID))
+				require.NotNil(t, m.GroupSequence)
+				assert.Equal(t, int64(3), *m.GroupSequence)
+				assertCreationTime(t, m, sentAt)
+
+				// Every value on the wire has a JMS property type.
+				want := map[string]struct{ typ, val string }{
+					"p_str":     {"str", `"s"`},
+					"p_int":     {"int", `42`},            // AMQP long -> Java Long
+					"p_float":   {"float", `1.5`},         // AMQP double -> Java Double
+					"p_bool":    {"bool", `true`},         // boolean
+					"p_time":    {"int", `1700000000123`}, // epoch ms, not an AMQP timestamp
+					"p_nested":  {"str", `"{\"a\":1}"`},
+					"p_small":   {"short", `200`},    // uint8 widened to a signed short
+					"p_int32":   {"int32", `-5`},     // AMQP int -> Java Integer
+					"p_float32": {"float32", `0.25`}, // AMQP float -> Java Float
+				}
+				require.Len(t, m.Properties, len(want), "properties %v", m.Properties)
+				for k, w := range want {
+					got, ok := m.Properties[k]
+					if assert.True(t, ok, "property %s missing", k) {
+						assert.Equal(t, w.typ, got.Type, "type of %s", k)
+						assert.JSONEq(t, w.val, string(got.Value), "value of %s", k)
+					}
+				}
+			},
+		},
+		{
+			name: "bytes non-persistent with defaults",
+			config: `
+message_type: bytes
+delivery_mode: non_persistent
+`,
+			payload: "\x00\x01binary\xff",
+			check: func(t *testing.T, m receivedMsg, sentAt time.Time) {
+				assert.Equal(t, "data", m.BodySection)
+				assert.Equal(t, "bytes", m.Body.Type)
+				var b64 string
+				require.NoError(t, json.Unmarshal(m.Body.Value, &b64))
+				assert.Equal(t, "AAFiaW5hcnn/", b64)
+				assert.Equal(t, jms.ContentTypeOctetStream, deref(m.ContentType))
+				assertAnnotation(t, m, jms.AnnMsgType, jms.MsgTypeBytes)
+				assertAnnotation(t, m, jms.AnnDest, int8(jms.KindQueue))
+				assert.NotContains(t, m.Annotations, jms.AnnReplyType)
+				assert.False(t, m.Durable)
+				assert.Equal(t, 4, m.Priority, "JMS default priority")
+				assert.Zero(t, m.TTLMs)
+				assert.Zero(t, m.ExpiryTimeMs)
+				assert.True(t, strings.HasPrefix(m.MessageID.str(t), "ID:"), "generated message id %s", m.MessageID.Value)
+				assert.Equal(t, "null", m.CorrelationID.Type)
+				assert.Nil(t, m.Subject)
+				assert.Nil(t, m.ReplyTo)
+				assertCreationTime(t, m, sentAt)
+				assert.Empty(t, m.Properties)
+			},
+		},
+		{
+			name:    "map",
+			config:  "message_type: map\nreply_to: answers\nreply_to_type: topic\n",
+			payload: `{"s":"x","i":42,"f":1.5,"b":false,"n":null}`,
+			check: func(t *testing.T, m receivedMsg, sentAt time.Time) {
+				assert.Equal(t, "amqp-value", m.BodySection)
+				assert.Nil(t, m.ContentType, "content type %q", deref(m.ContentType))
+				assertAnnotation(t, m, jms.AnnMsgType, jms.MsgTypeMap)
+				assertAnnotation(t, m, jms.AnnReplyType, int8(jms.KindTopic))
+				assert.Equal(t, "/topic/answers", deref(m.ReplyTo))
+				var body map[string]typedVal
+				require.NoError(t, json.Unmarshal(m.Body.Value, &body))
+				want := map[string]struct{ typ, val string }{
+					"s": {"str", `"x"`},
+					"i": {"int", `42`},
+					"f": {"float", `1.5`},
+					"b": {"bool", `false`},
+					"n": {"null", `null`},
+				}
+				require.Len(t, body, len(want))
+				for k, w := range want {
+					assert.Equal(t, w.typ, body[k].Type, "type of %s", k)
+					assert.JSONEq(t, w.val, string(body[k].Value), "value of %s", k)
+				}
+				assertCreationTime(t, m, sentAt)
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			queue := jmsRandName("jms-it-")
+			o := newTestJMSOutput(t, b.yaml()+"queue: "+queue+"\n"+tc.config)
+			require.NoError(t, o.Connect(t.Context()))
+			t.Cleanup(func() { _ = o.Close(t.Context()) })
+
+			msg := service.NewMessage([]byte(tc.payload))
+			for k, v := range tc.meta {
+				msg.MetaSetMut(k, v)
+			}
+			sentAt := time.Now()
+			writeOK(t, o, service.MessageBatch{msg})
+
+			got := receiveWithPython(t, b, "/queue/"+queue, 1)
+			require.Len(t, got, 1)
+			assert.Equal(t, "/queue/"+queue, deref(got[0].To))
+			tc.check(t, got[0], sentAt)
+		})
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func assertAnnotation(t *testing.T, m receivedMsg, key string, want int8) {
+	t.Helper()
+	a, ok := m.Annotations[key]
+	if !assert.True(t, ok, "annotation %s missing from %v", key, m.Annotations) {
+		return
+	}
+	// The mapping types these annotations as a signed byte.
+	assert.Equal(t, "byte", a.Type, "type of %s", key)
+	assert.JSONEq(t, fmt.Sprint(want), string(a.Value), "value of %s", key)
+}
+
+func assertCreationTime(t *testing.T, m receivedMsg, sentAt time.Time) {
+	t.Helper()
+	assert.GreaterOrEqual(t, m.CreationTimeMs, sentAt.Add(-time.Millisecond).UnixMilli(), "creation time before send")
+	assert.LessOrEqual(t, m.CreationTimeMs, time.Now().UnixMilli(), "creation time after receive")
+}
+
+// TestIntegrationJMSDynamicTopics routes messages to a topic per message and
+// checks each subscriber gets only its own.
+func TestIntegrationJMSDynamicTopics(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	base := jmsRandName("jms-topic-")
+	o := newTestJMSOutput(t, b.yaml()+`topic: '`+base+`.${! meta("sym") }'`+"\n")
+	require.NoError(t, o.Connect(t.Context()))
+	t.Cleanup(func() { _ = o.Close(t.Context()) })
+
+	// Subscribe first: a topic keeps nothing for absent subscribers.
+	subA := startPyReceiver(t, b, "/topic/"+base+".A", 2)
+	subB := startPyReceiver(t, b, "/topic/"+base+".B", 2)
+
+	var batch service.MessageBatch
+	for i, sym := range []string{"A", "B", "A", "B"} {
+		m := service.NewMessage(fmt.Appendf(nil, "%s-%d", sym, i))
+		m.MetaSetMut("sym", sym)
+		batch = append(batch, m)
+	}
+	writeOK(t, o, batch)
+
+	for sym, sub := range map[string]*pyReceiver{"A": subA, "B": subB} {
+		got := sub.wait(t)
+		var bodies []string
+		for _, m := range got {
+			bodies = append(bodies, m.Body.str(t))
+			assertAnnotation(t, m, jms.AnnDest, int8(jms.KindTopic))
+			assert.Equal(t, "/topic/"+base+"."+sym, deref(m.To))
+		}
+		assert.ElementsMatch(t, []string{sym + "-" + map[string]string{"A": "0", "B": "1"}[sym], sym + "-" + map[string]string{"A": "2", "B": "3"}[sym]}, bodies)
+	}
+	// No anonymous relay on RabbitMQ 3.x: one cached link per topic.
+	c, _ := o.current()
+	assert.False(t, c.UsesRelay())
+	assert.Equal(t, 2, c.OpenLinks())
+}
+
+// TestIntegrationJMSWrongPassword checks a bad password fails Connect with
+// an error that says so and does not leak the password.
+func TestIntegrationJMSWrongPassword(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	b.pass = "not-the-password-4711"
+	o := newTestJMSOutput(t, b.yaml()+"queue: nowhere\n")
+	err := o.Connect(t.Context())
+	require.Error(t, err)
+	assert.ErrorIs(t, err, jms.ErrAuth)
+	assert.Contains(t, err.Error(), "check username and password")
+	assert.Contains(t, err.Error(), b.user)
+	assert.NotContains(t, err.Error(), b.pass)
+	assert.ErrorIs(t, o.WriteBatch(t.Context(), service.MessageBatch{service.NewMessage([]byte("x"))}), service.ErrNotConnected)
+}
+
+// TestIntegrationJMSRejectedMessage sends a batch in which the broker
+// refuses one message and checks that exactly that message fails, with the
+// broker's condition, while the others are delivered. RabbitMQ 3.10's AMQP
+// 1.0 plugin cannot reject a single transfer gracefully (a publisher nack, as
+// from a reject-publish queue, crashes its session), so the refused message
+// goes to an exchange that does not exist, which the broker refuses with
+// amqp:not-found.
+func TestIntegrationJMSRejectedMessage(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	queue := jmsRandName("jms-it-")
+	missing := "/exchange/" + jmsRandName("jms-missing-") + "/key"
+	o := newTestJMSOutput(t, b.yaml()+`queue: '${! meta("dest") }'`+"\naddress_style: rabbitmq\n")
+	require.NoError(t, o.Connect(t.Context()))
+	t.Cleanup(func() { _ = o.Close(t.Context()) })
+
+	var batch service.MessageBatch
+	for i, dest := range []string{queue, queue, missing, queue} {
+		m := service.NewMessage(fmt.Appendf(nil, "%d", i))
+		m.MetaSetMut("dest", dest)
+		batch = append(batch, m)
+	}
+	ix := batch.Index()
+	err := o.WriteBatch(t.Context(), batch)
+	require.Error(t, err)
+	var bErr *service.BatchError
+	require.ErrorAs(t, err, &bErr)
+	assert.Equal(t, 1, bErr.IndexedErrors())
+	for i := range batch {
+		ierr := indexFailed(ix, bErr, i)
+		if i != 2 {
+			assert.NoError(t, ierr, "message %d", i)
+			continue
+		}
+		require.Error(t, ierr)
+		assert.Contains(t, ierr.Error(), "amqp:not-found")
+		assert.Contains(t, ierr.Error(), missing)
+	}
+	// Drain: messages 0 and 1 may arrive twice, as RabbitMQ ended the session
+	// before their settlement was read and they were resent.
+	got := receiveWithPython(t, b, "/queue/"+queue, 0)
+	bodies := map[string]bool{}
+	for _, m := range got {
+		bodies[m.Body.str(t)] = true
+	}
+	assert.Equal(t, map[string]bool{"0": true, "1": true, "3": true}, bodies)
+	// The connection survived the refusal: no reconnect was needed.
+	c, _ := o.current()
+	require.NotNil(t, c)
+}
+
+// TestIntegrationJMSBrokerRestart stops and restarts the broker while a
+// producer runs and checks every message the output reported delivered can
+// be read afterwards.
+func TestIntegrationJMSBrokerRestart(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	queue := jmsRandName("jms-restart-")
+	o := newTestJMSOutput(t, b.yaml()+"queue: "+queue+`
+retry:
+  max_retries: 100
+  initial_interval: 50ms
+  max_interval: 500ms
+  max_elapsed_time: 60s
+send_timeout: 5s
+`)
+	require.NoError(t, o.Connect(t.Context()))
+	t.Cleanup(func() { _ = o.Close(t.Context()) })
+
+	var (
+		mu    sync.Mutex
+		acked = map[string]bool{}
+		sent  int
+	)
+	// The producer runs until the broker is back and a few more batches went
+	// through, so batches are in flight when the broker goes away.
+	const perBatch, afterRestart, maxBatches = 10, 10, 5000
+	started := make(chan struct{})
+	restarted := make(chan struct{})
+	producerDone := make(chan error, 1)
+	go func() {
+		extra := 0
+		for n := 0; n < maxBatches && extra < afterRestart; n++ {
+			var batch service.MessageBatch
+			for k := range perBatch {
+				batch = append(batch, service.NewMessage(fmt.Appendf(nil, "m-%04d-%02d", n, k)))
+			}
+			ix := batch.Index()
+			err := o.WriteBatch(t.Context(), batch)
+			var bErr *service.BatchError
+			if err != nil && !errors.As(err, &bErr) {
+				producerDone <- err
+				return
+			}
+			mu.Lock()
+			sent += len(batch)
+			for i, m := range batch {
+				if bErr == nil || indexFailed(ix, bErr, i) == nil {
+					body, _ := m.AsBytes()
+					acked[string(body)] = true
+				}
+			}
+			mu.Unlock()
+			if n == 5 {
+				close(started)
+			}
+			select {
+			case <-restarted:
+				extra++
+			default:
+			}
+		}
+		producerDone <- nil
+	}()
+
+	<-started
+	runShell(t, b.stop)
+	runShell(t, b.start)
+	close(restarted)
+	require.NoError(t, <-producerDone)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, acked)
+	t.Logf("acked %d of %d messages", len(acked), sent)
+	got := receiveWithPython(t, b, "/queue/"+queue, 0)
+	t.Logf("read back %d messages", len(got))
+	seen := map[string]bool{}
+	for _, m := range got {
+		seen[m.Body.str(t)] = true
+	}
+	for body := range acked {
+		assert.True(t, seen[body], "acked message %s lost", body)
+	}
+}
+
+// indexFailed returns the error of message idx of the batch that ix indexes.
+func indexFailed(ix *service.Indexer, bErr *service.BatchError, idx int) error {
+	var out error
+	bErr.WalkMessagesIndexedBy(ix, func(i int, _ *service.Message, err error) bool {
+		if i == idx {
+			out = err
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+func runShell(t *testing.T, cmd string) {
+	t.Helper()
+	out, err := execShell(t, cmd)
+	require.NoError(t, err, "%s: %s", cmd, out)
+}
+
+func execShell(t *testing.T, cmd string) (string, error) {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), "sh", "-c", cmd).CombinedOutput()
+	return string(out), err
+}
+
+// ---- helpers shared by the jms integration tests and benchmark ----
+
+// jmsBroker is the RabbitMQ that .ci/setup.d/20-rabbitmq.sh starts. The
+// defaults match what the script creates, so a developer who ran it once
+// needs no environment.
+type jmsBroker struct {
+	url, user, pass string
+	stop, start     string
+}
+
+const jmsSetupHint = "run `bash -c 'source .ci/setup.d/20-rabbitmq.sh'` from the repository root to install and start RabbitMQ with AMQP 1.0 on 127.0.0.1"
+
+func jmsEnv(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// jmsTestBroker returns the broker, failing (never skipping) when it is not
+// reachable, with the command that starts it.
+func jmsTestBroker(t testing.TB) jmsBroker {
+	t.Helper()
+	b := jmsBroker{
+		url:   jmsEnv("JMS_TEST_AMQP_URL", "amqp://127.0.0.1:5672"),
+		user:  jmsEnv("JMS_TEST_USERNAME", "connect-solace"),
+		pass:  jmsEnv("JMS_TEST_PASSWORD", "connect-solace-test"),
+		stop:  jmsEnv("JMS_TEST_BROKER_STOP", "rabbitmqctl -q -n rabbit@localhost stop_app"),
+		start: jmsEnv("JMS_TEST_BROKER_START", "rabbitmqctl -q -n rabbit@localhost start_app && rabbitmqctl -q -n rabbit@localhost await_startup"),
+	}
+	u, err := url.Parse(b.url)
+	require.NoError(t, err)
+	c, err := net.DialTimeout("tcp", u.Host, 3*time.Second)
+	if err != nil {
+		t.Fatalf("RabbitMQ is not reachable at %s (%v): %s", b.url, err, jmsSetupHint)
+	}
+	_ = c.Close()
+	return b
+}
+
+func jmsRandName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// newTestJMSOutput builds the output from YAML the way Benthos would.
+func newTestJMSOutput(t testing.TB, yaml string) *jmsOutput {
+	t.Helper()
+	conf, err := jmsOutputSpec().ParseYAML(yaml, nil)
+	require.NoError(t, err)
+	o, err := newJMSOutputFromParsed(conf, service.MockResources())
+	require.NoError(t, err)
+	return o
+}
+
+// brokerYAML is the connection part of a config for the test broker.
+func (b jmsBroker) yaml() string {
+	return fmt.Sprintf("urls: [ %q ]\nusername: %q\npassword: %q\n", b.url, b.user, b.pass)
+}
+
+// receivedMsg is what jms_receive.py reports for one message.
+type receivedMsg struct {
+	BodySection    string              `json:"body_section"`
+	Body           typedVal            `json:"body"`
+	ContentType    *string             `json:"content_type"`
+	Annotations    map[string]typedVal `json:"annotations"`
+	Durable        bool                `json:"durable"`
+	Priority       int                 `json:"priority"`
+	TTLMs          int64               `json:"ttl_ms"`
+	MessageID      typedVal            `json:"message_id"`
+	CorrelationID  typedVal            `json:"correlation_id"`
+	Subject        *string             `json:"subject"`
+	To             *string             `json:"to"`
+	ReplyTo        *string             `json:"reply_to"`
+	CreationTimeMs int64               `json:"creation_time_ms"`
+	ExpiryTimeMs   int64               `json:"expiry_time_ms"`
+	GroupID        *string             `json:"group_id"`
+	GroupSequence  *int64              `json:"group_sequence"`
+	Properties     map[string]typedVal `json:"properties"`
+}
+
+// typedVal is a value with the Proton type it decoded into.
+type typedVal struct {
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+func (v typedVal) str(t testing.TB) string {
+	t.Helper()
+	var s string
+	require.NoError(t, json.Unmarshal(v.Value, &s), "value %s is not a string", v.Value)
+	return s
+}
+
+// pyReceiver is a running jms_receive.py.
+type pyReceiver struct {
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr *strings.Builder
+	done   chan error
+}
+
+// startPyReceiver starts the independent Proton receiver on address and
+// waits until its link is attached. count 0 drains until idle.
+func startPyReceiver(t testing.TB, b jmsBroker, address string, count int) *pyReceiver {
+	t.Helper()
+	ctx := t.Context()
+	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "testdata/jms_receive.py",
+		"--url", b.url, "--user", b.user, "--password", b.pass,
+		"--address", address, "--count", fmt.Sprint(count), "--timeout", "20")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	r := &pyReceiver{cmd: cmd, lines: make(chan string, 4), stderr: &strings.Builder{}, done: make(chan error, 1)}
+	cmd.Stderr = r.stderr
+	require.NoError(t, cmd.Start(), "starting /usr/bin/python3 (python3-qpid-proton): %s", jmsSetupHint)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+		close(r.lines)
+		r.done <- cmd.Wait()
+	}()
+	select {
+	case l, ok := <-r.lines:
+		require.True(t, ok && l == "ready", "receiver did not attach (got %q): %s", l, r.stderr)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("receiver did not attach in time: %s", r.stderr)
+	}
+	return r
+}
+
+// wait returns the messages the receiver printed.
+func (r *pyReceiver) wait(t testing.TB) []receivedMsg {
+	t.Helper()
+	var out []receivedMsg
+	select {
+	case l, ok := <-r.lines:
+		require.True(t, ok, "receiver printed nothing: %s", r.stderr)
+		require.NoError(t, json.Unmarshal([]byte(l), &out), l)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("receiver did not finish: %s", r.stderr)
+	}
+	require.NoError(t, <-r.done, r.stderr.String())
+	return out
+}
+
+// receiveWithPython reads count messages from address with the Proton
+// receiver.
+func receiveWithPython(t testing.TB, b jmsBroker, address string, count int) []receivedMsg {
+	t.Helper()
+	return startPyReceiver(t, b, address, count).wait(t)
+}
+
+// writeOK writes batch and requires it to be delivered.
+func writeOK(t testing.TB, o *jmsOutput, batch service.MessageBatch) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, o.WriteBatch(ctx, batch))
+}

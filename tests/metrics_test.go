@@ -64,8 +64,18 @@ type proc struct {
 // kill) when the test ends.
 func startBinary(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startBinaryCmd(t, nil, args...)
+}
+
+// startBinaryCmd is startBinary with a hook to adjust the command (its
+// environment, say) before it starts.
+func startBinaryCmd(t *testing.T, adjust func(*exec.Cmd), args ...string) *proc {
+	t.Helper()
 	p := &proc{out: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(binPath(t), args...)
+	if adjust != nil {
+		adjust(p.cmd)
+	}
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out
 	require.NoError(t, p.cmd.Start())

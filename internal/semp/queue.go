@@ -1,0 +1,203 @@
+package semp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Access types and permissions as SEMP spells them (MsgVpnQueue.accessType,
+// MsgVpnQueue.permission).
+const (
+	AccessTypeExclusive    = "exclusive"
+	AccessTypeNonExclusive = "non-exclusive"
+
+	PermissionNoAccess    = "no-access"
+	PermissionReadOnly    = "read-only"
+	PermissionConsume     = "consume"
+	PermissionModifyTopic = "modify-topic"
+	PermissionDelete      = "delete"
+)
+
+// Queue is the subset of the config API's MsgVpnQueue that connect-solace
+// reads and writes. Empty and nil fields are omitted, so on create the broker
+// applies its defaults and on update (PATCH) they are left unchanged.
+type Queue struct {
+	QueueName          string `json:"queueName"`
+	AccessType         string `json:"accessType,omitempty"`
+	Permission         string `json:"permission,omitempty"`
+	IngressEnabled     *bool  `json:"ingressEnabled,omitempty"`
+	EgressEnabled      *bool  `json:"egressEnabled,omitempty"`
+	MaxRedeliveryCount *int64 `json:"maxRedeliveryCount,omitempty"`
+	DeadMsgQueue       string `json:"deadMsgQueue,omitempty"`
+	Owner              string `json:"owner,omitempty"`
+	// MaxMsgSpoolUsage is the spool quota in megabytes.
+	MaxMsgSpoolUsage  *int64 `json:"maxMsgSpoolUsage,omitempty"`
+	RespectTTLEnabled *bool  `json:"respectTtlEnabled,omitempty"`
+	MsgVpnName        string `json:"msgVpnName,omitempty"`
+}
+
+// Bool and Int64 return pointers for Queue's optional fields.
+func Bool(v bool) *bool    { return &v }
+func Int64(v int64) *int64 { return &v }
+
+// subscription is the config API's MsgVpnQueueSubscription.
+type subscription struct {
+	MsgVpnName        string `json:"msgVpnName,omitempty"`
+	QueueName         string `json:"queueName,omitempty"`
+	SubscriptionTopic string `json:"subscriptionTopic"`
+}
+
+func checkNames(what string, names ...string) error {
+	for _, n := range names {
+		if n == "" {
+			return fmt.Errorf("semp: %s: empty name", what)
+		}
+	}
+	return nil
+}
+
+// GetQueue returns a queue's configuration. A missing queue is an error for
+// which IsNotFound is true.
+func (c *Client) GetQueue(ctx context.Context, vpn, name string) (*Queue, error) {
+	if err := checkNames("get queue", vpn, name); err != nil {
+		return nil, err
+	}
+	env, err := c.do(ctx, c.newRequest(http.MethodGet, configBase, nil, nil, "msgVpns", seg(vpn), "queues", seg(name)))
+	if err != nil {
+		return nil, err
+	}
+	return decodeQueue(env)
+}
+
+// ListQueues returns every queue in vpn, following SEMP's paging cursor.
+func (c *Client) ListQueues(ctx context.Context, vpn string) ([]Queue, error) {
+	if err := checkNames("list queues", vpn); err != nil {
+		return nil, err
+	}
+	var out []Queue
+	err := c.list(ctx, configBase, func(data json.RawMessage) error {
+		var page []Queue
+		if err := json.Unmarshal(data, &page); err != nil {
+			return fmt.Errorf("semp: decoding queue list of VPN %q: %w", vpn, err)
+		}
+		out = append(out, page...)
+		return nil
+	}, "msgVpns", seg(vpn), "queues")
+	return out, err
+}
+
+// CreateQueue creates q in vpn and returns the broker's view of it, defaults
+// filled in. An existing queue is an error for which IsAlreadyExists is true.
+func (c *Client) CreateQueue(ctx context.Context, vpn string, q Queue) (*Queue, error) {
+	if err := checkNames("create queue", vpn, q.QueueName); err != nil {
+		return nil, err
+	}
+	env, err := c.do(ctx, c.newRequest(http.MethodPost, configBase, nil, q, "msgVpns", seg(vpn), "queues"))
+	if err != nil {
+		if IsAlreadyExists(err) && maybeApplied(err) {
+			// Our own earlier attempt created it and the reply was lost.
+			return c.GetQueue(ctx, vpn, q.QueueName)
+		}
+		return nil, err
+	}
+	return decodeQueue(env)
+}
+
+// UpdateQueue changes the set fields of q (PATCH) and returns the result.
+func (c *Client) UpdateQueue(ctx context.Context, vpn string, q Queue) (*Queue, error) {
+	if err := checkNames("update queue", vpn, q.QueueName); err != nil {
+		return nil, err
+	}
+	env, err := c.do(ctx, c.newRequest(http.MethodPatch, configBase, nil, q, "msgVpns", seg(vpn), "queues", seg(q.QueueName)))
+	if err != nil {
+		return nil, err
+	}
+	return decodeQueue(env)
+}
+
+// DeleteQueue deletes a queue and the messages on it.
+func (c *Client) DeleteQueue(ctx context.Context, vpn, name string) error {
+	if err := checkNames("delete queue", vpn, name); err != nil {
+		return err
+	}
+	_, err := c.do(ctx, c.newRequest(http.MethodDelete, configBase, nil, nil, "msgVpns", seg(vpn), "queues", seg(name)))
+	if IsNotFound(err) && maybeApplied(err) {
+		return nil
+	}
+	return err
+}
+
+// EnsureQueue creates q unless a queue of that name exists. It does not
+// reconcile an existing queue's settings with q: an operator's later changes
+// win over our defaults.
+func (c *Client) EnsureQueue(ctx context.Context, vpn string, q Queue) (created bool, err error) {
+	_, err = c.CreateQueue(ctx, vpn, q)
+	switch {
+	case err == nil:
+		return true, nil
+	case IsAlreadyExists(err):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// ListSubscriptions returns the topic subscriptions of a queue.
+func (c *Client) ListSubscriptions(ctx context.Context, vpn, queue string) ([]string, error) {
+	if err := checkNames("list subscriptions", vpn, queue); err != nil {
+		return nil, err
+	}
+	var out []string
+	err := c.list(ctx, configBase, func(data json.RawMessage) error {
+		var page []subscription
+		if err := json.Unmarshal(data, &page); err != nil {
+			return fmt.Errorf("semp: decoding subscriptions of queue %q: %w", queue, err)
+		}
+		for _, s := range page {
+			out = append(out, s.SubscriptionTopic)
+		}
+		return nil
+	}, "msgVpns", seg(vpn), "queues", seg(queue), "subscriptions")
+	return out, err
+}
+
+// AddSubscription adds a topic subscription to a queue. A subscription that
+// already exists counts as success.
+func (c *Client) AddSubscription(ctx context.Context, vpn, queue, topic string) error {
+	if err := checkNames("add subscription", vpn, queue, topic); err != nil {
+		return err
+	}
+	_, err := c.do(ctx, c.newRequest(http.MethodPost, configBase, nil,
+		subscription{SubscriptionTopic: topic}, "msgVpns", seg(vpn), "queues", seg(queue), "subscriptions"))
+	if IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// RemoveSubscription removes a topic subscription from a queue.
+func (c *Client) RemoveSubscription(ctx context.Context, vpn, queue, topic string) error {
+	if err := checkNames("remove subscription", vpn, queue, topic); err != nil {
+		return err
+	}
+	_, err := c.do(ctx, c.newRequest(http.MethodDelete, configBase, nil, nil,
+		"msgVpns", seg(vpn), "queues", seg(queue), "subscriptions", seg(topic)))
+	if IsNotFound(err) && maybeApplied(err) {
+		return nil
+	}
+	return err
+}
+
+func decodeQueue(env *envelope) (*Queue, error) {
+	if len(env.Data) == 0 || string(env.Data) == "null" {
+		return nil, errors.New("semp: response carries no queue data")
+	}
+	var q Queue
+	if err := json.Unmarshal(env.Data, &q); err != nil {
+		return nil, fmt.Errorf("semp: decoding queue: %w", err)
+	}
+	return &q, nil
+}

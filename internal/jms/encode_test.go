@@ -1,0 +1,228 @@
+package jms
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// roundTrip encodes m, marshals it to wire bytes and decodes them again, so
+// tests see what a receiver sees (types included), not Go values.
+func roundTrip(t *testing.T, m *Message) *amqp.Message {
+	t.Helper()
+	am, err := Encode(m)
+	require.NoError(t, err)
+	wire, err := am.MarshalBinary()
+	require.NoError(t, err)
+	var got amqp.Message
+	require.NoError(t, got.UnmarshalBinary(wire))
+	return &got
+}
+
+// TestEncodeConventions encodes the same JMS message for ActiveMQ, Artemis
+// and Solace and checks the address, annotations and body per convention.
+func TestEncodeConventions(t *testing.T) {
+	created := time.UnixMilli(1700000000000)
+	seq := uint32(9)
+	tests := []struct {
+		style     string
+		kind      DestKind
+		name      string
+		replyTo   string
+		replyKind DestKind
+		wantTo    string
+		wantReply string
+		wantCaps  []string
+	}{
+		{StyleActiveMQ, KindQueue, "orders", "answers", KindTopic, "queue://orders", "topic://answers", []string{"queue"}},
+		{StyleActiveMQ, KindTopic, "prices", "answers", KindQueue, "topic://prices", "queue://answers", []string{"topic"}},
+		{StyleArtemis, KindQueue, "orders", "answers", KindQueue, "orders", "answers", []string{"queue"}},
+		{StyleArtemis, KindTopic, "prices", "answers", KindTopic, "prices", "answers", []string{"topic"}},
+		{StyleSolace, KindQueue, "orders", "answers", KindTopic, "orders", "topic://answers", []string{"queue"}},
+		{StyleSolace, KindTopic, "prices/eu/>", "answers", KindQueue, "topic://prices/eu/>", "answers", []string{"topic"}},
+		{StyleRabbitMQ, KindQueue, "orders", "answers", KindTopic, "/queue/orders", "/topic/answers", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.style+"/"+tc.kind.String(), func(t *testing.T) {
+			a, err := NewAddresser(tc.style, "", "", nil)
+			require.NoError(t, err)
+			dest, err := a.Resolve(tc.kind, tc.name)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantTo, dest.Address)
+			assert.Equal(t, tc.wantCaps, dest.Capabilities)
+			reply, err := a.Resolve(tc.replyKind, tc.replyTo)
+			require.NoError(t, err)
+
+			got := roundTrip(t, &Message{
+				Type:          BodyText,
+				Body:          []byte("héllo"),
+				Destination:   dest,
+				ReplyTo:       &reply,
+				Persistent:    true,
+				Priority:      7,
+				TTL:           90 * time.Second,
+				MessageID:     "abc",
+				CorrelationID: "corr",
+				JMSType:       "T",
+				GroupID:       "g",
+				GroupSequence: &seq,
+				Properties:    map[string]any{"n": int32(1)},
+				CreationTime:  created,
+			})
+			assert.Equal(t, "héllo", got.Value)
+			assert.Empty(t, got.Data)
+			assert.Equal(t, int8(MsgTypeText), ann(t, got, AnnMsgType))
+			assert.Equal(t, int8(tc.kind), ann(t, got, AnnDest))
+			assert.Equal(t, int8(tc.replyKind), ann(t, got, AnnReplyType))
+			assert.True(t, got.Header.Durable)
+			assert.Equal(t, uint8(7), got.Header.Priority)
+			assert.Equal(t, 90*time.Second, got.Header.TTL)
+			p := got.Properties
+			assert.Equal(t, "ID:abc", p.MessageID)
+			assert.Equal(t, tc.wantTo, *p.To)
+			assert.Equal(t, tc.wantReply, *p.ReplyTo)
+			assert.Equal(t, "corr", p.CorrelationID)
+			assert.Equal(t, "T", *p.Subject)
+			assert.Equal(t, "g", *p.GroupID)
+			assert.Equal(t, uint32(9), *p.GroupSequence)
+			assert.Nil(t, p.ContentType)
+			assert.True(t, created.Equal(*p.CreationTime))
+			assert.True(t, created.Add(90*time.Second).Equal(*p.AbsoluteExpiryTime))
+			assert.Equal(t, map[string]any{"n": int32(1)}, got.ApplicationProperties)
+		})
+	}
+}
+
+func TestEncodeBodies(t *testing.T) {
+	dest := Destination{Kind: KindQueue, Name: "q", Address: "q"}
+	tests := []struct {
+		name     string
+		msg      Message
+		wantType int8
+		wantCT   string
+		check    func(t *testing.T, m *amqp.Message)
+	}{
+		{
+			name:     "bytes is a data section with octet-stream",
+			msg:      Message{Type: BodyBytes, Body: []byte{0, 1, 0xff}},
+			wantType: MsgTypeBytes,
+			wantCT:   ContentTypeOctetStream,
+			check: func(t *testing.T, m *amqp.Message) {
+				assert.Equal(t, [][]byte{{0, 1, 0xff}}, m.Data)
+				assert.Nil(t, m.Value)
+			},
+		},
+		{
+			name:     "map is an amqp-value map",
+			msg:      Message{Type: BodyMap, Map: map[string]any{"a": int64(1), "b": "x", "c": []byte{1}}},
+			wantType: MsgTypeMap,
+			check: func(t *testing.T, m *amqp.Message) {
+				assert.Equal(t, map[string]any{"a": int64(1), "b": "x", "c": []byte{1}}, m.Value)
+			},
+		},
+		{
+			name:     "empty map is still a map",
+			msg:      Message{Type: BodyMap},
+			wantType: MsgTypeMap,
+			check: func(t *testing.T, m *amqp.Message) {
+				assert.Empty(t, m.Value)
+				assert.IsType(t, map[any]any{}, m.Value, "an (empty) AMQP map")
+			},
+		},
+		{
+			name:     "empty text is an empty string",
+			msg:      Message{Type: BodyText},
+			wantType: MsgTypeText,
+			check: func(t *testing.T, m *amqp.Message) {
+				assert.Equal(t, "", m.Value)
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.msg.Destination = dest
+			tc.msg.Priority = DefaultPriority
+			before := time.Now().Truncate(time.Millisecond)
+			got := roundTrip(t, &tc.msg)
+			assert.Equal(t, tc.wantType, ann(t, got, AnnMsgType))
+			if tc.wantCT == "" {
+				assert.Nil(t, got.Properties.ContentType)
+			} else {
+				require.NotNil(t, got.Properties.ContentType)
+				assert.Equal(t, tc.wantCT, *got.Properties.ContentType)
+			}
+			// Defaults: non-persistent, priority 4, no expiry, generated
+			// ID and a creation time.
+			assert.False(t, got.Header.Durable)
+			assert.Equal(t, DefaultPriority, got.Header.Priority)
+			assert.Nil(t, got.Properties.AbsoluteExpiryTime)
+			assert.Regexp(t, `^ID:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, got.Properties.MessageID)
+			require.NotNil(t, got.Properties.CreationTime)
+			assert.False(t, got.Properties.CreationTime.Before(before))
+			assert.Nil(t, ann(t, got, AnnReplyType))
+			tc.check(t, got)
+		})
+	}
+}
+
+func TestEncodeErrors(t *testing.T) {
+	dest := Destination{Address: "q"}
+	tests := []struct {
+		name string
+		msg  Message
+		want string
+	}{
+		{"invalid UTF-8 text", Message{Type: BodyText, Body: []byte{0xff, 0xfe}, Destination: dest}, "message_type: bytes"},
+		{"priority above 9", Message{Priority: 10, Destination: dest}, "0-9"},
+		{"no destination", Message{}, "no destination"},
+		{"unknown type", Message{Type: "stream", Destination: dest}, "unknown message type"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Encode(&tc.msg)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestMessageIDsAreUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := NewMessageID()
+		require.False(t, seen[id], "duplicate %s", id)
+		seen[id] = true
+	}
+}
+
+// ann returns an annotation's value. go-amqp decodes symbol keys into plain
+// strings, so TestAnnotationKeysAreSymbols checks the wire encoding.
+func ann(t *testing.T, m *amqp.Message, key string) any {
+	t.Helper()
+	for k, v := range m.Annotations {
+		if fmt.Sprint(k) == key {
+			return v
+		}
+	}
+	return nil
+}
+
+// TestAnnotationKeysAreSymbols checks the mapping's annotation keys go on the
+// wire as AMQP symbols (sym8) followed by a signed byte (0x51), as Qpid JMS
+// and brokers expect.
+func TestAnnotationKeysAreSymbols(t *testing.T) {
+	reply := Destination{Kind: KindTopic, Address: "r"}
+	am, err := Encode(&Message{Type: BodyBytes, Destination: Destination{Kind: KindTopic, Address: "t"}, ReplyTo: &reply})
+	require.NoError(t, err)
+	wire, err := am.MarshalBinary()
+	require.NoError(t, err)
+	for key, val := range map[string]int8{AnnMsgType: MsgTypeBytes, AnnDest: int8(KindTopic), AnnReplyType: int8(KindTopic)} {
+		enc := append(sym8(key), 0x51, byte(val))
+		assert.True(t, bytes.Contains(wire, enc), "wire lacks %s as sym8 + byte %d", key, val)
+	}
+}

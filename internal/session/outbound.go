@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"solace.dev/go/messaging/pkg/solace"
@@ -79,6 +80,9 @@ const solacePropertyPrefix = "solace.messaging."
 
 // properties maps the attributes to client message properties.
 func (o *Outbound) properties() (config.MessagePropertyMap, error) {
+	if o.plain() {
+		return nil, nil
+	}
 	p := make(config.MessagePropertyMap, 8+len(o.UserProperties))
 	for k, v := range o.UserProperties {
 		if strings.HasPrefix(k, solacePropertyPrefix) {
@@ -141,9 +145,17 @@ func (o *Outbound) properties() (config.MessagePropertyMap, error) {
 	return p, nil
 }
 
+// plain reports a message without attributes, which needs no property map.
+func (o *Outbound) plain() bool {
+	return len(o.UserProperties) == 0 && o.ApplicationMessageID == "" && o.ApplicationMessageType == "" &&
+		o.CorrelationID == "" && o.SenderID == "" && o.HTTPContentType == "" && o.HTTPContentEncoding == "" &&
+		o.Priority == nil && o.TTL == 0 && o.DMQEligible == nil && o.ClassOfService == nil &&
+		o.PartitionKey == "" && o.ReplyTo == ""
+}
+
 // build turns o into a client message. The caller disposes it once the
 // publisher took its copy.
-func build(b solace.OutboundMessageBuilder, o *Outbound) (message.OutboundMessage, *resource.Topic, error) {
+func build(b solace.OutboundMessageBuilder, topics *topicCache, o *Outbound) (message.OutboundMessage, *resource.Topic, error) {
 	if o.Destination.Name == "" {
 		return nil, nil, fmt.Errorf("empty %s name", destKind(o.Destination))
 	}
@@ -151,11 +163,31 @@ func build(b solace.OutboundMessageBuilder, o *Outbound) (message.OutboundMessag
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := b.BuildWithByteArrayPayload(o.Payload, props)
+	var m message.OutboundMessage
+	if props == nil {
+		m, err = b.BuildWithByteArrayPayload(o.Payload)
+	} else {
+		m, err = b.BuildWithByteArrayPayload(o.Payload, props)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("building message: %w", err)
 	}
-	return m, resource.TopicOf(o.Destination.Topic()), nil
+	return m, topics.get(o.Destination.Topic()), nil
+}
+
+// topicCache remembers the last topic, which is every topic when the
+// destination is static, without growing with dynamic destinations.
+type topicCache struct {
+	last atomic.Pointer[resource.Topic]
+}
+
+func (c *topicCache) get(name string) *resource.Topic {
+	if t := c.last.Load(); t != nil && t.GetName() == name {
+		return t
+	}
+	t := resource.TopicOf(name)
+	c.last.Store(t)
+	return t
 }
 
 func destKind(d Destination) string {

@@ -59,6 +59,7 @@ type Publisher struct {
 	sess    *Session
 	opts    PublisherOptions
 	builder solace.OutboundMessageBuilder
+	topics  topicCache
 
 	persistent solace.PersistentMessagePublisher
 	direct     solace.DirectMessagePublisher
@@ -315,7 +316,7 @@ func (p *Publisher) PublishBatch(ctx context.Context, msgs []*Outbound) []Result
 	}()
 
 	for i, o := range msgs {
-		m, topic, err := build(p.builder, o)
+		m, topic, err := build(p.builder, &p.topics, o)
 		if err != nil {
 			b.resolve(i, Result{Err: err})
 			continue
@@ -353,7 +354,7 @@ func (p *Publisher) publishPersistent(ctx context.Context, m message.OutboundMes
 }
 
 func (p *Publisher) publishDirect(ctx context.Context, o *Outbound) error {
-	m, topic, err := build(p.builder, o)
+	m, topic, err := build(p.builder, &p.topics, o)
 	if err != nil {
 		return err
 	}

@@ -148,7 +148,7 @@ func TestStreamsAPIExposure(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, writeFile(filepath.Join(dir, "leaky.yaml"), streamWithSecret))
-			addr := freeAddr(t)
+			addr := freeLoopbackAddr(t)
 			args := append([]string{"streams", "--set", "http.address=" + addr, "--set", "logger.level=warn"}, tt.args...)
 			args = append(args, filepath.Join(dir, "leaky.yaml"))
 			p := startBinaryEnv(t, []string{"CS_TEST_PASSWORD=" + literalSecret}, args...)

@@ -23,9 +23,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// freeAddr returns a 127.0.0.1 address with a port that was free a moment
+// freeLoopbackAddr returns a 127.0.0.1 address with a port that was free a moment
 // ago, for servers started by the binary.
-func freeAddr(t *testing.T) string {
+func freeLoopbackAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -190,7 +190,7 @@ func TestPrometheusMetricsScrape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			addr := freeAddr(t)
+			addr := freeLoopbackAddr(t)
 			conf := filepath.Join(t.TempDir(), "config.yaml")
 			require.NoError(t, writeFile(conf, fmt.Sprintf(`
 http:

@@ -4,10 +4,14 @@ DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X main.Version=$(VERSION) -X main.DateBuilt=$(DATE)
 BIN     ?= bin/connect-solace
 
-.PHONY: build test test-unit test-integration lint dev bench clean
+.PHONY: build demo test test-unit test-integration lint bench clean
 
 build:
 	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/connect-solace
+
+# Build, start the dev broker and run a publish/consume pipeline (README).
+demo: build
+	BIN=$(BIN) scripts/demo.sh
 
 # The whole suite: unit tests, then the broker integration suites, which
 # Benthos's integration package only runs when -run names them explicitly.

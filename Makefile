@@ -4,7 +4,7 @@ DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X main.Version=$(VERSION) -X main.DateBuilt=$(DATE)
 BIN     ?= bin/connect-solace
 
-.PHONY: build demo test test-unit test-integration lint bench clean
+.PHONY: build demo docs test test-unit test-integration lint bench clean
 
 build:
 	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/connect-solace
@@ -12,6 +12,11 @@ build:
 # Build, start the dev broker and run a publish/consume pipeline (README).
 demo: build
 	BIN=$(BIN) scripts/demo.sh
+
+# Regenerate docs/components from the plugin specs; tests/docs_test.go fails
+# when the committed pages are stale.
+docs: build
+	$(BIN) docs --out docs/components
 
 # The whole suite: unit tests, then the broker integration suites, which
 # Benthos's integration package only runs when -run names them explicitly.

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redpanda-data/benthos/v4/public/service/integration"
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/solacetest"
@@ -192,4 +195,58 @@ output:
 	code, body = api.do(http.MethodPost, "/streams/bad", "input:\n  solace:\n    nope: 1\noutput:\n  drop: {}\n")
 	require.Equal(t, http.StatusBadRequest, code, body)
 	require.True(t, bytes.Contains([]byte(body), []byte("lint")), body)
+}
+
+// TestIntegrationStreamsModeJMS adds a stream that sends to RabbitMQ through
+// the jms output (the broker .ci/setup.d/20-rabbitmq.sh starts; the
+// JMS_TEST_* variables it exports are honoured) and checks the messages are
+// settled and counted on /metrics under the stream's label.
+func TestIntegrationStreamsModeJMS(t *testing.T) {
+	integration.CheckSkip(t)
+	amqpURL := envOr("JMS_TEST_AMQP_URL", "amqp://127.0.0.1:5672")
+	u, err := url.Parse(amqpURL)
+	require.NoError(t, err)
+	c, err := net.DialTimeout("tcp", u.Host, 3*time.Second)
+	require.NoError(t, err, "RabbitMQ is not reachable at %s: run `bash -c 'source .ci/setup.d/20-rabbitmq.sh'`", amqpURL)
+	require.NoError(t, c.Close())
+
+	addr := freeLoopbackAddr(t)
+	p := startBinaryEnv(t, []string{"CS_JMS_PASSWORD=" + envOr("JMS_TEST_PASSWORD", "connect-solace-test")},
+		"streams", "--set", "http.address="+addr, "--set", "logger.level=warn")
+	api := streamsAPI{t: t, base: "http://" + addr}
+	require.Eventually(t, func() bool { return api.readyCode() == http.StatusOK },
+		15*time.Second, 20*time.Millisecond, "streams mode did not come up:\n%s", p.out.String())
+
+	queue := fmt.Sprintf("cs-streams-e2e-%d", time.Now().UnixNano())
+	code, body := api.do(http.MethodPost, "/streams/jms", fmt.Sprintf(`
+input:
+  generate:
+    count: 25
+    interval: 5ms
+    mapping: 'root = {"n": counter()}'
+output:
+  label: to_rabbit
+  jms:
+    urls: [ %q ]
+    username: %q
+    password: ${CS_JMS_PASSWORD}
+    queue: %s
+`, amqpURL, envOr("JMS_TEST_USERNAME", "connect-solace"), queue))
+	require.Equal(t, http.StatusOK, code, body)
+
+	require.Eventually(t, func() bool {
+		fams := api.metrics()
+		sent, ok1 := metricValue(fams["output_sent"], map[string]string{"stream": "jms", "label": "to_rabbit"})
+		settled, ok2 := metricValue(fams["jms_messages_sent"], map[string]string{"stream": "jms"})
+		return ok1 && ok2 && sent == 25 && settled == 25
+	}, 20*time.Second, 50*time.Millisecond, "jms stream did not send 25 messages:\n%s", p.out.String())
+	code, body = api.do(http.MethodDelete, "/streams/jms", "")
+	require.Equal(t, http.StatusOK, code, body)
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
 }

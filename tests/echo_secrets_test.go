@@ -2,14 +2,18 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 )
 
 const (
@@ -183,4 +187,67 @@ func startBinaryEnv(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	p := startBinaryCmd(t, func(cmd *exec.Cmd) { cmd.Env = append(cmd.Environ(), env...) }, args...)
 	return p
+}
+
+// envRef is an environment reference, optionally with a default:
+// ${NAME} or ${NAME:default}.
+var envRef = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*(:[^}]*)?\}$`)
+
+// secretKey matches the config keys that hold credentials in our plugins and
+// the core components.
+var secretKey = regexp.MustCompile(`(?i)(password|passphrase|secret|token|private_key)$`)
+
+// literalSecrets walks a decoded YAML tree and returns the paths of
+// credential fields set to a literal (non-empty, not an env reference).
+func literalSecrets(path string, v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		for k, child := range x {
+			p := path + "." + k
+			if s, ok := child.(string); ok && secretKey.MatchString(k) && s != "" && !envRef.MatchString(s) {
+				out = append(out, p)
+				continue
+			}
+			out = append(out, literalSecrets(p, child)...)
+		}
+	case []any:
+		for i, child := range x {
+			out = append(out, literalSecrets(fmt.Sprintf("%s[%d]", path, i), child)...)
+		}
+	}
+	return out
+}
+
+// TestExamplesTakeSecretsFromEnv enforces that no shipped config (examples
+// and the Kubernetes ConfigMap) holds a literal credential: operators copy
+// them, and a literal password would end up in git and in the streams API.
+func TestExamplesTakeSecretsFromEnv(t *testing.T) {
+	require.Equal(t, []string{".a.password"},
+		literalSecrets("", map[string]any{"a": map[string]any{"password": "x", "token": "${T}", "user": "u"}}),
+		"the checker must flag exactly the literal")
+
+	configs := map[string]string{}
+	examples, err := filepath.Glob("../config/examples/*.yaml")
+	require.NoError(t, err)
+	for _, ex := range examples {
+		raw, err := os.ReadFile(ex)
+		require.NoError(t, err)
+		configs[filepath.Base(ex)] = string(raw)
+	}
+	cm, err := os.ReadFile("../deploy/k8s/configmap.yaml")
+	require.NoError(t, err)
+	var obj struct {
+		Data map[string]string `yaml:"data"`
+	}
+	require.NoError(t, yaml.Unmarshal(cm, &obj))
+	configs["deploy/k8s/configmap.yaml"] = obj.Data["config.yaml"]
+
+	for name, raw := range configs {
+		t.Run(name, func(t *testing.T) {
+			var tree any
+			require.NoError(t, yaml.Unmarshal([]byte(raw), &tree))
+			require.Empty(t, literalSecrets("", tree), "use ${ENV} references for credentials")
+		})
+	}
 }

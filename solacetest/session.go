@@ -576,6 +576,9 @@ func (c *conn) handleAdCtrl(f *frame) {
 	case adCloseFlow:
 		id, _ := a.uint(apFlowID)
 		c.sendAdCtrl(tag, 200, "OK", adCloseFlow, []adParam{{Type: apFlowID, Value: u32(uint32(id))}})
+	case adFlowUpdate:
+		// The client acknowledges a flow-change update with one of its own;
+		// it expects no answer (an error answer deactivates the flow).
 	default:
 		b.log.Warn("unsupported AssuredCtrl message", "client", c.clientName, "type", a.Type)
 		c.sendAdCtrl(tag, 403, "Permission Not Allowed", a.Type, nil)

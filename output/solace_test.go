@@ -2,7 +2,6 @@ package output
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -501,9 +500,13 @@ clients: 1
 	require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"a"}, nil)))
 
 	b.DropConnections()
-	require.Eventually(t, func() bool {
-		return errors.Is(w.WriteBatch(t.Context(), soBatch([]string{"b"}, nil)), service.ErrNotConnected)
-	}, 5*time.Second, 10*time.Millisecond)
+	// Wait for the session to end before writing: publishing into a
+	// publisher the client is tearing down races inside the client.
+	w.poolMu.RLock()
+	pool := w.pool
+	w.poolMu.RUnlock()
+	require.Eventually(t, func() bool { return !pool.Alive() }, 5*time.Second, 5*time.Millisecond)
+	require.ErrorIs(t, w.WriteBatch(t.Context(), soBatch([]string{"b"}, nil)), service.ErrNotConnected)
 	require.NoError(t, w.Connect(t.Context()))
 	require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"c"}, nil)))
 	got := queueStrings(t, b, "lost")

@@ -191,9 +191,14 @@ func (s *Session) setConnected(up bool) {
 }
 
 // WaitConnected returns nil as soon as the session is connected, or an error
-// once it ended for good or ctx ended. Direct publishing waits here while the
-// client reconnects, because the client drops direct messages meanwhile.
+// once it ended for good or ctx ended. Publishers wait here while the client
+// reconnects: the client drops direct messages meanwhile, and publishing
+// into a persistent publisher that is being torn down races inside the
+// client (v1.10.1 closes its buffer channel while Publish may send on it).
 func (s *Session) WaitConnected(ctx context.Context) error {
+	if s.connected.Load() {
+		return nil
+	}
 	s.upMu.Lock()
 	up := s.up
 	s.upMu.Unlock()

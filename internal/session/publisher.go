@@ -343,6 +343,9 @@ func (p *Publisher) PublishBatch(ctx context.Context, msgs []*Outbound) []Result
 
 func (p *Publisher) publishPersistent(ctx context.Context, m message.OutboundMessage, topic *resource.Topic, ref *pendingRef) error {
 	for {
+		if err := p.sess.WaitConnected(ctx); err != nil {
+			return fmt.Errorf("%w: %v", ErrConnectionLost, err)
+		}
 		err := p.persistent.Publish(m, topic, nil, ref)
 		if err == nil {
 			return nil

@@ -359,6 +359,44 @@ func (rec *specRecorder) wrap(h http.Handler) http.Handler {
 	})
 }
 
+// transport returns an http.RoundTripper that checks every exchange it
+// carries against the spec, from the client's side. It lets tests validate a
+// server they cannot wrap, such as a running Broker.
+func (rec *specRecorder) transport(next http.RoundTripper) http.RoundTripper {
+	return specTransport{rec: rec, next: next}
+}
+
+type specTransport struct {
+	rec  *specRecorder
+	next http.RoundTripper
+}
+
+func (st specTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	var reqBody []byte
+	if r.Body != nil {
+		var err error
+		if reqBody, err = io.ReadAll(r.Body); err != nil {
+			return nil, err
+		}
+		_ = r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(reqBody))
+	}
+	resp, err := st.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	respBody, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(respBody))
+	for _, p := range st.rec.check(r.Method, r.URL.EscapedPath(), reqBody, resp.StatusCode, resp.Header, respBody) {
+		st.rec.t.Errorf("SEMP spec violation: %s\nresponse: %s", p, respBody)
+	}
+	return resp, nil
+}
+
 // covered lists the validated "METHOD template status" keys.
 func (rec *specRecorder) covered() []string {
 	rec.mu.Lock()

@@ -22,22 +22,27 @@ import (
 )
 
 const (
-	pmFieldPrefix              = "prefix"
-	pmFieldUseHistogramTiming  = "use_histogram_timing"
-	pmFieldHistogramBuckets    = "histogram_buckets"
-	pmFieldSummaryQuantiles    = "summary_quantiles_objectives"
-	pmFieldSummaryQuantile     = "quantile"
-	pmFieldSummaryError        = "error"
-	pmFieldAddProcessMetrics   = "add_process_metrics"
-	pmFieldAddGoMetrics        = "add_go_metrics"
-	pmFieldPushURL             = "push_url"
-	pmFieldPushInterval        = "push_interval"
-	pmFieldPushJobName         = "push_job_name"
-	pmFieldPushBasicAuth       = "push_basic_auth"
-	pmFieldPushBasicAuthUser   = "username"
-	pmFieldPushBasicAuthPass   = "password"
-	nanosecondsPerSecondFloat  = float64(time.Second)
-	pushFinalAttemptTimeoutSec = 5
+	pmFieldPrefix             = "prefix"
+	pmFieldUseHistogramTiming = "use_histogram_timing"
+	pmFieldHistogramBuckets   = "histogram_buckets"
+	pmFieldSummaryQuantiles   = "summary_quantiles_objectives"
+	pmFieldSummaryQuantile    = "quantile"
+	pmFieldSummaryError       = "error"
+	pmFieldAddProcessMetrics  = "add_process_metrics"
+	pmFieldAddGoMetrics       = "add_go_metrics"
+	pmFieldPushURL            = "push_url"
+	pmFieldPushInterval       = "push_interval"
+	pmFieldPushJobName        = "push_job_name"
+	pmFieldPushBasicAuth      = "push_basic_auth"
+	pmFieldPushBasicAuthUser  = "username"
+	pmFieldPushBasicAuthPass  = "password"
+)
+
+const (
+	nanosecondsPerSecondFloat = float64(time.Second)
+	// finalPushTimeout bounds the push made on Close, so that an unreachable
+	// Pushgateway cannot hold up shutdown past Benthos's own deadline.
+	finalPushTimeout = 5 * time.Second
 )
 
 // ExporterName is the name under which the exporter is registered, the key
@@ -425,7 +430,7 @@ func (e *Exporter) Close(ctx context.Context) error {
 			}
 		}
 		if e.pusher != nil {
-			pushCtx, cancel := context.WithTimeout(ctx, pushFinalAttemptTimeoutSec*time.Second)
+			pushCtx, cancel := context.WithTimeout(ctx, finalPushTimeout)
 			defer cancel()
 			if pErr := e.pusher.PushContext(pushCtx); pErr != nil {
 				err = fmt.Errorf("final push of metrics to the Pushgateway: %w", pErr)

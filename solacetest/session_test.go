@@ -1,6 +1,9 @@
 package solacetest
 
 import (
+	"net"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,4 +146,30 @@ func TestPauseAndResumeDelivery(t *testing.T) {
 	require.Error(t, err, "nothing is delivered while paused")
 	b.ResumeDelivery()
 	require.Equal(t, "held", payloadOf(t, receive(t, rcv)))
+}
+
+func TestCloseLeaksNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	tlsConf, _ := selfSigned(t)
+	b, err := Start(Config{TLS: tlsConf})
+	require.NoError(t, err)
+	// Raw connections: one idle, one that sent half a frame.
+	for _, data := range [][]byte{nil, {0x03, 0x8c, 0x00}} {
+		nc, err := net.Dial("tcp", strings.TrimPrefix(b.SMFURL(), "tcp://"))
+		require.NoError(t, err)
+		defer nc.Close()
+		_, err = nc.Write(data)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.conns) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, b.Close())
+	// Poll by hand: require.Eventually runs its own goroutines.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if runtime.NumGoroutine() > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutines: before %d, after %d:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+	}
 }

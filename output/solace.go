@@ -129,7 +129,7 @@ output:
 				Description("`persistent`: guaranteed messages; a batch completes only after the broker confirmed every message (at least once). `direct`: no broker confirmation; messages can be lost when the connection drops (at most once).").
 				Default(soDeliveryPersistent),
 			service.NewStringEnumField(soFieldWriter, soWriterBatched, soWriterStreaming).
-				Description("`batched` collects messages by the `batching` policy (count 50 / period 5s unless set) and publishes each batch in one go, waiting once for all its confirmations: the highest throughput. `streaming` publishes every message as it arrives, without batching, for the lowest latency; `max_in_flight` messages are then in flight at once.").
+				Description("`batched` collects messages by the `batching` policy (count 50 / period 5s unless set) and publishes each batch in one go, waiting once for all its confirmations: the highest throughput. `streaming` publishes every message as it arrives, without batching, for the lowest latency; `max_in_flight` messages are then in flight at once, and persistent messages ask the broker to acknowledge them immediately rather than in its usual windowed batches.").
 				Default(soWriterBatched),
 			service.NewBatchPolicyField(soFieldBatching).
 				Description("The batching policy of `writer: batched`. When no condition is set, count 50 and period 5s apply."),
@@ -233,7 +233,10 @@ type solaceWriter struct {
 	clients     int
 	pubOpts     session.PublisherOptions
 	batchPolicy service.BatchPolicy
-	latency     bool
+	// ackNow marks messages of the streaming persistent writer "ack
+	// immediately", so the broker does not hold back their confirmation.
+	ackNow  bool
+	latency bool
 
 	topic, queue, destType soAttr
 	appMsgID, appMsgType   soAttr
@@ -320,6 +323,7 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	if err != nil {
 		return nil, err
 	}
+	w.ackNow = writer == soWriterStreaming && w.pubOpts.Persistent
 	if writer == soWriterBatched {
 		if w.batchPolicy, err = conf.FieldBatchPolicy(soFieldBatching); err != nil {
 			return nil, err
@@ -519,7 +523,7 @@ func (w *solaceWriter) toOutbound(batch service.MessageBatch, i int) (*session.O
 	if err != nil {
 		return nil, err
 	}
-	o := &session.Outbound{Payload: payload}
+	o := &session.Outbound{Payload: payload, AckImmediately: w.ackNow}
 
 	name, kind := "", soDestTopic
 	if w.topic != nil {

@@ -66,6 +66,10 @@ type Outbound struct {
 	// the client's public API cannot set the SMF reply-to header on a
 	// published message (only its request-reply publisher can).
 	ReplyTo string
+	// AckImmediately asks the broker to confirm this persistent message at
+	// once instead of batching its acknowledgement with later ones: lower
+	// latency for a message that is waited on alone.
+	AckImmediately bool
 	// UserProperties keep their Go types: int64, float64, bool, string and
 	// []byte arrive as the matching SDT types.
 	UserProperties map[string]any
@@ -142,6 +146,9 @@ func (o *Outbound) properties() (config.MessagePropertyMap, error) {
 	if o.ReplyTo != "" {
 		p[config.MessageProperty(ReplyToProperty)] = o.ReplyTo
 	}
+	if o.AckImmediately {
+		p[config.MessagePropertyPersistentAckImmediately] = true
+	}
 	return p, nil
 }
 
@@ -150,7 +157,7 @@ func (o *Outbound) plain() bool {
 	return len(o.UserProperties) == 0 && o.ApplicationMessageID == "" && o.ApplicationMessageType == "" &&
 		o.CorrelationID == "" && o.SenderID == "" && o.HTTPContentType == "" && o.HTTPContentEncoding == "" &&
 		o.Priority == nil && o.TTL == 0 && o.DMQEligible == nil && o.ClassOfService == nil &&
-		o.PartitionKey == "" && o.ReplyTo == ""
+		o.PartitionKey == "" && o.ReplyTo == "" && !o.AckImmediately
 }
 
 // build turns o into a client message. The caller disposes it once the

@@ -38,8 +38,15 @@ func TestOutboundProperties(t *testing.T) {
 		config.MessagePropertyPersistentTimeToLive:       int64(1500),
 		config.MessageProperty(config.QueuePartitionKey): "pk",
 		config.MessageProperty(ReplyToProperty):          "reply/topic",
-		"i": int64(3), "f": 1.5, "b": true, "s": "x", "raw": []byte{1}, "n": int64(4),
+		"i":                                              int64(3), "f": 1.5, "b": true, "s": "x", "raw": []byte{1}, "n": int64(4),
 	}, p)
+
+	p, err = (&Outbound{}).properties()
+	require.NoError(t, err)
+	assert.Nil(t, p, "a plain message needs no property map")
+	p, err = (&Outbound{AckImmediately: true}).properties()
+	require.NoError(t, err)
+	assert.Equal(t, config.MessagePropertyMap{config.MessagePropertyPersistentAckImmediately: true}, p)
 
 	for _, bad := range []Outbound{{Priority: ptr(256)}, {ClassOfService: ptr(3)}, {TTL: -time.Second}} {
 		_, err := bad.properties()

@@ -387,12 +387,16 @@ func (p *Publisher) waitOverflow(ctx context.Context, err error) error {
 		}
 		return fmt.Errorf("publishing: %w", err)
 	}
-	// The readiness listener only fires after a NotifyWhenReady request or
-	// a can-send event; a short timer covers a signal that raced us.
-	if p.persistent != nil {
-		p.persistent.NotifyWhenReady()
-	} else {
-		p.direct.NotifyWhenReady()
+	// The readiness listener fires on the transport's can-send event, or on
+	// a NotifyWhenReady request when the buffer has room. Without a buffer
+	// the client always claims to be ready, so asking would spin; there
+	// the can-send event alone wakes us. A short timer covers lost signals.
+	if p.opts.BackPressure.BufferSize > 0 {
+		if p.persistent != nil {
+			p.persistent.NotifyWhenReady()
+		} else {
+			p.direct.NotifyWhenReady()
+		}
 	}
 	t := time.NewTimer(5 * time.Millisecond)
 	defer t.Stop()

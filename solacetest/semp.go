@@ -634,7 +634,17 @@ func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
 			return nil, errInvalid("unknown attribute %q", name)
 		}
 		if strings.HasPrefix(name, "event") {
-			continue // event thresholds only raise broker events
+			// Event thresholds only raise broker events: any well-formed
+			// EventThreshold is accepted and has no effect.
+			var th struct {
+				ClearPercent, ClearValue, SetPercent, SetValue *int64
+			}
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&th); err != nil || bytes.TrimSpace(raw)[0] != '{' {
+				return nil, errInvalid("attribute %q is not an EventThreshold object", name)
+			}
+			continue
 		}
 		var v any
 		if err := json.Unmarshal(raw, &v); err != nil || !reflect.DeepEqual(v, def) {

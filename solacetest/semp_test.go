@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -702,4 +703,46 @@ func TestSEMPSpecCoverage(t *testing.T) {
 	} {
 		assert.Contains(t, covered, want)
 	}
+}
+
+// FuzzSEMPRequest feeds arbitrary methods, paths and bodies to the handler:
+// it must never panic, and every answer must be a spec-conformant SEMP
+// envelope.
+func FuzzSEMPRequest(f *testing.F) {
+	for _, seed := range []struct{ method, target, body string }{
+		{"GET", qPath, ""},
+		{"POST", qPath, `{"queueName":"a/b","accessType":"non-exclusive"}`},
+		{"PATCH", qPath + "/seed", `{"maxRedeliveryCount":300}`},
+		{"PUT", qPath + "/x%2Fy", `{"owner":"o"}`},
+		{"DELETE", qPath + "/seed", ""},
+		{"POST", qPath + "/seed/subscriptions", `{"subscriptionTopic":">"}`},
+		{"GET", qPath + "/seed/subscriptions/a%2F%3E", ""},
+		{"GET", "/SEMP/v2/monitor/msgVpns/default/queues/seed?select=-queueName", ""},
+		{"GET", qPath + "?count=1&cursor=c2VlZA", ""},
+		{"POST", qPath, `{"queueName":"q","eventBindCountThreshold":7}`},
+		{"GET", "/SEMP/v2/config/msgVpns//queues", ""},
+	} {
+		f.Add(seed.method, seed.target, seed.body)
+	}
+	f.Fuzz(func(t *testing.T, method, target, body string) {
+		if !slices.Contains([]string{"GET", "POST", "PATCH", "PUT", "DELETE"}, method) {
+			return
+		}
+		u, err := url.ParseRequestURI(target)
+		if err != nil || !strings.HasPrefix(target, "/") {
+			return
+		}
+		admin := newFakeAdmin("default")
+		require.NoError(t, admin.CreateQueue("default", QueueConfig{Name: "seed", Subscriptions: []string{"a/>"}}))
+		h := newSEMPHandler(admin, "admin", "pw", nil)
+		req := httptest.NewRequest(method, "http://127.0.0.1/", strings.NewReader(body))
+		req.URL.Path, req.URL.RawPath, req.URL.RawQuery = u.Path, u.RawPath, u.RawQuery
+		req.SetBasicAuth("admin", "pw")
+		rr := httptest.NewRecorder()
+		h.ServeHTTP(rr, req)
+		rec := newSpecRecorder(t)
+		for _, p := range rec.check(method, req.URL.EscapedPath(), []byte(body), rr.Code, rr.Header(), rr.Body.Bytes()) {
+			t.Errorf("%s %s %q: %s\nresponse: %s", method, target, body, p, rr.Body.String())
+		}
+	})
 }

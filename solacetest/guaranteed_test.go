@@ -19,15 +19,20 @@ import (
 
 func TestPersistentPublishBindReceiveAck(t *testing.T) {
 	b := newBroker(t)
+	require.NoError(t, b.CreateQueue("default", QueueConfig{Name: "q2", Subscriptions: []string{"orders/eu/*", "orders/us/*"}}))
 	svc := connect(t, b, nil)
 	pub := startPublisher(t, svc)
-	publish(t, svc, pub, "orders/eu/1", "m1")
-	publish(t, svc, pub, "#P2P/QUE/q1", "m2")
-	publish(t, svc, pub, "other/topic", "m3") // matches no queue: acked, not spooled
+	publish(t, svc, pub, "orders/eu/1", "m1")               // both queues
+	publish(t, svc, pub, "#P2P/QUE/q1", "m2")               // q1 only
+	publish(t, svc, pub, "#P2P/QUE/v:solacetest/q2", "m2b") // q2 only
+	publish(t, svc, pub, "other/topic", "m3")               // matches no queue: acked, not spooled
 
 	msgs, err := b.QueueMessages("default", "q1")
 	require.NoError(t, err)
 	require.Equal(t, [][]byte{[]byte("m1"), []byte("m2")}, msgs)
+	msgs, err = b.QueueMessages("default", "q2")
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("m1"), []byte("m2b")}, msgs)
 	require.Equal(t, 1, b.PublishedCount("orders/eu/1"))
 
 	rcv := startReceiver(t, svc, resource.QueueDurableExclusive("q1"), nil)

@@ -1,0 +1,135 @@
+package solacetest
+
+import (
+	"bufio"
+	"encoding/base64"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rawClient speaks SMF with this package's codec, for protocol cases the Go
+// client cannot be made to produce (resends of an already spooled message,
+// non-persistent delivery mode).
+type rawClient struct {
+	t  *testing.T
+	nc net.Conn
+	r  *bufio.Reader
+}
+
+func dialRaw(t *testing.T, b *Broker) *rawClient {
+	t.Helper()
+	nc, err := net.Dial("tcp", strings.TrimPrefix(b.SMFURL(), "tcp://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = nc.Close() })
+	require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
+	return &rawClient{t: t, nc: nc, r: bufio.NewReader(nc)}
+}
+
+func (c *rawClient) send(f *frame) {
+	c.t.Helper()
+	_, err := c.nc.Write(f.encode(nil))
+	require.NoError(c.t, err)
+}
+
+func (c *rawClient) read() *frame {
+	c.t.Helper()
+	f, err := readFrame(c.r)
+	require.NoError(c.t, err)
+	return f
+}
+
+func (c *rawClient) status(f *frame) (uint32, string) {
+	c.t.Helper()
+	v, ok := f.param(pResponse)
+	require.True(c.t, ok, "frame has a response")
+	code, text, _ := parseResponse(v)
+	return code, text
+}
+
+func (c *rawClient) login(user, pass, clientName string) {
+	c.t.Helper()
+	c.send(&frame{UH: 2, Proto: protoClientCtrl, TTL: 1,
+		Params: []param{
+			{Type: pUsername, Value: []byte(base64.StdEncoding.EncodeToString([]byte(user)))},
+			{Type: pPassword, Value: []byte(base64.StdEncoding.EncodeToString([]byte(pass)))},
+		},
+		Payload: encodeClientCtrl(ccLogin, []ccParam{{ccClientName, cstr(clientName)}, {ccVPNName, cstr("default")}}),
+	})
+	code, _ := c.status(c.read())
+	require.EqualValues(c.t, 200, code)
+}
+
+// openPublisher opens a publisher flow and returns its flow id, name and
+// the last message id the broker reports.
+func (c *rawClient) openPublisher(name string) (uint32, string, uint64) {
+	c.t.Helper()
+	c.send(&frame{UH: 2, Proto: protoAssuredCtrl, TTL: 1, Payload: encodeAdCtrl(adOpenFlow, []adParam{
+		{Type: apLastMsgIDAcked, Value: u64(0)}, {Type: apLastMsgIDSent, Value: u64(0)},
+		{Type: apWindow, Value: u8(255)}, {Type: apFlowName, Value: cstr(name)},
+	})})
+	f := c.read()
+	code, _ := c.status(f)
+	require.EqualValues(c.t, 200, code)
+	a, err := decodeAdCtrl(f.Payload)
+	require.NoError(c.t, err)
+	id, _ := a.uint(apFlowID)
+	last, _ := a.uint(apLastMsgIDAcked)
+	n, _ := a.get(apFlowName)
+	return uint32(id), trimNUL(n), last
+}
+
+// publish sends a guaranteed message and returns the acked id.
+func (c *rawClient) publish(flowID uint32, id uint64, topic, payload string, mode byte) uint64 {
+	c.t.Helper()
+	c.send(&frame{Flags: flagADF | flagDMQE, UH: 2, Proto: protoTrMsg, TTL: 255, Params: []param{
+		{UH: 2, Type: pTopic, Value: cstr(topic)},
+		{Type: pDeliveryMode, Value: u8(mode)},
+		{Type: pADFlowID, Value: u32(flowID)},
+		{Type: pADPrevMsgID, Value: u64(id - 1)},
+		{Type: pADMsgID, Value: u64(id)},
+	}, Payload: []byte(payload)})
+	f := c.read()
+	code, text := c.status(f)
+	require.EqualValues(c.t, 200, code, text)
+	a, err := decodeAdCtrl(f.Payload)
+	require.NoError(c.t, err)
+	acked, _ := a.uint(apLastMsgIDAcked)
+	return acked
+}
+
+func TestResentPublishIsAckedNotSpooledTwice(t *testing.T) {
+	b := newBroker(t)
+	c := dialRaw(t, b)
+	c.login("default", "default", "raw-1")
+	flowID, name, last := c.openPublisher("")
+	require.Zero(t, last)
+	require.EqualValues(t, 1, c.publish(flowID, 1, "orders/1", "one", 1))
+	require.EqualValues(t, 2, c.publish(flowID, 2, "orders/2", "two", 0)) // non-persistent
+
+	// A new connection resumes the flow by name and resends message 2.
+	c2 := dialRaw(t, b)
+	c2.login("default", "default", "raw-1")
+	flowID2, name2, last2 := c2.openPublisher(name)
+	require.Equal(t, name, name2)
+	require.EqualValues(t, 2, last2, "the broker reports what it already has")
+	require.EqualValues(t, 2, c2.publish(flowID2, 2, "orders/2", "two", 0))
+	require.EqualValues(t, 3, c2.publish(flowID2, 3, "orders/3", "three", 1))
+
+	msgs, err := b.QueueMessages("default", "q1")
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("one"), []byte("two"), []byte("three")}, msgs)
+	require.Equal(t, 1, b.PublishedCount("orders/2"))
+	require.Equal(t, 1, b.ClientCount(), "the second login replaced the first session")
+}
+
+func TestFrameBeforeLoginClosesConnection(t *testing.T) {
+	b := NewTestBroker(t, Config{})
+	c := dialRaw(t, b)
+	c.send(&frame{UH: 2, Proto: protoKeepAliveV2, TTL: 1})
+	_, err := readFrame(c.r)
+	require.Error(t, err)
+}

@@ -141,7 +141,8 @@ func newInbound(msg message.InboundMessage) *Inbound {
 	if extOK && ext.deliveryCount > 0 {
 		add(MetaDeliveryCount, int64(ext.deliveryCount))
 	}
-	if exp := msg.GetExpiration(); !exp.IsZero() {
+	// The API reports "no expiration" as the Unix epoch, not as a zero time.
+	if exp := msg.GetExpiration(); !exp.IsZero() && exp.UnixNano() > 0 {
 		add(MetaExpiration, exp)
 	}
 	if extOK && ext.ttl > 0 {

@@ -1,0 +1,842 @@
+package input
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/bloblang"
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connect-solace/connect-solace/internal/semp"
+	"github.com/connect-solace/connect-solace/internal/session"
+)
+
+const (
+	siFieldQueue               = "queue"
+	siFieldTopic               = "topic"
+	siFieldQueueName           = "queue_name"
+	siFieldSEMP                = "semp"
+	siFieldSEMPURL             = "url"
+	siFieldSEMPUsername        = "username"
+	siFieldSEMPPassword        = "password"
+	siFieldSEMPVPN             = "vpn"
+	siFieldSEMPTLS             = "tls"
+	siFieldNackOutcome         = "nack_outcome"
+	siFieldDeduplicate         = "deduplicate"
+	siFieldDedupWindow         = "dedup_window"
+	siFieldDedupSize           = "size"
+	siFieldDedupAge            = "age"
+	siFieldDedupCache          = "dedup_cache"
+	siFieldFlows               = "flows"
+	siFieldSelector            = "selector"
+	siFieldReplay              = "replay"
+	siFieldReplayFrom          = "from"
+	siFieldReplayTime          = "time"
+	siFieldReplayMessageID     = "message_id"
+	siFieldBatchSize           = "batch_size"
+	siFieldTimestamp           = "timestamp"
+	siFieldTimestampMapping    = "timestamp_mapping"
+	siFieldBacklogPollInterval = "backlog_poll_interval"
+	siFieldReceiveBuffer       = "receive_buffer"
+)
+
+// Values of the enum fields.
+const (
+	siNackFailed   = "failed"
+	siNackRejected = "rejected"
+
+	siReplayNone      = "none"
+	siReplayStart     = "start"
+	siReplayTime      = "time"
+	siReplayMessageID = "message_id"
+
+	siTimestampSender  = "sender"
+	siTimestampReceive = "receive"
+	siTimestampMapping = "mapping"
+)
+
+// siQueuePrefix starts the names of queues the input provisions for a topic.
+const siQueuePrefix = "connect-solace/"
+
+func solaceInputSpec() *service.ConfigSpec {
+	return service.NewConfigSpec().
+		Beta().
+		Categories("Services").
+		Summary("Consumes guaranteed messages from a Solace PubSub+ queue, or from a topic through a queue it provisions, acknowledging each message only after the pipeline processed it.").
+		Description(`
+Binds client-acknowledged consumer flows to a durable queue of a Solace PubSub+ event broker through the Solace Go client.
+
+### Source
+
+Set exactly one of `+"`queue`"+` and `+"`topic`"+`.
+
+- `+"`queue`"+` consumes an existing durable queue. When `+"`semp`"+` is set the input checks through SEMP that the queue
+  exists and whether it is exclusive (an exclusive queue serves a single flow, so `+"`flows`"+` is then reduced to 1 with a warning).
+- `+"`topic`"+` provisions, through SEMPv2 (`+"`semp`"+` is required), a durable non-exclusive queue named `+"`queue_name`"+`
+  subscribed to the topic, as Beam's SolaceIO does, and consumes it. An existing queue of that name is reused as it is
+  (its settings are never changed) and gets the subscription added. The input never deletes the queue: messages published
+  while the pipeline is down wait there.
+
+### Delivery guarantees
+
+A message is acknowledged to the broker only after the pipeline acknowledged it (its output confirmed it). When the
+pipeline rejects it, the message is settled with `+"`nack_outcome`"+`: `+"`failed`"+` (the default) asks the broker to
+redeliver it, `+"`rejected`"+` moves it to the queue's dead message queue (or discards it when the queue has none).
+
+On shutdown, messages not yet acknowledged are left unsettled; the broker redelivers them to the next consumer. When the
+connection drops, the client reconnects (`+"`reconnect_attempts`"+`) and the broker redelivers every message of the old
+flows, flagged with `+"`solace_redelivered`"+`; late acknowledgements of the old copies are dropped without failing the
+pipeline, and old copies not yet handed to the pipeline are dropped in favour of the redelivered ones. When the session
+is lost for good, Benthos reconnects the input with backoff for as long as it runs. Delivery is at least once; use
+`+"`deduplicate`"+` to drop copies the pipeline already processed.
+
+### De-duplication
+
+With `+"`deduplicate: true`"+` the input remembers the key of every message the pipeline acknowledged: its application
+message id or, without one, its replication group message id. A later message with a remembered key (a redelivery whose
+acknowledgement was lost, or a republished copy) is acknowledged to the broker and not passed on. Messages with neither
+id are always passed on. The window is bounded by `+"`dedup_window`"+`; with `+"`dedup_cache`"+` the keys are kept in a
+cache resource instead, so several instances share them.
+
+### Metadata
+
+Every message carries these metadata keys when the attribute is present, typed where Benthos allows (integers, booleans
+and timestamps stay typed in Bloblang):
+`+"`solace_destination`"+`, `+"`solace_destination_type`"+` (`+"`topic`"+`, `+"`queue`"+`, `+"`temporary_topic`"+`, `+"`temporary_queue`"+`),
+`+"`solace_application_message_id`"+`, `+"`solace_application_message_type`"+`, `+"`solace_correlation_id`"+`, `+"`solace_priority`"+`,
+`+"`solace_redelivered`"+`, `+"`solace_delivery_count`"+` (when the broker tracks it), `+"`solace_expiration`"+`,
+`+"`solace_time_to_live`"+` (milliseconds), `+"`solace_reply_to`"+`, `+"`solace_sender_timestamp`"+`, `+"`solace_receive_timestamp`"+`,
+`+"`solace_sequence_number`"+`, `+"`solace_replication_group_message_id`"+`, `+"`solace_sender_id`"+`, `+"`solace_class_of_service`"+` (0 to 2),
+`+"`solace_http_content_type`"+`, `+"`solace_http_content_encoding`"+` and `+"`solace_timestamp`"+` (the event time chosen by
+`+"`timestamp`"+`). Every user property is added under its own name; a user property named like one of the keys above is
+overwritten by it.
+
+### Metrics
+
+- `+"`solace_input_received`"+`: messages handed to the pipeline.
+- `+"`solace_input_acked`"+`: messages acknowledged to the broker after the pipeline acknowledged them.
+- `+"`solace_input_nacked`"+` with label `+"`outcome`"+`: messages settled `+"`failed`"+` or `+"`rejected`"+`.
+- `+"`solace_input_duplicates_dropped`"+`: duplicates acknowledged and dropped by `+"`deduplicate`"+`.
+- `+"`solace_input_stale_settlements`"+`: settlements of messages whose flow was lost (the broker redelivers them).
+- `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
+- `+"`solace_input_reconnects`"+`: client reconnections.`).
+		Fields(session.ConnectionFields()...).
+		Fields(
+			service.NewStringField(siFieldQueue).
+				Description("The durable queue to consume. Exactly one of `queue` and `topic` must be set.").
+				Example("orders").Default(""),
+			service.NewStringField(siFieldTopic).
+				Description("A topic subscription (wildcards `*` and `>` allowed). The input provisions a durable non-exclusive queue `queue_name` subscribed to it through SEMP and consumes that queue. Exactly one of `queue` and `topic` must be set.").
+				Example("orders/>").Default(""),
+			service.NewStringField(siFieldQueueName).
+				Description("The queue provisioned for `topic`. Empty derives it from the topic: `"+siQueuePrefix+"` followed by the topic with `*` replaced by `_any_`, `>` by `_all_` and the characters `?<>'\"&;` by `_` (cut to 200 characters with a hash suffix when longer). For example `orders/*/eu/>` gives `"+siQueuePrefix+"orders/_any_/eu/_all_`.").
+				Example("orders-pipeline").Default(""),
+			service.NewObjectField(siFieldSEMP,
+				service.NewStringField(siFieldSEMPURL).
+					Description("The broker's SEMP endpoint, e.g. `http://broker:8080`."),
+				service.NewStringField(siFieldSEMPUsername).
+					Description("The SEMP user; it needs read access for `queue`, and the rights to create queues and subscriptions for `topic`.").
+					Default("admin"),
+				service.NewStringField(siFieldSEMPPassword).
+					Description("The SEMP password.").
+					Default("").Secret(),
+				service.NewStringField(siFieldSEMPVPN).
+					Description("The VPN the queue lives in; empty means the connection's `vpn`.").
+					Default(""),
+				service.NewTLSToggledField(siFieldSEMPTLS),
+			).Description("SEMPv2 management access: required by `topic`, used by `queue` to check the queue and by `backlog_poll_interval`.").
+				Optional(),
+			service.NewStringAnnotatedEnumField(siFieldNackOutcome, map[string]string{
+				siNackFailed:   "Settle as FAILED: the broker redelivers the message (up to the queue's max redelivery count, then the DMQ).",
+				siNackRejected: "Settle as REJECTED: the broker moves the message to the queue's dead message queue, or discards it.",
+			}).Description("How a message the pipeline rejected is settled.").
+				Default(siNackFailed),
+			service.NewBoolField(siFieldDeduplicate).
+				Description("Drop messages whose application message id (or replication group message id) the pipeline already processed. Duplicates are acknowledged to the broker and not passed on.").
+				Default(false),
+			service.NewObjectField(siFieldDedupWindow,
+				service.NewIntField(siFieldDedupSize).
+					Description("How many keys to remember; 0 means no count bound.").
+					Default(100000),
+				service.NewDurationField(siFieldDedupAge).
+					Description("How long to remember a key; `0s` means no age bound. This is also the TTL of keys in `dedup_cache`.").
+					Default("1h"),
+			).Description("The bounds of the de-duplication window; at least one must be set.").Advanced(),
+			service.NewStringField(siFieldDedupCache).
+				Description("A cache resource holding the de-duplication keys instead of the in-memory window, so that several instances share them.").
+				Default("").Advanced(),
+			service.NewIntField(siFieldFlows).
+				Description("The number of parallel consumer flows bound to a non-exclusive queue. On an exclusive queue only one flow receives, so more than one gives a warning and one is used (when SEMP can tell).").
+				Default(1),
+			service.NewStringField(siFieldSelector).
+				Description("A JMS (SQL-92) message selector over message properties; only matching messages are delivered.").
+				Example("region = 'eu' AND priority > 4").Default(""),
+			service.NewObjectField(siFieldReplay,
+				service.NewStringAnnotatedEnumField(siFieldReplayFrom, map[string]string{
+					siReplayNone:      "No replay.",
+					siReplayStart:     "Replay everything in the replay log.",
+					siReplayTime:      "Replay from `replay.time`.",
+					siReplayMessageID: "Replay after the message `replay.message_id`.",
+				}).Default(siReplayNone),
+				service.NewStringField(siFieldReplayTime).
+					Description("An RFC 3339 time for `from: time`.").
+					Example("2025-01-31T12:00:00Z").Default(""),
+				service.NewStringField(siFieldReplayMessageID).
+					Description("A replication group message id (`rmid1:…`, see `solace_replication_group_message_id`) for `from: message_id`.").
+					Default(""),
+			).Description("Asks the broker to replay messages from its replay log when the flows bind. Replay requires a replay log on the broker.").Advanced(),
+			service.NewIntField(siFieldBatchSize).
+				Description("Read up to this many messages that are already waiting into one batch. 1 passes messages one at a time. For time- or size-based batching wrap the input in a `broker` with `batching`.").
+				Default(1),
+			service.NewStringAnnotatedEnumField(siFieldTimestamp, map[string]string{
+				siTimestampSender:  "The sender timestamp, falling back to the receive time when the publisher set none.",
+				siTimestampReceive: "The time the client received the message.",
+				siTimestampMapping: "The result of `timestamp_mapping`.",
+			}).Description("Where the message's event time, `solace_timestamp`, comes from.").
+				Default(siTimestampSender),
+			service.NewBloblangField(siFieldTimestampMapping).
+				Description("For `timestamp: mapping`: a Bloblang mapping over the message whose result is a timestamp, an RFC 3339 string or Unix seconds.").
+				Example(`root = this.event_time.ts_parse("2006-01-02T15:04:05Z07:00")`).
+				Optional(),
+			service.NewDurationField(siFieldBacklogPollInterval).
+				Description("How often the queue's backlog (messages and bytes) is read over SEMP into the `solace_input_backlog_*` gauges; `0s` turns polling off. Needs `semp`.").
+				Default("30s").Advanced(),
+			service.NewIntField(siFieldReceiveBuffer).
+				Description("How many received messages may wait, converted, for the pipeline across all flows. When full, the flows stop taking messages and the broker holds the rest.").
+				Default(256).Advanced(),
+		).
+		LintRule(session.ConnectionLintRuleWith(
+			`if this.queue.or("") == "" && this.topic.or("") == "" { "fields queue and topic: set exactly one of them, e.g. queue: orders or topic: orders/>" } else { null }`,
+			`if this.queue.or("") != "" && this.topic.or("") != "" { "fields queue and topic: both are set; keep one" } else { null }`,
+			`if this.topic.or("") != "" && this.semp.url.or("") == "" { "field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue" } else { null }`,
+			`if this.queue.or("") != "" && this.queue_name.or("") != "" { "field queue_name: only used with topic; with queue, name the queue in queue" } else { null }`,
+			`if this.deduplicate.or(false) && this.dedup_cache.or("") == "" && this.dedup_window.size.or(100000) <= 0 && this.dedup_window.age.or("1h").parse_duration() <= 0 { "field dedup_window: set size or age (or dedup_cache), an unbounded window grows forever" } else { null }`,
+			`if this.dedup_window.size.or(0) < 0 { "field dedup_window.size: must be 0 or more" } else { null }`,
+			`if this.flows.or(1) < 1 { "field flows: must be at least 1" } else { null }`,
+			`if this.batch_size.or(1) < 1 { "field batch_size: must be at least 1" } else { null }`,
+			`if this.receive_buffer.or(256) < 1 { "field receive_buffer: must be at least 1" } else { null }`,
+			`if this.timestamp.or("sender") == "mapping" && this.timestamp_mapping.or("") == "" { "field timestamp_mapping: timestamp: mapping needs a mapping, e.g. timestamp_mapping: root = this.event_time.ts_parse(\"2006-01-02T15:04:05Z07:00\")" } else { null }`,
+			`if this.timestamp.or("sender") != "mapping" && this.timestamp_mapping.or("") != "" { "field timestamp_mapping: only used with timestamp: mapping; set timestamp: mapping or remove it" } else { null }`,
+			`if this.replay.from.or("none") == "time" && this.replay.time.or("") == "" { "field replay.time: from: time needs a time, e.g. replay.time: 2025-01-31T12:00:00Z" } else { null }`,
+			`if this.replay.from.or("none") == "message_id" && this.replay.message_id.or("") == "" { "field replay.message_id: from: message_id needs a replication group message id" } else { null }`,
+			`if this.replay.from.or("none") == "time" && this.replay.time.or("") != "" && this.replay.time.ts_parse("2006-01-02T15:04:05Z07:00").catch(null) == null { "field replay.time: %v is not an RFC 3339 time".format(this.replay.time) } else { null }`,
+		))
+}
+
+func init() {
+	service.MustRegisterBatchInput("solace", solaceInputSpec(),
+		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
+			return newSolaceReaderFromParsed(conf, mgr)
+		})
+}
+
+// solaceReader is the solace input. One session carries all its flows.
+type solaceReader struct {
+	log *service.Logger
+	mgr *service.Resources
+
+	conn      session.Config
+	queue     string // the queue consumed, given or derived
+	topic     string
+	sempConf  *semp.Config
+	sempVPN   string
+	nack      session.Outcome
+	rcvConf   session.ReceiverConfig
+	batchSize int
+	tsMode    string
+	tsMapping *bloblang.Executor
+	pollEvery time.Duration
+
+	dedup      bool
+	dedupWin   *session.DedupWindow
+	dedupCache string
+	dedupTTL   time.Duration
+
+	mReceived   *service.MetricCounter
+	mAcked      *service.MetricCounter
+	mNacked     *service.MetricCounter
+	mDuplicates *service.MetricCounter
+	mStale      *service.MetricCounter
+	mBacklogMsg *service.MetricGauge
+	mBacklogB   *service.MetricGauge
+	mReconnects *service.MetricCounter
+	// The last backlog polled, as set on the gauges (Benthos gauges cannot
+	// be read back).
+	backlogMsgs, backlogBytes atomic.Int64
+
+	mu       sync.Mutex
+	sess     *session.Session
+	recv     *session.Receiver
+	sempCli  *semp.Client
+	stopPoll context.CancelFunc
+	pollDone chan struct{}
+}
+
+func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*solaceReader, error) {
+	r := &solaceReader{log: mgr.Logger(), mgr: mgr}
+	var err error
+	if r.conn, err = session.ConfigFromParsed(conf); err != nil {
+		return nil, err
+	}
+	if r.queue, err = conf.FieldString(siFieldQueue); err != nil {
+		return nil, err
+	}
+	if r.topic, err = conf.FieldString(siFieldTopic); err != nil {
+		return nil, err
+	}
+	if (r.queue == "") == (r.topic == "") {
+		return nil, errors.New("set exactly one of the fields queue and topic")
+	}
+	queueName, err := conf.FieldString(siFieldQueueName)
+	if err != nil {
+		return nil, err
+	}
+	if r.topic != "" {
+		r.queue = queueName
+		if r.queue == "" {
+			r.queue = QueueNameForTopic(r.topic)
+		}
+	} else if queueName != "" {
+		return nil, fmt.Errorf("field %s: only used with topic", siFieldQueueName)
+	}
+
+	if conf.Contains(siFieldSEMP) {
+		sc := conf.Namespace(siFieldSEMP)
+		c := semp.Config{}
+		if c.URL, err = sc.FieldString(siFieldSEMPURL); err != nil {
+			return nil, err
+		}
+		if c.Username, err = sc.FieldString(siFieldSEMPUsername); err != nil {
+			return nil, err
+		}
+		if c.Password, err = sc.FieldString(siFieldSEMPPassword); err != nil {
+			return nil, err
+		}
+		tlsConf, tlsOn, err := sc.FieldTLSToggled(siFieldSEMPTLS)
+		if err != nil {
+			return nil, err
+		}
+		if tlsOn {
+			c.TLS = tlsConf
+		}
+		if r.sempVPN, err = sc.FieldString(siFieldSEMPVPN); err != nil {
+			return nil, err
+		}
+		if c.URL != "" {
+			r.sempConf = &c
+		}
+	}
+	if r.sempVPN == "" {
+		r.sempVPN = r.conn.VPN
+	}
+	if r.topic != "" && r.sempConf == nil {
+		return nil, fmt.Errorf("field %s: topic %q needs SEMP to provision queue %q", siFieldSEMP, r.topic, r.queue)
+	}
+
+	outcome, err := conf.FieldString(siFieldNackOutcome)
+	if err != nil {
+		return nil, err
+	}
+	r.nack = session.Failed
+	if outcome == siNackRejected {
+		r.nack = session.Rejected
+	}
+
+	if r.dedup, err = conf.FieldBool(siFieldDeduplicate); err != nil {
+		return nil, err
+	}
+	size, err := conf.FieldInt(siFieldDedupWindow, siFieldDedupSize)
+	if err != nil {
+		return nil, err
+	}
+	if r.dedupTTL, err = conf.FieldDuration(siFieldDedupWindow, siFieldDedupAge); err != nil {
+		return nil, err
+	}
+	if r.dedupCache, err = conf.FieldString(siFieldDedupCache); err != nil {
+		return nil, err
+	}
+	if r.dedup && r.dedupCache == "" {
+		if size <= 0 && r.dedupTTL <= 0 {
+			return nil, fmt.Errorf("field %s: set %s or %s", siFieldDedupWindow, siFieldDedupSize, siFieldDedupAge)
+		}
+		r.dedupWin = session.NewDedupWindow(max(size, 0), max(r.dedupTTL, 0))
+	}
+	if r.dedupCache != "" && !mgr.HasCache(r.dedupCache) {
+		return nil, fmt.Errorf("field %s: cache resource %q not found", siFieldDedupCache, r.dedupCache)
+	}
+
+	r.rcvConf.Queue = r.queue
+	if r.rcvConf.Flows, err = conf.FieldInt(siFieldFlows); err != nil {
+		return nil, err
+	}
+	if r.rcvConf.Flows < 1 {
+		return nil, fmt.Errorf("field %s: must be at least 1, got %d", siFieldFlows, r.rcvConf.Flows)
+	}
+	if r.rcvConf.Selector, err = conf.FieldString(siFieldSelector); err != nil {
+		return nil, err
+	}
+	if r.rcvConf.Replay, err = replayFromParsed(conf); err != nil {
+		return nil, err
+	}
+	if r.rcvConf.Buffer, err = conf.FieldInt(siFieldReceiveBuffer); err != nil {
+		return nil, err
+	}
+	if r.batchSize, err = conf.FieldInt(siFieldBatchSize); err != nil {
+		return nil, err
+	}
+	if r.batchSize < 1 {
+		return nil, fmt.Errorf("field %s: must be at least 1, got %d", siFieldBatchSize, r.batchSize)
+	}
+
+	if r.tsMode, err = conf.FieldString(siFieldTimestamp); err != nil {
+		return nil, err
+	}
+	if r.tsMode == siTimestampMapping {
+		if !conf.Contains(siFieldTimestampMapping) {
+			return nil, fmt.Errorf("field %s: required by %s: %s", siFieldTimestampMapping, siFieldTimestamp, siTimestampMapping)
+		}
+		if r.tsMapping, err = conf.FieldBloblang(siFieldTimestampMapping); err != nil {
+			return nil, err
+		}
+	}
+	if r.pollEvery, err = conf.FieldDuration(siFieldBacklogPollInterval); err != nil {
+		return nil, err
+	}
+
+	m := mgr.Metrics()
+	r.mReceived = m.NewCounter("solace_input_received")
+	r.mAcked = m.NewCounter("solace_input_acked")
+	r.mNacked = m.NewCounter("solace_input_nacked", "outcome")
+	r.mDuplicates = m.NewCounter("solace_input_duplicates_dropped")
+	r.mStale = m.NewCounter("solace_input_stale_settlements")
+	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
+	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
+	r.mReconnects = m.NewCounter("solace_input_reconnects")
+	return r, nil
+}
+
+func replayFromParsed(conf *service.ParsedConfig) (session.Replay, error) {
+	var rp session.Replay
+	if !conf.Contains(siFieldReplay) {
+		return rp, nil
+	}
+	from, err := conf.FieldString(siFieldReplay, siFieldReplayFrom)
+	if err != nil {
+		return rp, err
+	}
+	switch from {
+	case siReplayStart:
+		rp.Mode = session.ReplayAll
+	case siReplayTime:
+		s, err := conf.FieldString(siFieldReplay, siFieldReplayTime)
+		if err != nil {
+			return rp, err
+		}
+		if rp.Time, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			return rp, fmt.Errorf("field %s.%s: %q is not an RFC 3339 time: %w", siFieldReplay, siFieldReplayTime, s, err)
+		}
+		rp.Mode = session.ReplayFromTime
+	case siReplayMessageID:
+		if rp.MessageID, err = conf.FieldString(siFieldReplay, siFieldReplayMessageID); err != nil {
+			return rp, err
+		}
+		if rp.MessageID == "" {
+			return rp, fmt.Errorf("field %s.%s: required by from: %s", siFieldReplay, siFieldReplayMessageID, siReplayMessageID)
+		}
+		rp.Mode = session.ReplayAfterMessageID
+	}
+	return rp, nil
+}
+
+// QueueNameForTopic is the documented default of queue_name: a readable,
+// legal queue name derived from a topic subscription.
+func QueueNameForTopic(topic string) string {
+	var b strings.Builder
+	b.WriteString(siQueuePrefix)
+	for _, c := range topic {
+		switch c {
+		case '*':
+			b.WriteString("_any_")
+		case '>':
+			b.WriteString("_all_")
+		case '?', '<', '\'', '"', '&', ';':
+			b.WriteByte('_')
+		default:
+			b.WriteRune(c)
+		}
+	}
+	name := b.String()
+	const maxLen = 200
+	if len(name) > maxLen {
+		sum := sha256.Sum256([]byte(topic))
+		suffix := "-" + hex.EncodeToString(sum[:8])
+		cut := maxLen - len(suffix)
+		// Do not split a multi-byte rune.
+		for cut > 0 && name[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		name = name[:cut] + suffix
+	}
+	return name
+}
+
+func (r *solaceReader) Connect(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.recv != nil {
+		return nil
+	}
+	if r.sempConf != nil && r.sempCli == nil {
+		cli, err := semp.New(*r.sempConf)
+		if err != nil {
+			return fmt.Errorf("field %s: %w", siFieldSEMP, err)
+		}
+		r.sempCli = cli
+	}
+	rc := r.rcvConf
+	if r.sempCli != nil {
+		if err := r.prepareQueue(ctx, &rc); err != nil {
+			return err
+		}
+	}
+
+	sess, err := session.Connect(ctx, r.conn, r.log, session.Events{
+		OnReconnected: func() { r.mReconnects.Incr(1) },
+	})
+	if err != nil {
+		return err
+	}
+	recv, err := sess.NewReceiver(ctx, rc)
+	if err != nil {
+		_ = sess.Close(context.Background())
+		return err
+	}
+	r.sess, r.recv = sess, recv
+	if r.sempCli != nil && r.pollEvery > 0 && r.stopPoll == nil {
+		pctx, cancel := context.WithCancel(context.Background())
+		r.stopPoll, r.pollDone = cancel, make(chan struct{})
+		go r.pollBacklog(pctx, r.sempCli, r.pollDone)
+	}
+	r.log.Infof("Consuming Solace queue %q with %d flow(s)", r.queue, rc.Flows)
+	return nil
+}
+
+// prepareQueue provisions the topic's queue, or checks the given queue, over
+// SEMP. Both are repeated on every connect: cheap, idempotent, and they heal
+// a queue or subscription deleted by an operator in the meantime.
+func (r *solaceReader) prepareQueue(ctx context.Context, rc *session.ReceiverConfig) error {
+	if r.topic != "" {
+		created, err := r.sempCli.EnsureQueue(ctx, r.sempVPN, semp.Queue{
+			QueueName:      r.queue,
+			AccessType:     semp.AccessTypeNonExclusive,
+			Permission:     semp.PermissionConsume,
+			IngressEnabled: semp.Bool(true),
+			EgressEnabled:  semp.Bool(true),
+		})
+		if err != nil {
+			return fmt.Errorf("provisioning queue %q for topic %q over SEMP: %w", r.queue, r.topic, err)
+		}
+		if err := r.sempCli.AddSubscription(ctx, r.sempVPN, r.queue, r.topic); err != nil {
+			return fmt.Errorf("subscribing queue %q to topic %q over SEMP: %w", r.queue, r.topic, err)
+		}
+		if created {
+			r.log.Infof("Provisioned durable non-exclusive queue %q subscribed to %q", r.queue, r.topic)
+		}
+	}
+	q, err := r.sempCli.GetQueue(ctx, r.sempVPN, r.queue)
+	if err != nil {
+		if semp.IsNotFound(err) {
+			return fmt.Errorf("queue %q does not exist in VPN %q: %w", r.queue, r.sempVPN, err)
+		}
+		return fmt.Errorf("reading queue %q over SEMP: %w", r.queue, err)
+	}
+	if q.AccessType == semp.AccessTypeExclusive && rc.Flows > 1 {
+		r.log.Warnf("Queue %q is exclusive, so only one flow can receive; using 1 flow instead of %d (make the queue non-exclusive to consume in parallel)", r.queue, rc.Flows)
+		rc.Flows = 1
+	}
+	return nil
+}
+
+func (r *solaceReader) pollBacklog(ctx context.Context, cli *semp.Client, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(r.pollEvery)
+	defer t.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, max(r.pollEvery, 5*time.Second))
+		st, err := cli.QueueStatus(pctx, r.sempVPN, r.queue)
+		cancel()
+		switch {
+		case err == nil:
+			r.mBacklogMsg.Set(st.SpooledMsgCount)
+			r.mBacklogB.Set(st.MsgSpoolUsage)
+			r.backlogMsgs.Store(st.SpooledMsgCount)
+			r.backlogBytes.Store(st.MsgSpoolUsage)
+		case ctx.Err() == nil:
+			r.log.Debugf("Reading the backlog of queue %q over SEMP: %v", r.queue, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// current returns the live receiver, or nil.
+func (r *solaceReader) current() *session.Receiver {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.recv
+}
+
+// disconnect drops a receiver whose flows went down, so that Benthos calls
+// Connect again (with its backoff) and a fresh session and flows are built.
+func (r *solaceReader) disconnect(recv *session.Receiver) {
+	r.mu.Lock()
+	if r.recv != recv {
+		r.mu.Unlock()
+		return
+	}
+	sess := r.sess
+	r.recv, r.sess = nil, nil
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = recv.Close(ctx)
+	_ = sess.Close(ctx)
+}
+
+func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
+	recv := r.current()
+	if recv == nil {
+		return nil, nil, service.ErrNotConnected
+	}
+	for {
+		first, err := recv.Receive(ctx)
+		if err != nil {
+			if errors.Is(err, session.ErrReceiverDown) || errors.Is(err, session.ErrReceiverClosed) {
+				r.log.Warnf("Solace flows on queue %q are down, reconnecting: %v", r.queue, err)
+				r.disconnect(recv)
+				return nil, nil, service.ErrNotConnected
+			}
+			return nil, nil, err
+		}
+		ins := []*session.Inbound{first}
+		for len(ins) < r.batchSize {
+			in, ok := recv.TryReceive()
+			if !ok {
+				break
+			}
+			ins = append(ins, in)
+		}
+		if r.dedup {
+			ins = r.dropDuplicates(ctx, recv, ins)
+			if len(ins) == 0 {
+				continue
+			}
+		}
+		batch := make(service.MessageBatch, len(ins))
+		for i, in := range ins {
+			batch[i] = r.toMessage(in)
+		}
+		r.mReceived.Incr(int64(len(batch)))
+		return batch, r.ackFunc(recv, ins), nil
+	}
+}
+
+// dropDuplicates acknowledges and removes messages whose key the pipeline
+// already processed. Keys are recorded only on a successful pipeline ack, so
+// a nacked message is never mistaken for a processed one.
+func (r *solaceReader) dropDuplicates(ctx context.Context, recv *session.Receiver, ins []*session.Inbound) []*session.Inbound {
+	kept := ins[:0]
+	now := time.Now()
+	for _, in := range ins {
+		if in.DedupKey == "" || !r.seen(ctx, in.DedupKey, now) {
+			kept = append(kept, in)
+			continue
+		}
+		r.mDuplicates.Incr(1)
+		r.settle(recv, in, session.Accepted)
+	}
+	return kept
+}
+
+func (r *solaceReader) seen(ctx context.Context, key string, now time.Time) bool {
+	if r.dedupWin != nil {
+		return r.dedupWin.Seen(key, now)
+	}
+	found := false
+	if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
+		_, err := c.Get(ctx, key)
+		found = err == nil
+	}); err != nil {
+		r.log.Warnf("Reading de-duplication cache %q: %v", r.dedupCache, err)
+	}
+	return found
+}
+
+func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
+	now := time.Now()
+	for _, in := range ins {
+		if in.DedupKey == "" {
+			continue
+		}
+		if r.dedupWin != nil {
+			r.dedupWin.Add(in.DedupKey, now)
+			continue
+		}
+		var ttl *time.Duration
+		if r.dedupTTL > 0 {
+			ttl = &r.dedupTTL
+		}
+		if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
+			if err := c.Set(ctx, in.DedupKey, []byte{1}, ttl); err != nil {
+				r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
+			}
+		}); err != nil {
+			r.log.Warnf("Writing de-duplication cache %q: %v", r.dedupCache, err)
+		}
+	}
+}
+
+func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
+	msg := service.NewMessage(in.Payload)
+	for k, v := range in.Properties {
+		msg.MetaSetMut(k, v)
+	}
+	for _, f := range in.Meta {
+		msg.MetaSetMut(f.Key, f.Value)
+	}
+	msg.MetaSetMut(session.MetaTimestamp, r.eventTime(msg, in))
+	return msg
+}
+
+func (r *solaceReader) eventTime(msg *service.Message, in *session.Inbound) time.Time {
+	switch r.tsMode {
+	case siTimestampReceive:
+		return in.ReceiveTimestamp
+	case siTimestampMapping:
+		res, err := msg.BloblangQuery(r.tsMapping)
+		if err == nil && res == nil {
+			err = errors.New("mapping deleted the root")
+		}
+		if err == nil {
+			var v any
+			if v, err = res.AsStructured(); err == nil {
+				if ts, ok := asTime(v); ok {
+					return ts
+				}
+				err = fmt.Errorf("mapping result %T is not a timestamp", v)
+			}
+		}
+		r.log.Debugf("timestamp_mapping failed, using the receive time: %v", err)
+		return in.ReceiveTimestamp
+	default:
+		if !in.SenderTimestamp.IsZero() {
+			return in.SenderTimestamp
+		}
+		return in.ReceiveTimestamp
+	}
+}
+
+// asTime accepts what a timestamp mapping plausibly returns.
+func asTime(v any) (time.Time, bool) {
+	switch t := v.(type) {
+	case time.Time:
+		return t, true
+	case string:
+		ts, err := time.Parse(time.RFC3339Nano, t)
+		return ts, err == nil
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return time.Unix(i, 0), true
+		}
+		f, err := t.Float64()
+		if err != nil {
+			return time.Time{}, false
+		}
+		return asTime(f)
+	case int:
+		return time.Unix(int64(t), 0), true
+	case int64:
+		return time.Unix(t, 0), true
+	case uint64:
+		return time.Unix(int64(t), 0), true
+	case float64:
+		sec := int64(t)
+		return time.Unix(sec, int64((t-float64(sec))*1e9)), true
+	}
+	return time.Time{}, false
+}
+
+func (r *solaceReader) ackFunc(recv *session.Receiver, ins []*session.Inbound) service.AckFunc {
+	return func(ctx context.Context, err error) error {
+		outcome := session.Accepted
+		if err != nil {
+			outcome = r.nack
+		} else if r.dedup {
+			r.remember(ctx, ins)
+		}
+		var errs []error
+		for _, in := range ins {
+			if e := r.settle(recv, in, outcome); e != nil {
+				errs = append(errs, e)
+			}
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// settle settles one message and counts it. A failure for a message whose
+// flow was lost is not an error: the broker redelivers that message.
+func (r *solaceReader) settle(recv *session.Receiver, in *session.Inbound, o session.Outcome) error {
+	err := recv.Settle(in, o)
+	switch {
+	case err == nil:
+		if o == session.Accepted {
+			r.mAcked.Incr(1)
+		} else {
+			r.mNacked.Incr(1, o.String())
+		}
+		return nil
+	case errors.Is(err, session.ErrStaleFlow):
+		r.mStale.Incr(1)
+		r.log.Debugf("Dropping settlement of a message from a lost flow (the broker redelivers it): %v", err)
+		return nil
+	default:
+		return err
+	}
+}
+
+func (r *solaceReader) Close(ctx context.Context) error {
+	r.mu.Lock()
+	recv, sess := r.recv, r.sess
+	r.recv, r.sess = nil, nil
+	stop, done := r.stopPoll, r.pollDone
+	r.stopPoll, r.pollDone = nil, nil
+	r.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	var errs []error
+	if recv != nil {
+		if err := recv.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if sess != nil {
+		if err := sess.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -270,6 +270,12 @@ func (b *Broker) deliver(f *flow, qm *qmsg) {
 	if redelivered {
 		params = append(params, param{Type: pADRedelivered})
 	}
+	// The client builds the replication group message id from the spooler
+	// unique id of the bind response (p54) and the message part of P31 0x29,
+	// falling back to P17, which changes per delivery; 0x29 is the spool id,
+	// so the id is stable across redeliveries. It reports a delivery count
+	// only when the bind response's endpoint behaviour (p34) enables it, as
+	// the P31 0x2e redelivery count plus one.
 	ext := slices.Clone(m.ext)
 	ext = append(ext,
 		extParam{Type: extSpoolerUnique, Value: u64(b.spoolerID)},

@@ -430,6 +430,7 @@ const (
 	apMaxRedelivery   = 42
 	apEndpointID      = 44
 	apMaxUnacked      = 49
+	apStartReplay     = 51
 	apSpoolerUniqueID = 54
 )
 

@@ -77,7 +77,8 @@
 //     selectors, message replay, transactions and XA, shared subscriptions,
 //     topic endpoints, endpoint creation from the client (use the package
 //     API or SEMP). A client that asks for them fails locally or gets an
-//     error answer.
+//     error answer; a bind with a selector is refused with 403 "Selectors Not
+//     Supported By solacetest".
 //   - Publishing to a topic that no queue subscribes to is acked (a real
 //     broker's default); publishing never answers "No Subscription Match".
 //   - A client (SMP) adding a queue subscription that already exists

@@ -342,3 +342,23 @@ func TestWindowHonoured(t *testing.T) {
 		return st.SpooledMsgCount == 0
 	}, 5*time.Second, 10*time.Millisecond)
 }
+
+// Selectors and replay are not implemented: the broker does not advertise
+// them, the client refuses replay itself, and the broker refuses a bind that
+// carries a selector rather than deliver unfiltered messages.
+func TestUnsupportedReceiverFeaturesFailLocally(t *testing.T) {
+	b := newBroker(t)
+	svc := connect(t, b, nil)
+	for name, configure := range map[string]func(solace.PersistentMessageReceiverBuilder){
+		"selector": func(bld solace.PersistentMessageReceiverBuilder) { bld.WithMessageSelector("a = 1") },
+		"replay":   func(bld solace.PersistentMessageReceiverBuilder) { bld.WithMessageReplay(config.ReplayStrategyAllMessages()) },
+	} {
+		bld := svc.CreatePersistentMessageReceiverBuilder()
+		configure(bld)
+		rcv, err := bld.Build(resource.QueueDurableExclusive("q1"))
+		require.NoError(t, err)
+		err = rcv.Start()
+		require.Error(t, err, name)
+		t.Logf("%s: %v", name, err)
+	}
+}

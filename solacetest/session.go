@@ -630,6 +630,16 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 		fail(503, "Unknown Durable Topic Endpoint")
 		return
 	}
+	// Selectors and replay are not implemented; refusing the bind is better
+	// than delivering unfiltered or unreplayed messages.
+	if sel, ok := a.get(apSelector); ok && trimNUL(sel) != "" {
+		fail(403, "Selectors Not Supported By solacetest")
+		return
+	}
+	if _, ok := a.get(apStartReplay); ok {
+		fail(403, "Replay Not Supported")
+		return
+	}
 	nameB, _ := a.get(apQueueName)
 	name := trimNUL(nameB)
 	durability, _ := a.uint(apDurability)

@@ -351,7 +351,9 @@ func TestUnsupportedReceiverFeaturesFailLocally(t *testing.T) {
 	svc := connect(t, b, nil)
 	for name, configure := range map[string]func(solace.PersistentMessageReceiverBuilder){
 		"selector": func(bld solace.PersistentMessageReceiverBuilder) { bld.WithMessageSelector("a = 1") },
-		"replay":   func(bld solace.PersistentMessageReceiverBuilder) { bld.WithMessageReplay(config.ReplayStrategyAllMessages()) },
+		"replay": func(bld solace.PersistentMessageReceiverBuilder) {
+			bld.WithMessageReplay(config.ReplayStrategyAllMessages())
+		},
 	} {
 		bld := svc.CreatePersistentMessageReceiverBuilder()
 		configure(bld)

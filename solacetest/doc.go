@@ -27,7 +27,8 @@
 //
 //   - Login with basic authentication against the configured users and
 //     message VPNs; a wrong password or unknown user gives the client a
-//     *solace.AuthenticationError. Keepalives are answered. A second login
+//     *solace.AuthenticationError. Keepalives are answered, and a client
+//     silent for three of its keepalive intervals is dropped. A second login
 //     with a client name already in use replaces the older session.
 //   - Direct messaging with Solace wildcards: "*" for a level, "ab*" for a
 //     level prefix, a last-level ">" for one or more levels. A direct message

@@ -50,14 +50,14 @@ func (c *rawClient) status(f *frame) (uint32, string) {
 	return code, text
 }
 
-func (c *rawClient) login(user, pass, clientName string) {
+func (c *rawClient) login(user, pass, clientName string, extra ...ccParam) {
 	c.t.Helper()
 	c.send(&frame{UH: 2, Proto: protoClientCtrl, TTL: 1,
 		Params: []param{
 			{Type: pUsername, Value: []byte(base64.StdEncoding.EncodeToString([]byte(user)))},
 			{Type: pPassword, Value: []byte(base64.StdEncoding.EncodeToString([]byte(pass)))},
 		},
-		Payload: encodeClientCtrl(ccLogin, []ccParam{{ccClientName, cstr(clientName)}, {ccVPNName, cstr("default")}}),
+		Payload: encodeClientCtrl(ccLogin, append([]ccParam{{ccClientName, cstr(clientName)}, {ccVPNName, cstr("default")}}, extra...)),
 	})
 	code, _ := c.status(c.read())
 	require.EqualValues(c.t, 200, code)
@@ -132,4 +132,17 @@ func TestFrameBeforeLoginClosesConnection(t *testing.T) {
 	c.send(&frame{UH: 2, Proto: protoKeepAliveV2, TTL: 1})
 	_, err := readFrame(c.r)
 	require.Error(t, err)
+}
+
+// A client that announced 1 s keepalives and then falls silent is dropped
+// after three intervals (its flows are then cleaned up as on any drop).
+func TestSilentClientIsDropped(t *testing.T) {
+	b := newBroker(t)
+	c := dialRaw(t, b)
+	c.login("default", "default", "silent", ccParam{ccKeepAlive, u32(1)})
+	start := time.Now()
+	_, err := readFrame(c.r)
+	require.Error(t, err, "the broker closes the connection")
+	require.GreaterOrEqual(t, time.Since(start), 2900*time.Millisecond)
+	require.Eventually(t, func() bool { return b.ClientCount() == 0 }, 5*time.Second, 10*time.Millisecond)
 }

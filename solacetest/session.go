@@ -32,6 +32,10 @@ type conn struct {
 	// pendingAck is the highest publisher message id to acknowledge once the
 	// read buffer is drained; only the read loop touches it.
 	pendingAck uint64
+	// idleTimeout closes a connection that sends nothing for this long (three
+	// keepalive intervals, as the client's login announces them); 0 never.
+	// Only the read loop touches it.
+	idleTimeout time.Duration
 
 	// session state
 	loggedIn   bool
@@ -114,6 +118,9 @@ func (c *conn) readLoop() {
 	defer c.cleanup()
 	r := bufio.NewReaderSize(c.nc, 64<<10)
 	for {
+		if c.idleTimeout > 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(c.idleTimeout))
+		}
 		f, err := readFrame(r)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
@@ -283,6 +290,13 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		old.close()
 	}
 	c.loggedIn, c.vpn, c.user, c.clientName = true, v, user, clientName
+	// The login's keep-alive value matched the client's interval in seconds
+	// (smf-wire-notes §2.1). A dead client that keeps its TCP connection
+	// open is dropped after three silent intervals, so its unsettled
+	// messages are redelivered, as a real broker does.
+	if ka := beUint(cc.Params[ccKeepAlive]); ka > 0 && ka < 3600 {
+		c.idleTimeout = 3 * time.Duration(ka) * time.Second
+	}
 	v.clients[clientName] = c
 	for _, q := range v.queues {
 		if q.tempOwner == clientName {

@@ -3,17 +3,103 @@ package session
 /*
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
-// Prototypes from CCSMP's solClientMsg.h, declared here because the Go client
-// keeps its headers in an internal package. The symbols come from the static
-// libsolclient that solace.dev/go/messaging links into every binary. With
-// SOLCLIENT_PSPLUS_GO (how the Go client builds CCSMP) a message handle is a
-// uintptr_t.
+// Prototypes from CCSMP's solClient.h / solClientMsg.h, declared here because
+// the Go client keeps its headers in an internal package. The symbols come
+// from the static libsolclient that solace.dev/go/messaging links into every
+// binary. With SOLCLIENT_PSPLUS_GO (how the Go client builds CCSMP) message
+// and container handles are uintptr_t.
 typedef struct { int destType; const char *dest; } cs_destination_t;
 extern int solClient_msg_getTimeToLive(uintptr_t msg_p, int64_t *ttl_p);
 extern int solClient_msg_getDeliveryCount(uintptr_t msg_p, int32_t *count_p);
 extern int solClient_msg_getReplyTo(uintptr_t msg_p, cs_destination_t *dest_p, size_t destSize);
 extern int solClient_msg_getDestination(uintptr_t msg_p, cs_destination_t *dest_p, size_t destSize);
+extern int solClient_msg_getApplicationMessageId(uintptr_t msg_p, const char **v);
+extern int solClient_msg_getApplicationMsgType(uintptr_t msg_p, const char **v);
+extern int solClient_msg_getCorrelationId(uintptr_t msg_p, const char **v);
+extern int solClient_msg_getSenderId(uintptr_t msg_p, const char **v);
+extern int solClient_msg_getHttpContentType(uintptr_t msg_p, const char **v);
+extern int solClient_msg_getHttpContentEncoding(uintptr_t msg_p, const char **v);
+extern int solClient_msg_getExpiration(uintptr_t msg_p, int64_t *v);
+extern int solClient_msg_getSenderTimestamp(uintptr_t msg_p, int64_t *v);
+extern int solClient_msg_getRcvTimestamp(uintptr_t msg_p, int64_t *v);
+extern int solClient_msg_getSequenceNumber(uintptr_t msg_p, int64_t *v);
+extern int solClient_msg_getPriority(uintptr_t msg_p, int32_t *v);
+extern int solClient_msg_getClassOfService(uintptr_t msg_p, uint32_t *v);
+extern unsigned char solClient_msg_isRedelivered(uintptr_t msg_p);
+extern int solClient_msg_getBinaryAttachmentPtr(uintptr_t msg_p, void **buf, uint32_t *size);
+extern int solClient_msg_getUserPropertyMap(uintptr_t msg_p, uintptr_t *map_p);
+extern int solClient_container_closeMapStream(uintptr_t *map_p);
+typedef struct { char id[16]; } cs_rgmid_t;
+extern int solClient_msg_getReplicationGroupMessageId(uintptr_t msg_p, cs_rgmid_t *rgmid_p, size_t size);
+extern int solClient_replicationGroupMessageId_toString(cs_rgmid_t *rgmid_p, size_t size, char *str, size_t strSize);
+
+// Presence bits of cs_attrs_t.has.
+enum {
+	CS_APPID = 1 << 0, CS_APPTYPE = 1 << 1, CS_CORR = 1 << 2, CS_SENDER = 1 << 3,
+	CS_HTTPTYPE = 1 << 4, CS_HTTPENC = 1 << 5, CS_EXP = 1 << 6, CS_SENDTS = 1 << 7,
+	CS_RCVTS = 1 << 8, CS_SEQ = 1 << 9, CS_PRIO = 1 << 10, CS_PROPS = 1 << 11,
+	CS_PAYLOAD = 1 << 12, CS_RGMID = 1 << 13, CS_DEST = 1 << 14, CS_REPLYTO = 1 << 15,
+	CS_TTL = 1 << 16, CS_DCOUNT = 1 << 17
+};
+
+typedef struct {
+	uint32_t has;
+	const char *appID, *appType, *corr, *sender, *httpType, *httpEnc, *dest, *replyTo;
+	int destType;
+	int64_t exp, sendTS, rcvTS, seq, ttl;
+	int32_t prio, dcount;
+	uint32_t cos;
+	unsigned char redelivered;
+	void *payload;
+	uint32_t payloadLen;
+	char rgmid[48];
+} cs_attrs_t;
+
+// cs_read_attrs reads every attribute of a received message in one cgo
+// call; the Go API needs one or two cgo calls (plus allocations) per
+// attribute, which showed up as the input's main overhead per message.
+// String and payload pointers point into the message and stay valid until it
+// is freed; the Go side copies them at once.
+static void cs_read_attrs(uintptr_t m, cs_attrs_t *a) {
+	memset(a, 0, sizeof(*a));
+	if (solClient_msg_getApplicationMessageId(m, &a->appID) == 0) a->has |= CS_APPID;
+	if (solClient_msg_getApplicationMsgType(m, &a->appType) == 0) a->has |= CS_APPTYPE;
+	if (solClient_msg_getCorrelationId(m, &a->corr) == 0) a->has |= CS_CORR;
+	if (solClient_msg_getSenderId(m, &a->sender) == 0) a->has |= CS_SENDER;
+	if (solClient_msg_getHttpContentType(m, &a->httpType) == 0) a->has |= CS_HTTPTYPE;
+	if (solClient_msg_getHttpContentEncoding(m, &a->httpEnc) == 0) a->has |= CS_HTTPENC;
+	if (solClient_msg_getExpiration(m, &a->exp) == 0) a->has |= CS_EXP;
+	if (solClient_msg_getSenderTimestamp(m, &a->sendTS) == 0) a->has |= CS_SENDTS;
+	if (solClient_msg_getRcvTimestamp(m, &a->rcvTS) == 0) a->has |= CS_RCVTS;
+	if (solClient_msg_getSequenceNumber(m, &a->seq) == 0) a->has |= CS_SEQ;
+	if (solClient_msg_getPriority(m, &a->prio) == 0 && a->prio != -1) a->has |= CS_PRIO;
+	if (solClient_msg_getTimeToLive(m, &a->ttl) == 0) a->has |= CS_TTL;
+	if (solClient_msg_getDeliveryCount(m, &a->dcount) == 0) a->has |= CS_DCOUNT;
+	solClient_msg_getClassOfService(m, &a->cos);
+	a->redelivered = solClient_msg_isRedelivered(m);
+	if (solClient_msg_getBinaryAttachmentPtr(m, &a->payload, &a->payloadLen) == 0) a->has |= CS_PAYLOAD;
+	uintptr_t props = 0;
+	if (solClient_msg_getUserPropertyMap(m, &props) == 0) {
+		a->has |= CS_PROPS;
+		solClient_container_closeMapStream(&props);
+	}
+	cs_destination_t d;
+	memset(&d, 0, sizeof(d));
+	if (solClient_msg_getDestination(m, &d, sizeof(d)) == 0 && d.dest != NULL) {
+		a->has |= CS_DEST; a->dest = d.dest; a->destType = d.destType;
+	}
+	memset(&d, 0, sizeof(d));
+	if (solClient_msg_getReplyTo(m, &d, sizeof(d)) == 0 && d.dest != NULL) {
+		a->has |= CS_REPLYTO; a->replyTo = d.dest;
+	}
+	cs_rgmid_t r;
+	if (solClient_msg_getReplicationGroupMessageId(m, &r, sizeof(r)) == 0 &&
+	    solClient_replicationGroupMessageId_toString(&r, sizeof(r), a->rgmid, sizeof(a->rgmid)) == 0) {
+		a->has |= CS_RGMID;
+	}
+}
 */
 import "C"
 
@@ -105,6 +191,109 @@ type Inbound struct {
 // newInbound converts msg. It reads everything it needs from the native
 // message, so the caller may dispose of msg once the message is settled.
 func newInbound(msg message.InboundMessage) *Inbound {
+	if h, ok := handleOf(msg); ok {
+		return newInboundNative(msg, h)
+	}
+	return newInboundAPI(msg)
+}
+
+// newInboundNative reads the attributes straight from CCSMP in one call.
+// It yields exactly what newInboundAPI yields (a test holds them equal).
+func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
+	var a C.cs_attrs_t
+	C.cs_read_attrs(C.uintptr_t(h), &a)
+	has := func(bit C.uint32_t) bool { return a.has&bit != 0 }
+	in := &Inbound{msg: msg, Meta: make([]MetaField, 0, 16)}
+	if has(C.CS_PAYLOAD) {
+		in.Payload = C.GoBytes(a.payload, C.int(a.payloadLen))
+	} else {
+		in.Payload = payloadOf(msg)
+	}
+	add := func(k string, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
+	str := func(bit C.uint32_t, p *C.char) (string, bool) {
+		if !has(bit) || p == nil {
+			return "", false
+		}
+		return C.GoString(p), true
+	}
+	millis := func(ms C.int64_t) time.Time {
+		v := int64(ms)
+		return time.Unix(v/1e3, (v%1e3)*1e6)
+	}
+
+	if dest, ok := str(C.CS_DEST, a.dest); ok {
+		add(MetaDestination, dest)
+		if t := nativeDestType(int(a.destType)); t != "" {
+			add(MetaDestinationType, t)
+		} else {
+			add(MetaDestinationType, destinationTypeOf(dest))
+		}
+	}
+	appID, hasAppID := str(C.CS_APPID, a.appID)
+	if hasAppID {
+		add(MetaApplicationMessageID, appID)
+	}
+	if v, ok := str(C.CS_APPTYPE, a.appType); ok {
+		add(MetaApplicationMessageType, v)
+	}
+	if v, ok := str(C.CS_CORR, a.corr); ok {
+		add(MetaCorrelationID, v)
+	}
+	if has(C.CS_PRIO) {
+		add(MetaPriority, int64(a.prio))
+	}
+	in.Redelivered = a.redelivered != 0
+	add(MetaRedelivered, in.Redelivered)
+	if has(C.CS_DCOUNT) && a.dcount > 0 {
+		add(MetaDeliveryCount, int64(a.dcount))
+	}
+	if has(C.CS_EXP) && a.exp > 0 {
+		add(MetaExpiration, millis(a.exp))
+	}
+	if has(C.CS_TTL) && a.ttl > 0 {
+		add(MetaTimeToLive, int64(a.ttl))
+	}
+	if v, ok := str(C.CS_REPLYTO, a.replyTo); ok && v != "" {
+		add(MetaReplyTo, v)
+	}
+	if has(C.CS_SENDTS) && a.sendTS != 0 {
+		in.SenderTimestamp = millis(a.sendTS)
+		add(MetaSenderTimestamp, in.SenderTimestamp)
+	}
+	if has(C.CS_RCVTS) && a.rcvTS != 0 {
+		in.ReceiveTimestamp = millis(a.rcvTS)
+	} else {
+		in.ReceiveTimestamp = time.Now()
+	}
+	add(MetaReceiveTimestamp, in.ReceiveTimestamp)
+	if has(C.CS_SEQ) {
+		add(MetaSequenceNumber, int64(a.seq))
+	}
+	var rgmidStr string
+	if has(C.CS_RGMID) {
+		rgmidStr = C.GoString(&a.rgmid[0])
+		add(MetaReplicationGroupMsgID, rgmidStr)
+	}
+	if v, ok := str(C.CS_SENDER, a.sender); ok {
+		add(MetaSenderID, v)
+	}
+	add(MetaClassOfService, int64(a.cos))
+	if v, ok := str(C.CS_HTTPTYPE, a.httpType); ok {
+		add(MetaHTTPContentType, v)
+	}
+	if v, ok := str(C.CS_HTTPENC, a.httpEnc); ok {
+		add(MetaHTTPContentEncoding, v)
+	}
+	in.DedupKey = dedupKey(appID, hasAppID, rgmidStr)
+	if has(C.CS_PROPS) {
+		in.Properties = propertiesOf(msg)
+	}
+	return in
+}
+
+// newInboundAPI converts msg through the Go API's getters only; used when
+// the native handle cannot be reached.
+func newInboundAPI(msg message.InboundMessage) *Inbound {
 	in := &Inbound{msg: msg, Meta: make([]MetaField, 0, 16)}
 	in.Payload = payloadOf(msg)
 
@@ -180,20 +369,31 @@ func newInbound(msg message.InboundMessage) *Inbound {
 		add(MetaHTTPContentEncoding, v)
 	}
 
+	in.DedupKey = dedupKey(appID, hasAppID, rgmidStr)
+	in.Properties = propertiesOf(msg)
+	return in
+}
+
+func dedupKey(appID string, hasAppID bool, rgmid string) string {
 	switch {
 	case hasAppID && appID != "":
-		in.DedupKey = "app:" + appID
-	case rgmidStr != "":
-		in.DedupKey = "rgmid:" + rgmidStr
+		return "app:" + appID
+	case rgmid != "":
+		return "rgmid:" + rgmid
 	}
+	return ""
+}
 
-	if props := msg.GetProperties(); len(props) > 0 {
-		in.Properties = make(map[string]any, len(props))
-		for k, v := range props {
-			in.Properties[k] = convertSDT(v)
-		}
+func propertiesOf(msg message.InboundMessage) map[string]any {
+	props := msg.GetProperties()
+	if len(props) == 0 {
+		return nil
 	}
-	return in
+	out := make(map[string]any, len(props))
+	for k, v := range props {
+		out[k] = convertSDT(v)
+	}
+	return out
 }
 
 // payloadOf returns the message body as bytes whatever its SDT form.

@@ -83,6 +83,16 @@ func receiveN(t *testing.T, r *Receiver, n int) []*Inbound {
 	return out
 }
 
+func withoutReceiveTime(meta []MetaField) []MetaField {
+	var out []MetaField
+	for _, f := range meta {
+		if f.Key != MetaReceiveTimestamp {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func metaMap(in *Inbound) map[string]any {
 	m := map[string]any{}
 	for _, f := range in.Meta {
@@ -126,6 +136,16 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		require.IsType(t, time.Time{}, m[MetaReceiveTimestamp])
 		require.Equal(t, map[string]any{"region": "eu", "n": int64(i)}, in.Properties)
 		require.Equal(t, fmt.Sprintf("app:app-%d", i), in.DedupKey)
+
+		// The one-call native read and the Go API's getters must agree.
+		h, ok := handleOf(in.msg)
+		require.True(t, ok, "the native handle must be reachable for %T", in.msg)
+		native, api := newInboundNative(in.msg, h), newInboundAPI(in.msg)
+		require.Equal(t, withoutReceiveTime(api.Meta), withoutReceiveTime(native.Meta))
+		require.Equal(t, api.Payload, native.Payload)
+		require.Equal(t, api.Properties, native.Properties)
+		require.Equal(t, api.DedupKey, native.DedupKey)
+		require.Equal(t, api.SenderTimestamp, native.SenderTimestamp)
 	}
 	require.Equal(t, 5, f.stats(t, "q1").Unacked)
 	for _, in := range msgs {

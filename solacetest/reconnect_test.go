@@ -131,3 +131,18 @@ func TestReconnectKeepsTemporaryQueue(t *testing.T) {
 	publish(t, svc, pub, "tmp/2", "t2")
 	require.Equal(t, "t2", payloadOf(t, receive(t, rcv)))
 }
+
+// Refused logins during reconnection are retried by the client, so a
+// temporary refusal delays the reconnection without ending the session.
+func TestReconnectRetriesRefusedLogins(t *testing.T) {
+	b := newBroker(t)
+	svc := connect(t, b, reconnecting)
+	back := reconnected(svc)
+	pub := startPublisher(t, svc)
+	b.RefuseLogins(500 * time.Millisecond)
+	start := time.Now()
+	b.DropConnections()
+	waitFor(t, back, "reconnection after refused logins")
+	require.GreaterOrEqual(t, time.Since(start), 400*time.Millisecond)
+	publish(t, svc, pub, "orders/1", "after")
+}

@@ -218,7 +218,7 @@ overwritten by it.
 			`if this.queue.or("") != "" && this.topic.or("") != "" { "fields queue and topic: both are set; keep one" } else { null }`,
 			`if this.topic.or("") != "" && this.semp.url.or("") == "" { "field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue" } else { null }`,
 			`if this.queue.or("") != "" && this.queue_name.or("") != "" { "field queue_name: only used with topic; with queue, name the queue in queue" } else { null }`,
-			`if this.deduplicate.or(false) && this.dedup_cache.or("") == "" && this.dedup_window.size.or(100000) <= 0 && this.dedup_window.age.or("1h").parse_duration() <= 0 { "field dedup_window: set size or age (or dedup_cache), an unbounded window grows forever" } else { null }`,
+			`if this.deduplicate.or(false) && this.dedup_cache.or("") == "" && this.dedup_window.size.or(100000) <= 0 && this.dedup_window.age.or("1h").string().re_match("^[0.]+[a-zµ]*$") { "field dedup_window: set size or age (or dedup_cache), an unbounded window grows forever" } else { null }`,
 			`if this.dedup_window.size.or(0) < 0 { "field dedup_window.size: must be 0 or more" } else { null }`,
 			`if this.flows.or(1) < 1 { "field flows: must be at least 1" } else { null }`,
 			`if this.batch_size.or(1) < 1 { "field batch_size: must be at least 1" } else { null }`,
@@ -227,7 +227,7 @@ overwritten by it.
 			`if this.timestamp.or("sender") != "mapping" && this.timestamp_mapping.or("") != "" { "field timestamp_mapping: only used with timestamp: mapping; set timestamp: mapping or remove it" } else { null }`,
 			`if this.replay.from.or("none") == "time" && this.replay.time.or("") == "" { "field replay.time: from: time needs a time, e.g. replay.time: 2025-01-31T12:00:00Z" } else { null }`,
 			`if this.replay.from.or("none") == "message_id" && this.replay.message_id.or("") == "" { "field replay.message_id: from: message_id needs a replication group message id" } else { null }`,
-			`if this.replay.from.or("none") == "time" && this.replay.time.or("") != "" && this.replay.time.ts_parse("2006-01-02T15:04:05Z07:00").catch(null) == null { "field replay.time: %v is not an RFC 3339 time".format(this.replay.time) } else { null }`,
+			`if this.replay.from.or("none") == "time" && this.replay.time.or("") != "" && !this.replay.time.string().re_match("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$") { "field replay.time: %v is not an RFC 3339 time".format(this.replay.time) } else { null }`,
 		))
 }
 

@@ -32,9 +32,9 @@ type conn struct {
 	// pendingAck is the highest publisher message id to acknowledge once the
 	// read buffer is drained; only the read loop touches it.
 	pendingAck uint64
-	// idleTimeout closes a connection that sends nothing for this long (three
-	// keepalive intervals, as the client's login announces them); 0 never.
-	// Only the read loop touches it.
+	// idleTimeout closes a connection that sends nothing for this long: until
+	// login loginTimeout, then three keepalive intervals as the client's
+	// login announces them; 0 never. Only the read loop touches it.
 	idleTimeout time.Duration
 
 	// session state
@@ -56,14 +56,18 @@ type pubFlow struct {
 	lastID uint64 // highest publisher message id processed (acked or nacked)
 }
 
+// loginTimeout bounds how long a connection may stay open without logging in.
+const loginTimeout = 30 * time.Second
+
 func newConn(b *Broker, nc net.Conn) *conn {
 	return &conn{
-		b:      b,
-		nc:     nc,
-		closed: make(chan struct{}),
-		outSig: make(chan struct{}, 1),
-		subs:   map[string]struct{}{},
-		flows:  map[uint32]*flow{},
+		b:           b,
+		idleTimeout: loginTimeout,
+		nc:          nc,
+		closed:      make(chan struct{}),
+		outSig:      make(chan struct{}, 1),
+		subs:        map[string]struct{}{},
+		flows:       map[uint32]*flow{},
 	}
 }
 
@@ -117,9 +121,15 @@ func (c *conn) readLoop() {
 	defer c.b.wg.Done()
 	defer c.cleanup()
 	r := bufio.NewReaderSize(c.nc, 64<<10)
+	deadlineSet := false
 	for {
-		if c.idleTimeout > 0 {
+		switch {
+		case c.idleTimeout > 0:
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.idleTimeout))
+			deadlineSet = true
+		case deadlineSet:
+			_ = c.nc.SetReadDeadline(time.Time{})
+			deadlineSet = false
 		}
 		f, err := readFrame(r)
 		if err != nil {
@@ -294,6 +304,7 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	// (smf-wire-notes §2.1). A dead client that keeps its TCP connection
 	// open is dropped after three silent intervals, so its unsettled
 	// messages are redelivered, as a real broker does.
+	c.idleTimeout = 0
 	if ka := beUint(cc.Params[ccKeepAlive]); ka > 0 && ka < 3600 {
 		c.idleTimeout = 3 * time.Duration(ka) * time.Second
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/go-amqp"
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/redpanda-data/benthos/v4/public/service/integration"
 	"github.com/stretchr/testify/assert"
@@ -592,4 +593,230 @@ func writeOK(t testing.TB, o *jmsOutput, batch service.MessageBatch) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, o.WriteBatch(ctx, batch))
+}
+
+// ---- Benthos's stream test suite ----
+
+// The jms_test_receiver input exists only in this test binary: Benthos has no
+// AMQP 1.0 input in core, so it reads back from RabbitMQ with a go-amqp
+// receiver, which lets integration.StreamTests drive the jms output end to end.
+func init() {
+	service.MustRegisterInput("jms_test_receiver", service.NewConfigSpec().Fields(
+		service.NewStringField("url"),
+		service.NewStringField("username"),
+		service.NewStringField("password"),
+		service.NewStringField("address"),
+	), func(conf *service.ParsedConfig, _ *service.Resources) (service.Input, error) {
+		r := &jmsTestReceiver{}
+		var err error
+		for _, f := range []struct {
+			name string
+			dst  *string
+		}{{"url", &r.url}, {"username", &r.user}, {"password", &r.pass}, {"address", &r.address}} {
+			if *f.dst, err = conf.FieldString(f.name); err != nil {
+				return nil, err
+			}
+		}
+		return service.AutoRetryNacks(r), nil
+	})
+}
+
+type jmsTestReceiver struct {
+	url, user, pass, address string
+
+	mu   sync.Mutex
+	conn *amqp.Conn
+	rcv  *amqp.Receiver
+}
+
+// dialTestReceiver attaches a durable-terminus receiver, matching how the
+// output declares RabbitMQ queues.
+func dialTestReceiver(ctx context.Context, url, user, pass, address string) (*amqp.Conn, *amqp.Receiver, error) {
+	conn, err := amqp.Dial(ctx, url, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain(user, pass)})
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := conn.NewSession(ctx, nil)
+	if err != nil {
+		_ = conn.Close()
+		return nil, nil, err
+	}
+	opts := &amqp.ReceiverOptions{Credit: 100}
+	if strings.HasPrefix(address, "/queue/") {
+		opts.SourceDurability = amqp.DurabilityUnsettledState
+	}
+	rcv, err := sess.NewReceiver(ctx, address, opts)
+	if err != nil {
+		_ = conn.Close()
+		return nil, nil, err
+	}
+	return conn, rcv, nil
+}
+
+func (r *jmsTestReceiver) Connect(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conn != nil {
+		return nil
+	}
+	conn, rcv, err := dialTestReceiver(ctx, r.url, r.user, r.pass, r.address)
+	if err != nil {
+		return err
+	}
+	r.conn, r.rcv = conn, rcv
+	return nil
+}
+
+// amqpBody returns the payload of a text or bytes JMS message.
+func amqpBody(m *amqp.Message) []byte {
+	if s, ok := m.Value.(string); ok {
+		return []byte(s)
+	}
+	return m.GetData()
+}
+
+func (r *jmsTestReceiver) Read(ctx context.Context) (*service.Message, service.AckFunc, error) {
+	r.mu.Lock()
+	rcv := r.rcv
+	r.mu.Unlock()
+	if rcv == nil {
+		return nil, nil, service.ErrNotConnected
+	}
+	am, err := rcv.Receive(ctx, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	msg := service.NewMessage(amqpBody(am))
+	for k, v := range am.ApplicationProperties {
+		msg.MetaSetMut(k, v)
+	}
+	return msg, func(ctx context.Context, err error) error {
+		if err != nil {
+			return rcv.ReleaseMessage(ctx, am)
+		}
+		return rcv.AcceptMessage(ctx, am)
+	}, nil
+}
+
+func (r *jmsTestReceiver) Close(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conn == nil {
+		return nil
+	}
+	err := r.conn.Close()
+	r.conn, r.rcv = nil, nil
+	return err
+}
+
+// jmsGetter reads back what output-only stream tests sent. Their payloads
+// are JSON documents with an "id" field; messages that arrive before the one
+// asked for are kept for later calls.
+type jmsGetter struct {
+	b     jmsBroker
+	mu    sync.Mutex
+	tests map[string]*jmsGetterQueue
+}
+
+type jmsGetterQueue struct {
+	mu   sync.Mutex
+	rcv  *amqp.Receiver
+	seen map[string]string // id -> body
+}
+
+func (g *jmsGetter) get(ctx context.Context, testID, messageID string) (string, []string, error) {
+	g.mu.Lock()
+	q := g.tests[testID]
+	if q == nil {
+		q = &jmsGetterQueue{seen: map[string]string{}}
+		g.tests[testID] = q
+	}
+	g.mu.Unlock()
+
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.rcv == nil {
+		conn, r, err := dialTestReceiver(ctx, g.b.url, g.b.user, g.b.pass, "/queue/jms-stream-"+testID)
+		if err != nil {
+			return "", nil, err
+		}
+		go func() { <-ctx.Done(); _ = conn.Close() }()
+		q.rcv = r
+	}
+	for {
+		if body, ok := q.seen[messageID]; ok {
+			return body, nil, nil
+		}
+		am, err := q.rcv.Receive(ctx, nil)
+		if err != nil {
+			return "", nil, fmt.Errorf("waiting for message %s: %w", messageID, err)
+		}
+		if err := q.rcv.AcceptMessage(ctx, am); err != nil {
+			return "", nil, err
+		}
+		body := amqpBody(am)
+		var doc struct {
+			ID json.Number `json:"id"`
+		}
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return "", nil, fmt.Errorf("payload %q is not the suite's JSON: %w", body, err)
+		}
+		q.seen[doc.ID.String()] = string(body)
+	}
+}
+
+// TestIntegrationJMSStreams runs Benthos's broker test suite against the jms
+// output and RabbitMQ.
+func TestIntegrationJMSStreams(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+
+	template := `
+output:
+  jms:
+    urls: [ $URL ]
+    username: $USER
+    password: $PASS
+    queue: jms-stream-$ID
+    max_in_flight: $MAX_IN_FLIGHT
+    metadata:
+      include_patterns: [ '.*' ]
+    batching:
+      count: $OUTPUT_BATCH_COUNT
+      period: "$BATCH_PERIOD"
+input:
+  jms_test_receiver:
+    url: $URL
+    username: $USER
+    password: $PASS
+    address: /queue/jms-stream-$ID
+`
+	g := &jmsGetter{b: b, tests: map[string]*jmsGetterQueue{}}
+	opts := []integration.StreamTestOptFunc{
+		integration.StreamTestOptVarSet("URL", b.url),
+		integration.StreamTestOptVarSet("USER", b.user),
+		integration.StreamTestOptVarSet("PASS", b.pass),
+		integration.StreamTestOptVarSet("BATCH_PERIOD", ""),
+		integration.StreamTestOptTimeout(time.Minute),
+	}
+	suite := integration.StreamTests(
+		integration.StreamTestOpenClose(),
+		integration.StreamTestMetadata(),
+		integration.StreamTestSendBatch(10),
+		integration.StreamTestSendBatches(10, 20, 4),
+		integration.StreamTestStreamSequential(200),
+		integration.StreamTestStreamParallel(200),
+		integration.StreamTestOutputOnlySendSequential(20, g.get),
+		integration.StreamTestOutputOnlySendBatch(20, g.get),
+	)
+	t.Run("max_in_flight 1", func(t *testing.T) {
+		suite.Run(t, template, opts...)
+	})
+	t.Run("max_in_flight 32 batched", func(t *testing.T) {
+		suite.Run(t, template, append(opts,
+			integration.StreamTestOptMaxInFlight(32),
+			integration.StreamTestOptVarSet("OUTPUT_BATCH_COUNT", "5"),
+			integration.StreamTestOptVarSet("BATCH_PERIOD", "5ms"),
+		)...)
+	})
 }

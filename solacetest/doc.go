@@ -50,6 +50,8 @@
 //     counting; REJECTED moves to the DMQ (if configured, existing and the
 //     message is DMQ-eligible) or discards. After MaxRedeliveryCount
 //     redeliveries the next failure dead-letters the message.
+//   - Consumer flows with a selector get only the messages it selects;
+//     others stay queued for other consumers.
 //   - Exclusive queues deliver to the first-bound flow; the next takes over
 //     (with an active-flow indication) when it leaves, and gets its
 //     unsettled messages, flagged. Non-exclusive queues round-robin.
@@ -75,11 +77,16 @@
 //     login, ACL profiles or client usernames' permissions: any configured
 //     user may do anything in any configured VPN.
 //   - Not implemented, and so not advertised to the client: queue browsers,
-//     selectors, message replay, transactions and XA, shared subscriptions,
-//     topic endpoints, endpoint creation from the client (use the package
-//     API or SEMP). A client that asks for them fails locally or gets an
-//     error answer; a bind with a selector is refused with 403 "Selectors Not
-//     Supported By solacetest".
+//     message replay, transactions and XA, shared subscriptions, topic
+//     endpoints, endpoint creation from the client (use the package API or
+//     SEMP). A client that asks for them fails locally or gets an error
+//     answer.
+//   - Selectors implement the JMS selector language (comparisons, AND/OR/NOT
+//     with SQL's three-valued logic, arithmetic, BETWEEN, IN, LIKE with
+//     ESCAPE, IS NULL) over user properties and JMSCorrelationID,
+//     JMSMessageID (the application message id), JMSType, JMSPriority and
+//     JMSDeliveryMode; other JMS header names are looked up as properties.
+//     A bad selector is refused with 400 "Invalid Selector".
 //   - Publishing to a topic that no queue subscribes to is acked (a real
 //     broker's default); publishing never answers "No Subscription Match".
 //   - A client (SMP) adding a queue subscription that already exists

@@ -343,24 +343,14 @@ func TestWindowHonoured(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond)
 }
 
-// Selectors and replay are not implemented: the broker does not advertise
-// them, the client refuses replay itself, and the broker refuses a bind that
-// carries a selector rather than deliver unfiltered messages.
-func TestUnsupportedReceiverFeaturesFailLocally(t *testing.T) {
+// Replay is not implemented: the broker does not advertise it, and the
+// client refuses such receivers itself.
+func TestReplayFailsLocally(t *testing.T) {
 	b := newBroker(t)
 	svc := connect(t, b, nil)
-	for name, configure := range map[string]func(solace.PersistentMessageReceiverBuilder){
-		"selector": func(bld solace.PersistentMessageReceiverBuilder) { bld.WithMessageSelector("a = 1") },
-		"replay": func(bld solace.PersistentMessageReceiverBuilder) {
-			bld.WithMessageReplay(config.ReplayStrategyAllMessages())
-		},
-	} {
-		bld := svc.CreatePersistentMessageReceiverBuilder()
-		configure(bld)
-		rcv, err := bld.Build(resource.QueueDurableExclusive("q1"))
-		require.NoError(t, err)
-		err = rcv.Start()
-		require.Error(t, err, name)
-		t.Logf("%s: %v", name, err)
-	}
+	rcv, err := svc.CreatePersistentMessageReceiverBuilder().
+		WithMessageReplay(config.ReplayStrategyAllMessages()).
+		Build(resource.QueueDurableExclusive("q1"))
+	require.NoError(t, err)
+	require.Error(t, rcv.Start())
 }

@@ -230,16 +230,16 @@ func (c *conn) sendAdCtrl(tag []byte, code uint32, text string, typ byte, params
 
 // routerCapabilities is p9 of the login response: 27 booleans (MSB first)
 // and the maximum message sizes. Enabled: guaranteed subscriber and publisher
-// flows (2, 4), temporary endpoints (3), endpoint message TTL (8), queue
+// flows (2, 4), temporary endpoints (3), selectors (7), endpoint message TTL (8), queue
 // subscriptions (9), flow recover, subscription manager, eliding (10-12),
 // no-local, flow-change updates (14, 15), sequenced topics, discard behaviour
 // (16, 17), long selectors (22), endpoint error id (24), app-ack FAILED (25),
 // variable-length extended parameters (26). Disabled because the broker does
 // not implement them: JNDI, compression, browser, endpoint management,
-// selectors, transactions, cut-through, OpenMAMA, replay, compressed TLS,
+// transactions, cut-through, OpenMAMA, replay, compressed TLS,
 // shared subscriptions.
 func routerCapabilities() []byte {
-	on := []int{2, 3, 4, 8, 9, 10, 11, 12, 14, 15, 16, 17, 22, 24, 25, 26}
+	on := []int{2, 3, 4, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 22, 24, 25, 26}
 	bools := make([]byte, 4)
 	for _, i := range on {
 		bools[i/8] |= 0x80 >> (i % 8)
@@ -431,16 +431,20 @@ func (b *Broker) fanoutDirect(v *vpnState, topic string, data func() []byte) {
 func storedFromFrame(f *frame, topic string) *storedMsg {
 	kept, ext := keptParams(f)
 	summary, _ := f.param(pContentsSummary)
+	prio, _ := f.param(pPriority)
+	mode, hasMode := f.param(pDeliveryMode)
 	return &storedMsg{
-		topic:   topic,
-		flags:   f.Flags &^ flagADF,
-		byte2:   f.Byte2,
-		kept:    kept,
-		ext:     ext,
-		payload: f.Payload,
-		summary: summary,
-		ttl:     messageTTL(f),
-		size:    len(f.Payload),
+		priority:   byte(beUint(prio)),
+		persistent: f.Flags&flagADF != 0 && (!hasMode || beUint(mode) == 1),
+		topic:      topic,
+		flags:      f.Flags &^ flagADF,
+		byte2:      f.Byte2,
+		kept:       kept,
+		ext:        ext,
+		payload:    f.Payload,
+		summary:    summary,
+		ttl:        messageTTL(f),
+		size:       len(f.Payload),
 	}
 }
 
@@ -655,12 +659,17 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 		fail(503, "Unknown Durable Topic Endpoint")
 		return
 	}
-	// Selectors and replay are not implemented; refusing the bind is better
-	// than delivering unfiltered or unreplayed messages.
-	if sel, ok := a.get(apSelector); ok && trimNUL(sel) != "" {
-		fail(403, "Selectors Not Supported By solacetest")
-		return
+	var sel *selector
+	if text, ok := a.get(apSelector); ok && trimNUL(text) != "" {
+		var err error
+		if sel, err = compileSelector(trimNUL(text)); err != nil {
+			b.log.Info("bind with an invalid selector refused", "client", c.clientName, "selector", trimNUL(text), "error", err)
+			fail(400, "Invalid Selector")
+			return
+		}
 	}
+	// Replay is not implemented; refusing the bind is better than
+	// delivering without replaying.
 	if _, ok := a.get(apStartReplay); ok {
 		fail(403, "Replay Not Supported")
 		return
@@ -692,6 +701,7 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 	_, wantUpdates := a.get(apWantFlowUpdate)
 	b.nextFlow++
 	fl := &flow{
+		sel:         sel,
 		id:          b.nextFlow,
 		q:           q,
 		c:           c,

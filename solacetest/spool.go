@@ -31,6 +31,9 @@ type storedMsg struct {
 	summary []byte // P22, to find the application payload
 	ttl     time.Duration
 	size    int
+	// for selectors
+	priority   byte
+	persistent bool
 }
 
 func (m *storedMsg) dmqEligible() bool { return m.flags&flagDMQE != 0 }
@@ -117,6 +120,7 @@ func (q *queue) overQuota(extra int) bool {
 
 // flow is a consumer flow bound to a queue.
 type flow struct {
+	sel         *selector // nil: every message
 	id          uint32
 	q           *queue
 	c           *conn
@@ -213,30 +217,69 @@ func (b *Broker) dispatch(q *queue) {
 		return
 	}
 	now := time.Now()
-	for q.ready.Len() > 0 {
-		f := b.nextFlowWithRoom(q)
-		if f == nil {
+	if !q.hasSelectors() {
+		for q.ready.Len() > 0 {
+			f := b.nextFlowWithRoom(q, nil)
+			if f == nil {
+				return
+			}
+			qm := q.ready.Front().Value.(*qmsg)
+			if !qm.expiry.IsZero() && !now.Before(qm.expiry) {
+				b.deadLetter(q, qm, "TTL expired")
+				continue
+			}
+			b.deliver(f, qm)
+		}
+		return
+	}
+	// With selectors a message goes to a flow whose selector it matches;
+	// messages nobody selects stay queued, in order.
+	for e := q.ready.Front(); e != nil; {
+		next := e.Next()
+		if !q.anyRoom() {
 			return
 		}
-		qm := q.ready.Front().Value.(*qmsg)
+		qm := e.Value.(*qmsg)
 		if !qm.expiry.IsZero() && !now.Before(qm.expiry) {
 			b.deadLetter(q, qm, "TTL expired")
-			continue
+		} else if f := b.nextFlowWithRoom(q, qm.m); f != nil {
+			b.deliver(f, qm)
 		}
-		b.deliver(f, qm)
+		e = next
 	}
 }
 
-func (b *Broker) nextFlowWithRoom(q *queue) *flow {
+func (q *queue) hasSelectors() bool {
+	for _, f := range q.flows {
+		if f.sel != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *queue) anyRoom() bool {
+	for _, f := range q.flows {
+		if f.active && f.hasRoom() {
+			return true
+		}
+	}
+	return false
+}
+
+// nextFlowWithRoom picks the flow for the next message: the active flow of an
+// exclusive queue, or the next flow in round-robin order of a non-exclusive
+// one. With m set, only flows whose selector matches m qualify.
+func (b *Broker) nextFlowWithRoom(q *queue, m *storedMsg) *flow {
 	if q.cfg.AccessType != AccessNonExclusive {
-		if f := q.flows[0]; f.active && f.hasRoom() {
+		if f := q.flows[0]; f.active && f.hasRoom() && (m == nil || f.sel.matches(m)) {
 			return f
 		}
 		return nil
 	}
 	for i := range q.flows {
 		f := q.flows[(q.rr+i)%len(q.flows)]
-		if f.hasRoom() {
+		if f.hasRoom() && (m == nil || f.sel.matches(m)) {
 			q.rr = (q.rr + i + 1) % len(q.flows)
 			return f
 		}

@@ -313,13 +313,9 @@ func TestSolaceInputQueueModeMetadata(t *testing.T) {
 		assert.WithinDuration(t, time.Now(), meta[k].(time.Time), time.Minute, k)
 	}
 	assert.Equal(t, meta["solace_sender_timestamp"], meta["solace_timestamp"], "the default event time is the sender timestamp")
-	// Keys the test broker does not send (no replication or delivery count
-	// support) must be absent rather than zero.
-	for _, k := range []string{"solace_replication_group_message_id", "solace_delivery_count"} {
-		if v, ok := meta[k]; ok {
-			assert.NotEmpty(t, v, k)
-		}
-	}
+	assert.Equal(t, int64(1), meta["solace_delivery_count"])
+	require.IsType(t, "", meta["solace_replication_group_message_id"])
+	assert.True(t, strings.HasPrefix(meta["solace_replication_group_message_id"].(string), "rmid1:"), meta["solace_replication_group_message_id"])
 
 	// Typed metadata is usable in Bloblang as such.
 	out, err := batch[0].BloblangQuery(mustBloblang(t, `root = [ @solace_priority + 1, @solace_redelivered, @count * 2 ]`))
@@ -408,6 +404,7 @@ func TestSolaceInputNackOutcomes(t *testing.T) {
 				body, _ := batch[0].AsBytes()
 				require.Equal(t, "job-1", string(body))
 				require.Equal(t, true, metaOf(t, batch[0])["solace_redelivered"])
+				require.Equal(t, int64(2), metaOf(t, batch[0])["solace_delivery_count"])
 				require.Equal(t, 1, stats(t, b, "work").Redelivered)
 				require.NoError(t, ack(t.Context(), nil))
 			}
@@ -456,6 +453,56 @@ func TestSolaceInputDedup(t *testing.T) {
 	require.Equal(t, "b", string(body))
 	require.NoError(t, ack(t.Context(), nil))
 	waitDepth(t, b, "q", 0)
+}
+
+// TestSolaceInputDedupByReplicationGroupID covers messages without an
+// application message id: the replication group message id, stable across
+// redeliveries, is the key.
+func TestSolaceInputDedupByReplicationGroupID(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	createQueueSEMP(t, b, semp.Queue{QueueName: "q"}, "t")
+	pub := newSiPublisher(t, b)
+	pub.send(t, "t", []string{"no-id"}, nil)
+	r := newSiReader(t, b, "queue: q\ndeduplicate: true\n")
+	batch, ack := readBatch(t, r)
+	rgmid := metaOf(t, batch[0])["solace_replication_group_message_id"]
+	require.NotEmpty(t, rgmid)
+
+	r.mu.Lock()
+	sess := r.sess
+	r.mu.Unlock()
+	b.DropConnections()
+	require.Eventually(t, func() bool { return sess.Reconnects() >= 1 }, 10*time.Second, 20*time.Millisecond)
+	require.NoError(t, ack(t.Context(), nil))
+
+	pub.send(t, "t", []string{"next"}, nil)
+	batch, ack = readBatch(t, r)
+	body, _ := batch[0].AsBytes()
+	require.Equal(t, "next", string(body), "the redelivery of %v is a duplicate", rgmid)
+	require.NoError(t, ack(t.Context(), nil))
+	waitDepth(t, b, "q", 0)
+}
+
+func TestSolaceInputSelector(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	createQueueSEMP(t, b, semp.Queue{QueueName: "q", AccessType: semp.AccessTypeNonExclusive}, "t")
+	pub := newSiPublisher(t, b)
+	regions := []string{"us", "eu", "apac", "eu"}
+	pub.send(t, "t", []string{"m0", "m1", "m2", "m3"}, func(i int, bld solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
+		return bld.FromConfigurationProvider(config.MessagePropertyMap{"region": regions[i]})
+	})
+	r := newSiReader(t, b, "queue: q\nbatch_size: 10\nselector: \"region = 'eu'\"\n")
+	var got []string
+	for len(got) < 2 {
+		batch, ack := readBatch(t, r)
+		for _, m := range batch {
+			body, _ := m.AsBytes()
+			got = append(got, string(body))
+		}
+		require.NoError(t, ack(t.Context(), nil))
+	}
+	require.Equal(t, []string{"m1", "m3"}, got)
+	waitDepth(t, b, "q", 2)
 }
 
 // TestSolaceInputDedupCache shares the window through a cache resource.

@@ -134,6 +134,10 @@ func FuzzDecode(f *testing.F) {
 		_, _ = decodeExtStream(b)
 		_, _ = decodeContentsSummary(b)
 		_ = applicationPayload(b, b)
+		_, _ = binaryMetadata(b)
+		if sel, err := compileSelector(string(b)); err == nil {
+			sel.root(func(string) any { return int64(1) })
+		}
 		if err != nil {
 			return
 		}

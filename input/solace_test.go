@@ -256,7 +256,6 @@ func TestSolaceInputQueueModeMetadata(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	createQueueSEMP(t, b, semp.Queue{QueueName: "orders", AccessType: semp.AccessTypeExclusive}, "orders/>")
 	pub := newSiPublisher(t, b)
-	exp := time.Now().Add(time.Hour).Truncate(time.Millisecond)
 	pub.send(t, "orders/eu/new", []string{`{"id":1}`}, func(_ int, bld solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
 		return bld.WithApplicationMessageID("app-1").
 			WithApplicationMessageType("order").
@@ -264,7 +263,6 @@ func TestSolaceInputQueueModeMetadata(t *testing.T) {
 			WithPriority(9).
 			WithSequenceNumber(77).
 			WithSenderID("sender-9").
-			WithExpiration(exp).
 			WithHTTPContentHeader("application/json", "gzip").
 			WithProperty(config.MessagePropertyPersistentTimeToLive, 90000).
 			WithProperty(config.MessagePropertyClassOfService, 1).
@@ -301,13 +299,10 @@ func TestSolaceInputQueueModeMetadata(t *testing.T) {
 	for k, v := range want {
 		assert.Equal(t, v, meta[k], "metadata %s", k)
 	}
-	// solacetest drops the expiration header (see the report of issue 5), so
-	// the key may be missing; when present it must be the publisher's value,
-	// never the API's epoch placeholder.
-	if v, ok := meta["solace_expiration"]; ok {
-		require.IsType(t, time.Time{}, v)
-		assert.True(t, exp.Equal(v.(time.Time)), "expiration %v != %v", v, exp)
-	}
+	// The expiration is not on the wire (the publisher's WithExpiration
+	// stays local): it is the receive time plus the TTL.
+	require.IsType(t, time.Time{}, meta["solace_expiration"])
+	assert.Equal(t, meta["solace_receive_timestamp"].(time.Time).Add(90*time.Second), meta["solace_expiration"])
 	for _, k := range []string{"solace_sender_timestamp", "solace_receive_timestamp", "solace_timestamp"} {
 		require.IsType(t, time.Time{}, meta[k], k)
 		assert.WithinDuration(t, time.Now(), meta[k].(time.Time), time.Minute, k)

@@ -247,11 +247,13 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	if has(C.CS_DCOUNT) && a.dcount > 0 {
 		add(MetaDeliveryCount, int64(a.dcount))
 	}
+	var exp time.Time
 	if has(C.CS_EXP) && a.exp > 0 {
-		add(MetaExpiration, millis(a.exp))
+		exp = millis(a.exp)
 	}
+	var ttl int64
 	if has(C.CS_TTL) && a.ttl > 0 {
-		add(MetaTimeToLive, int64(a.ttl))
+		ttl = int64(a.ttl)
 	}
 	if v, ok := str(C.CS_REPLYTO, a.replyTo); ok && v != "" {
 		add(MetaReplyTo, v)
@@ -266,6 +268,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 		in.ReceiveTimestamp = time.Now()
 	}
 	add(MetaReceiveTimestamp, in.ReceiveTimestamp)
+	addExpiry(add, exp, ttl, in.ReceiveTimestamp)
 	if has(C.CS_SEQ) {
 		add(MetaSequenceNumber, int64(a.seq))
 	}
@@ -331,11 +334,13 @@ func newInboundAPI(msg message.InboundMessage) *Inbound {
 		add(MetaDeliveryCount, int64(ext.deliveryCount))
 	}
 	// The API reports "no expiration" as the Unix epoch, not as a zero time.
-	if exp := msg.GetExpiration(); !exp.IsZero() && exp.UnixNano() > 0 {
-		add(MetaExpiration, exp)
+	var exp time.Time
+	if e := msg.GetExpiration(); !e.IsZero() && e.UnixNano() > 0 {
+		exp = e
 	}
+	var ttl int64
 	if extOK && ext.ttl > 0 {
-		add(MetaTimeToLive, ext.ttl)
+		ttl = ext.ttl
 	}
 	if extOK && ext.replyTo != "" {
 		add(MetaReplyTo, ext.replyTo)
@@ -350,6 +355,7 @@ func newInboundAPI(msg message.InboundMessage) *Inbound {
 		in.ReceiveTimestamp = time.Now()
 	}
 	add(MetaReceiveTimestamp, in.ReceiveTimestamp)
+	addExpiry(add, exp, ttl, in.ReceiveTimestamp)
 	if v, ok := msg.GetSequenceNumber(); ok {
 		add(MetaSequenceNumber, v)
 	}
@@ -372,6 +378,22 @@ func newInboundAPI(msg message.InboundMessage) *Inbound {
 	in.DedupKey = dedupKey(appID, hasAppID, rgmidStr)
 	in.Properties = propertiesOf(msg)
 	return in
+}
+
+// addExpiry sets the time to live and the expiration. The expiration is not
+// carried on the wire: CCSMP computes it from the TTL only when the session
+// property CALCULATE_MESSAGE_EXPIRATION is on, which the Go client never
+// sets. We compute it the same way, receive time plus TTL.
+func addExpiry(add func(string, any), exp time.Time, ttl int64, received time.Time) {
+	if ttl > 0 {
+		add(MetaTimeToLive, ttl)
+		if exp.IsZero() {
+			exp = received.Add(time.Duration(ttl) * time.Millisecond)
+		}
+	}
+	if !exp.IsZero() {
+		add(MetaExpiration, exp)
+	}
 }
 
 func dedupKey(appID string, hasAppID bool, rgmid string) string {

@@ -112,7 +112,7 @@ Every message carries these metadata keys when the attribute is present, typed w
 and timestamps stay typed in Bloblang):
 `+"`solace_destination`"+`, `+"`solace_destination_type`"+` (`+"`topic`"+`, `+"`queue`"+`, `+"`temporary_topic`"+`, `+"`temporary_queue`"+`),
 `+"`solace_application_message_id`"+`, `+"`solace_application_message_type`"+`, `+"`solace_correlation_id`"+`, `+"`solace_priority`"+`,
-`+"`solace_redelivered`"+`, `+"`solace_delivery_count`"+` (when the broker tracks it), `+"`solace_expiration`"+`,
+`+"`solace_redelivered`"+`, `+"`solace_delivery_count`"+` (when the broker tracks it), `+"`solace_expiration`"+` (receive time plus TTL),
 `+"`solace_time_to_live`"+` (milliseconds), `+"`solace_reply_to`"+`, `+"`solace_sender_timestamp`"+`, `+"`solace_receive_timestamp`"+`,
 `+"`solace_sequence_number`"+`, `+"`solace_replication_group_message_id`"+`, `+"`solace_sender_id`"+`, `+"`solace_class_of_service`"+` (0 to 2),
 `+"`solace_http_content_type`"+`, `+"`solace_http_content_encoding`"+` and `+"`solace_timestamp`"+` (the event time chosen by

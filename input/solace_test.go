@@ -20,6 +20,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/resource"
 
 	"github.com/connect-solace/connect-solace/internal/semp"
+	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -230,6 +231,31 @@ func TestQueueNameForTopic(t *testing.T) {
 	require.LessOrEqual(t, len(long), 200)
 	require.NotEqual(t, long, QueueNameForTopic(strings.Repeat("é/", 151)), "long names stay distinct through the hash")
 	require.True(t, strings.HasPrefix(long, "connect-solace/"))
+}
+
+func TestSolaceInputReplayConfig(t *testing.T) {
+	conn := "urls: [ tcp://127.0.0.1:1 ]\nusername: u\nqueue: q\n"
+	tests := []struct {
+		yaml string
+		want session.Replay
+	}{
+		{"", session.Replay{}},
+		{"replay: { from: start }", session.Replay{Mode: session.ReplayAll}},
+		{"replay: { from: time, time: '2025-01-31T12:00:00+01:00' }", session.Replay{Mode: session.ReplayFromTime, Time: time.Date(2025, 1, 31, 11, 0, 0, 0, time.UTC)}},
+		{"replay: { from: message_id, message_id: 'rmid1:0000b-e79ec5d8dc3-00000000-00000001' }", session.Replay{Mode: session.ReplayAfterMessageID, MessageID: "rmid1:0000b-e79ec5d8dc3-00000000-00000001"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.yaml, func(t *testing.T) {
+			pc, err := solaceInputSpec().ParseYAML(conn+tc.yaml, nil)
+			require.NoError(t, err)
+			r, err := newSolaceReaderFromParsed(pc, service.MockResources())
+			require.NoError(t, err)
+			got := r.rcvConf.Replay
+			require.Equal(t, tc.want.Mode, got.Mode)
+			require.Equal(t, tc.want.MessageID, got.MessageID)
+			require.True(t, tc.want.Time.Equal(got.Time), "%v != %v", got.Time, tc.want.Time)
+		})
+	}
 }
 
 func TestSolaceInputConfigErrors(t *testing.T) {

@@ -769,3 +769,55 @@ func mustBloblang(t testing.TB, mapping string) *bloblang.Executor {
 	require.NoError(t, err)
 	return exec
 }
+
+// TestSolaceInputStreamReconnectsByItself runs the input in a Benthos stream
+// with client reconnection off: when the broker drops the connection and
+// refuses logins for a while, the stream must reconnect on its own (Benthos
+// calls Connect with backoff) and deliver everything, old and new.
+func TestSolaceInputStreamReconnectsByItself(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	createQueueSEMP(t, b, semp.Queue{QueueName: "q"}, "t")
+	pub := newSiPublisher(t, b)
+
+	sb := service.NewStreamBuilder()
+	require.NoError(t, sb.SetLoggerYAML("level: off"))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+indentYAML(siConnYAML(b)+"reconnect_attempts: 0\nqueue: q\n")))
+	var mu sync.Mutex
+	got := map[string]int{}
+	require.NoError(t, sb.AddConsumerFunc(func(_ context.Context, m *service.Message) error {
+		body, _ := m.AsBytes()
+		mu.Lock()
+		got[string(body)]++
+		mu.Unlock()
+		return nil
+	}))
+	stream, err := sb.Build()
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- stream.Run(t.Context()) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = stream.Stop(ctx)
+		<-done
+	})
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got)
+	}
+
+	pub.send(t, "t", siPayloads("before", 10), nil)
+	require.Eventually(t, func() bool { return count() == 10 }, 10*time.Second, 10*time.Millisecond)
+
+	b.RefuseLogins(1500 * time.Millisecond)
+	b.DropConnections()
+	pub.send(t, "t", siPayloads("after", 10), nil)
+	require.Eventually(t, func() bool { return count() == 20 }, 30*time.Second, 10*time.Millisecond)
+	waitDepth(t, b, "q", 0)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range append(siPayloads("before", 10), siPayloads("after", 10)...) {
+		require.Positive(t, got[p], p)
+	}
+}

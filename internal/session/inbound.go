@@ -203,7 +203,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	var a C.cs_attrs_t
 	C.cs_read_attrs(C.uintptr_t(h), &a)
 	has := func(bit C.uint32_t) bool { return a.has&bit != 0 }
-	in := &Inbound{msg: msg, Meta: make([]MetaField, 0, 16)}
+	in := &Inbound{msg: msg, Meta: make([]MetaField, 0, 24)}
 	if has(C.CS_PAYLOAD) {
 		in.Payload = C.GoBytes(a.payload, C.int(a.payloadLen))
 	} else {
@@ -297,7 +297,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 // newInboundAPI converts msg through the Go API's getters only; used when
 // the native handle cannot be reached.
 func newInboundAPI(msg message.InboundMessage) *Inbound {
-	in := &Inbound{msg: msg, Meta: make([]MetaField, 0, 16)}
+	in := &Inbound{msg: msg, Meta: make([]MetaField, 0, 24)}
 	in.Payload = payloadOf(msg)
 
 	add := func(k string, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }

@@ -54,6 +54,7 @@ type Broker struct {
 	nextFlow   uint32 // flow and publisher ids
 	nextMsgID  uint64 // delivery message ids, broker-wide (notes §7)
 	nextSpool  uint64 // spool sequence numbers
+	nextStored uint64 // message ids (storedMsg.id)
 	spoolerID  uint64 // the spooler's unique id, part of replication group message ids
 	published  map[string]int
 	keepalives int // keepalives answered, for tests
@@ -66,6 +67,7 @@ type vpnState struct {
 	queues   map[string]*queue
 	pubFlows map[string]*pubFlow // by flow name
 	clients  map[string]*conn    // live sessions by client name
+	replay   []*storedMsg        // guaranteed messages, oldest first, for replay
 }
 
 // Start starts a broker and returns once its listeners are open.

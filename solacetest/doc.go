@@ -50,6 +50,13 @@
 //     counting; REJECTED moves to the DMQ (if configured, existing and the
 //     message is DMQ-eligible) or discards. After MaxRedeliveryCount
 //     redeliveries the next failure dead-letters the message.
+//   - Message replay on binding an exclusive durable queue: from the
+//     beginning, from a time (the Go client sends whole seconds) or after a
+//     replication group message id. The queue is emptied, then the logged
+//     guaranteed messages it subscribes to (or that were published to it by
+//     #P2P/QUE/) are re-spooled with their original ids. Refusals follow the
+//     real texts: non-exclusive, temporary or inactive flows, and an unknown
+//     start id (403 "Replay Start Message Unavailable").
 //   - Consumer flows with a selector get only the messages it selects;
 //     others stay queued for other consumers.
 //   - Exclusive queues deliver to the first-bound flow; the next takes over
@@ -77,7 +84,7 @@
 //     login, ACL profiles or client usernames' permissions: any configured
 //     user may do anything in any configured VPN.
 //   - Not implemented, and so not advertised to the client: queue browsers,
-//     message replay, transactions and XA, shared subscriptions, topic
+//     transactions and XA, shared subscriptions, topic
 //     endpoints, endpoint creation from the client (use the package API or
 //     SEMP). A client that asks for them fails locally or gets an error
 //     answer.
@@ -93,6 +100,8 @@
 //     succeeds; the package API and SEMP report ErrSubscriptionExists.
 //   - A queue with egress disabled refuses new binds ("Queue Shutdown") but
 //     leaves bound flows bound, delivering nothing.
+//   - The replay log keeps the last 100 000 guaranteed messages of each VPN,
+//     whatever their topic; there is no replay-log quota in bytes.
 //   - Messages moved to a DMQ lose their TTL. Delivered-but-unsettled
 //     messages never expire until they are requeued.
 //   - The spool quota is checked per message against payload bytes only.

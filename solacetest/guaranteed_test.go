@@ -342,15 +342,3 @@ func TestWindowHonoured(t *testing.T) {
 		return st.SpooledMsgCount == 0
 	}, 5*time.Second, 10*time.Millisecond)
 }
-
-// Replay is not implemented: the broker does not advertise it, and the
-// client refuses such receivers itself.
-func TestReplayFailsLocally(t *testing.T) {
-	b := newBroker(t)
-	svc := connect(t, b, nil)
-	rcv, err := svc.CreatePersistentMessageReceiverBuilder().
-		WithMessageReplay(config.ReplayStrategyAllMessages()).
-		Build(resource.QueueDurableExclusive("q1"))
-	require.NoError(t, err)
-	require.Error(t, rcv.Start())
-}

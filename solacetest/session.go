@@ -233,13 +233,13 @@ func (c *conn) sendAdCtrl(tag []byte, code uint32, text string, typ byte, params
 // flows (2, 4), temporary endpoints (3), selectors (7), endpoint message TTL (8), queue
 // subscriptions (9), flow recover, subscription manager, eliding (10-12),
 // no-local, flow-change updates (14, 15), sequenced topics, discard behaviour
-// (16, 17), long selectors (22), endpoint error id (24), app-ack FAILED (25),
+// (16, 17), replay (20), long selectors (22), endpoint error id (24), app-ack FAILED (25),
 // variable-length extended parameters (26). Disabled because the broker does
 // not implement them: JNDI, compression, browser, endpoint management,
-// transactions, cut-through, OpenMAMA, replay, compressed TLS,
+// transactions, cut-through, OpenMAMA, compressed TLS,
 // shared subscriptions.
 func routerCapabilities() []byte {
-	on := []int{2, 3, 4, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 22, 24, 25, 26}
+	on := []int{2, 3, 4, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 20, 22, 24, 25, 26}
 	bools := make([]byte, 4)
 	for _, i := range on {
 		bools[i/8] |= 0x80 >> (i % 8)
@@ -403,7 +403,7 @@ func (c *conn) handleDirect(f *frame) {
 	for _, q := range c.vpn.queues {
 		if q.cfg.IngressEnabled && q.matches(topic) && !q.overQuota(len(f.Payload)) {
 			if m == nil {
-				m = storedFromFrame(f, topic)
+				m = b.storedFromFrame(f, topic)
 				if _, ok := f.param(pDeliveryMode); !ok {
 					m.kept = appendParam(m.kept, param{Type: pDeliveryMode, Value: u8(0)})
 				}
@@ -428,12 +428,17 @@ func (b *Broker) fanoutDirect(v *vpnState, topic string, data func() []byte) {
 	}
 }
 
-func storedFromFrame(f *frame, topic string) *storedMsg {
+// storedFromFrame captures a published message for spooling, giving it the
+// next message id.
+func (b *Broker) storedFromFrame(f *frame, topic string) *storedMsg {
 	kept, ext := keptParams(f)
 	summary, _ := f.param(pContentsSummary)
 	prio, _ := f.param(pPriority)
 	mode, hasMode := f.param(pDeliveryMode)
+	b.nextStored++
 	return &storedMsg{
+		id:         b.nextStored,
+		at:         time.Now(),
 		priority:   byte(beUint(prio)),
 		persistent: f.Flags&flagADF != 0 && (!hasMode || beUint(mode) == 1),
 		topic:      topic,
@@ -515,11 +520,15 @@ func (c *conn) handleGuaranteed(f *frame) {
 			return
 		}
 	}
-	m := storedFromFrame(f, topic)
+	m := b.storedFromFrame(f, topic)
+	if name, ok := queueFromTopic(topic); ok {
+		m.queue = name
+	}
 	slices.SortFunc(dests, func(a, b *queue) int { return compareStrings(a.cfg.Name, b.cfg.Name) })
 	for _, q := range dests {
 		b.spool(q, m, 0)
 	}
+	c.vpn.logForReplay(m)
 	// Guaranteed messages also reach matching direct subscribers, as direct
 	// messages.
 	b.fanoutDirect(c.vpn, topic, func() []byte {
@@ -668,12 +677,7 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 			return
 		}
 	}
-	// Replay is not implemented; refusing the bind is better than
-	// delivering without replaying.
-	if _, ok := a.get(apStartReplay); ok {
-		fail(403, "Replay Not Supported")
-		return
-	}
+	replay, wantsReplay := a.get(apStartReplay)
 	nameB, _ := a.get(apQueueName)
 	name := trimNUL(nameB)
 	durability, _ := a.uint(apDurability)
@@ -713,6 +717,17 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 	q.flows = append(q.flows, fl)
 	c.flows[fl.id] = fl
 	fl.active = q.cfg.AccessType == AccessNonExclusive || len(q.flows) == 1
+	if wantsReplay {
+		// The window is still closed, so nothing is delivered before the
+		// bind response.
+		if code, text := b.startReplay(fl, replay); code != 200 {
+			q.flows = q.flows[:len(q.flows)-1]
+			delete(c.flows, fl.id)
+			b.log.Info("replay refused", "client", c.clientName, "queue", name, "reason", text)
+			fail(code, text)
+			return
+		}
+	}
 	access, dur := byte(1), byte(1)
 	if q.cfg.AccessType == AccessNonExclusive {
 		access = 2

@@ -20,8 +20,11 @@ const tempQueueGrace = 60 * time.Second
 const defaultMaxUnacked = 10000
 
 // storedMsg is the immutable content of a spooled message, shared by every
-// queue it was spooled to.
+// queue it was spooled to and by the replay log.
 type storedMsg struct {
+	id      uint64 // message part of the replication group message id
+	at      time.Time
+	queue   string // the target of a #P2P/QUE/ publish; "" for topics
 	topic   string
 	flags   byte   // SMF byte-0 flags of the publish (DMQE and friends)
 	byte2   byte   // SMF byte 2 of the publish
@@ -44,7 +47,6 @@ func (m *storedMsg) appPayload() []byte { return applicationPayload(m.summary, m
 type qmsg struct {
 	m          *storedMsg
 	seq        uint64 // spool order
-	spoolID    uint64 // the id in the replication group message id
 	expiry     time.Time
 	deliveries int // how often it was sent to a consumer
 	flow       *flow
@@ -140,7 +142,7 @@ func (f *flow) hasRoom() bool {
 // spool adds a message to q and schedules delivery.
 func (b *Broker) spool(q *queue, m *storedMsg, deliveries int) {
 	b.nextSpool++
-	qm := &qmsg{m: m, seq: b.nextSpool, spoolID: b.nextSpool, deliveries: deliveries}
+	qm := &qmsg{m: m, seq: b.nextSpool, deliveries: deliveries}
 	if q.cfg.RespectTTL && m.ttl > 0 {
 		qm.expiry = time.Now().Add(m.ttl)
 	}
@@ -315,14 +317,14 @@ func (b *Broker) deliver(f *flow, qm *qmsg) {
 	}
 	// The client builds the replication group message id from the spooler
 	// unique id of the bind response (p54) and the message part of P31 0x29,
-	// falling back to P17, which changes per delivery; 0x29 is the spool id,
-	// so the id is stable across redeliveries. It reports a delivery count
+	// falling back to P17, which changes per delivery; 0x29 is storedMsg.id,
+	// so the id is stable across redeliveries and the same in every queue. It reports a delivery count
 	// only when the bind response's endpoint behaviour (p34) enables it, as
 	// the P31 0x2e redelivery count plus one.
 	ext := slices.Clone(m.ext)
 	ext = append(ext,
 		extParam{Type: extSpoolerUnique, Value: u64(b.spoolerID)},
-		extParam{Type: extAckMessageID, Value: u64(qm.spoolID)},
+		extParam{Type: extAckMessageID, Value: u64(m.id)},
 		extParam{Type: extRedeliverCount, Value: u32(uint32(qm.deliveries - 1))},
 	)
 	params = append(params, param{Type: pExtendedStream, Value: encodeExtStream(ext)})

@@ -63,11 +63,12 @@ type Broker struct {
 
 // vpnState is one message VPN.
 type vpnState struct {
-	name     string
-	queues   map[string]*queue
-	pubFlows map[string]*pubFlow // by flow name
-	clients  map[string]*conn    // live sessions by client name
-	replay   []*storedMsg        // guaranteed messages, oldest first, for replay
+	name        string
+	queues      map[string]*queue
+	pubFlows    map[string]*pubFlow // by flow name
+	clients     map[string]*conn    // live sessions by client name
+	replay      []*storedMsg        // guaranteed messages, oldest first, for replay
+	replayBytes int
 }
 
 // Start starts a broker and returns once its listeners are open.

@@ -100,8 +100,8 @@
 //     succeeds; the package API and SEMP report ErrSubscriptionExists.
 //   - A queue with egress disabled refuses new binds ("Queue Shutdown") but
 //     leaves bound flows bound, delivering nothing.
-//   - The replay log keeps the last 100 000 guaranteed messages of each VPN,
-//     whatever their topic; there is no replay-log quota in bytes.
+//   - The replay log keeps the last 100 000 guaranteed messages (at most
+//     64 MiB of payload) of each VPN, whatever their topic.
 //   - Messages moved to a DMQ lose their TTL. Delivered-but-unsettled
 //     messages never expire until they are requeued.
 //   - The spool quota is checked per message against payload bytes only.

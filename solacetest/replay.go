@@ -9,9 +9,12 @@ import (
 	"time"
 )
 
-// replayLogLimit bounds the replay log; older messages fall out of it, as
-// they do from a real broker's replay-log quota.
-const replayLogLimit = 100_000
+// The replay log is bounded by count and payload bytes; older messages fall
+// out of it, as they do from a real broker's replay-log quota.
+const (
+	replayLogLimit = 100_000
+	replayLogBytes = 64 << 20
+)
 
 // Replay start-location types (bind p51, first byte).
 const (
@@ -21,10 +24,16 @@ const (
 )
 
 func (v *vpnState) logForReplay(m *storedMsg) {
-	if len(v.replay) >= replayLogLimit {
-		v.replay = append(v.replay[:0], v.replay[len(v.replay)-replayLogLimit+1:]...)
-	}
 	v.replay = append(v.replay, m)
+	v.replayBytes += m.size
+	drop := 0
+	for drop < len(v.replay)-1 && (len(v.replay)-drop > replayLogLimit || v.replayBytes > replayLogBytes) {
+		v.replayBytes -= v.replay[drop].size
+		drop++
+	}
+	if drop > 0 {
+		v.replay = append(v.replay[:0], v.replay[drop:]...)
+	}
 }
 
 // startReplay checks a client-initiated replay request for flow f, then

@@ -87,3 +87,15 @@ func TestReplay(t *testing.T) {
 		}
 	})
 }
+
+func TestReplayLogIsBounded(t *testing.T) {
+	v := &vpnState{}
+	for i := range replayLogLimit + 10 {
+		v.logForReplay(&storedMsg{id: uint64(i), size: 1})
+	}
+	require.Len(t, v.replay, replayLogLimit)
+	require.EqualValues(t, 10, v.replay[0].id, "the oldest fall out")
+	v.logForReplay(&storedMsg{id: 1 << 40, size: replayLogBytes})
+	require.Len(t, v.replay, 1, "a byte budget applies too")
+	require.Equal(t, replayLogBytes, v.replayBytes)
+}

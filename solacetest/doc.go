@@ -18,12 +18,17 @@
 // session.go owns a client connection (login, keepalive, subscriptions,
 // publisher flow, binds); router.go matches topics; spool.go holds queues,
 // consumer flows, windows, settlement, redelivery, DMQ and TTL (what happens
-// when a client settles FAILED is Broker.settle there); faults.go holds the
+// when a client settles FAILED is Broker.settle there); selector.go and
+// replay.go add consumer selectors and message replay; faults.go holds the
 // fault-injection hooks; semp.go is the HTTP API.
 //
 // # What behaves as on a real broker
 //
-// Each item is exercised through the real Go client by this package's tests.
+// Each item is exercised by this package's tests through the real Go client,
+// except where noted: the Go client cannot send RELEASED settlements,
+// non-persistent guaranteed messages, or resend an already-spooled message
+// on demand, so those are driven with raw SMF frames, as is the
+// silent-client timeout.
 //
 //   - Login with basic authentication against the configured users and
 //     message VPNs; a wrong password or unknown user gives the client a
@@ -63,7 +68,8 @@
 //     (with an active-flow indication) when it leaves, and gets its
 //     unsettled messages, flagged. Non-exclusive queues round-robin.
 //   - Every publisher attribute reaches the consumer intact (payload, ids,
-//     timestamps, sequence number, priority, TTL, DMQ eligibility, reply-to,
+//     timestamps, sequence number, priority, TTL, DMQ eligibility, reply-to
+//     (checked with request-reply: the Go API sets it on no other message),
 //     sender id, class of service, user properties): the broker forwards the
 //     publisher's header parameters and payload byte for byte, and adds the
 //     delivery ids, the redelivered flag, a delivery count and a replication

@@ -146,3 +146,69 @@ func TestSilentClientIsDropped(t *testing.T) {
 	require.GreaterOrEqual(t, time.Since(start), 2900*time.Millisecond)
 	require.Eventually(t, func() bool { return b.ClientCount() == 0 }, 5*time.Second, 10*time.Millisecond)
 }
+
+// readUntil reads frames until one of protocol proto arrives.
+func (c *rawClient) readUntil(proto byte) *frame {
+	c.t.Helper()
+	for {
+		if f := c.read(); f.Proto == proto {
+			return f
+		}
+	}
+}
+
+// TestReleasedSettlementRequeuesWithoutCounting settles with RELEASED, which
+// the Go client cannot send: the message comes back neither flagged nor
+// counted as a redelivery.
+func TestReleasedSettlementRequeuesWithoutCounting(t *testing.T) {
+	b := newBroker(t)
+	c := dialRaw(t, b)
+	c.login("default", "default", "raw-released")
+	pubFlow, _, _ := c.openPublisher("")
+	require.EqualValues(t, 1, c.publish(pubFlow, 1, "orders/1", "rel", 1))
+
+	c.send(&frame{UH: 2, Proto: protoAssuredCtrl, TTL: 1,
+		Params: []param{{Light: true, Type: lightCorrelationTag, Value: []byte{0, 0, 1}}},
+		Payload: encodeAdCtrl(adBind, []adParam{
+			{Type: apQueueName, Value: cstr("q1")}, {Type: apWindow, Value: u8(10)}, {Type: apDurability, Value: u8(1)},
+		})})
+	resp := c.readUntil(protoAssuredCtrl)
+	code, text := c.status(resp)
+	require.EqualValues(t, 200, code, text)
+	a, err := decodeAdCtrl(resp.Payload)
+	require.NoError(t, err)
+	flowID, ok := a.uint(apFlowID)
+	require.True(t, ok)
+
+	deliveryID := func(f *frame) (uint64, bool) {
+		v, ok := f.param(pADMsgID)
+		require.True(t, ok)
+		_, redelivered := f.param(pADRedelivered)
+		return beUint(v), redelivered
+	}
+	settle := func(id uint64, outcome byte) {
+		ack := append(append(u64(id), u64(id)...), outcome)
+		c.send(&frame{UH: 2, Proto: protoAssuredCtrl, TTL: 1, Payload: encodeAdCtrl(adAck, []adParam{
+			{Type: apFlowID, Value: u32(uint32(flowID))}, {Type: apLastMsgIDAcked, Value: u64(id)},
+			{Type: apWindow, Value: u8(10)}, {Type: apAppAck, Value: ack},
+		})})
+	}
+	first := c.readUntil(protoTrMsg)
+	require.Equal(t, "rel", string(first.Payload))
+	id1, redelivered := deliveryID(first)
+	require.False(t, redelivered)
+	settle(id1, outcomeReleased)
+
+	second := c.readUntil(protoTrMsg)
+	id2, redelivered := deliveryID(second)
+	require.Greater(t, id2, id1, "every send gets a new id")
+	require.False(t, redelivered, "a released message is not a redelivery")
+	_, st, err := b.Queue("default", "q1")
+	require.NoError(t, err)
+	require.Zero(t, st.Redelivered)
+	settle(id2, outcomeAccepted)
+	require.Eventually(t, func() bool {
+		_, st, _ := b.Queue("default", "q1")
+		return st.SpooledMsgCount == 0
+	}, 5*time.Second, 10*time.Millisecond)
+}

@@ -123,10 +123,9 @@ type Receiver struct {
 	// were delivered in so that settling them after a reconnect is
 	// recognised as harmless.
 	gen          atomic.Uint64
-	listenerIDs  [2]uint64
+	listenerID   uint64
 	closeOnce    sync.Once
 	closeErr     error
-	reconnecting atomic.Bool
 	staleDropped atomic.Int64
 }
 
@@ -174,12 +173,8 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 		closed: make(chan struct{}),
 		down:   make(chan struct{}),
 	}
-	r.listenerIDs[0] = svc.AddReconnectionAttemptListener(func(solace.ServiceEvent) {
+	r.listenerID = svc.AddReconnectionAttemptListener(func(solace.ServiceEvent) {
 		r.gen.Add(1)
-		r.reconnecting.Store(true)
-	})
-	r.listenerIDs[1] = svc.AddReconnectionListener(func(solace.ServiceEvent) {
-		r.reconnecting.Store(false)
 	})
 
 	for i := range n {
@@ -328,10 +323,6 @@ func (r *Receiver) StaleDropped() int64 { return r.staleDropped.Load() }
 // Down is closed when a flow has been torn down for good.
 func (r *Receiver) Down() <-chan struct{} { return r.down }
 
-// Reconnecting reports whether the session is between losing its connection
-// and getting it back.
-func (r *Receiver) Reconnecting() bool { return r.reconnecting.Load() }
-
 // Settle settles in on the flow that delivered it and releases its native
 // memory. A failure for a message delivered before a connection loss, or
 // after Close, wraps ErrStaleFlow: the broker redelivers such a message.
@@ -377,8 +368,7 @@ func (r *Receiver) isClosed() bool {
 func (r *Receiver) Close(ctx context.Context) error {
 	r.closeOnce.Do(func() {
 		close(r.closed)
-		r.svc.RemoveReconnectionAttemptListener(r.listenerIDs[0])
-		r.svc.RemoveReconnectionListener(r.listenerIDs[1])
+		r.svc.RemoveReconnectionAttemptListener(r.listenerID)
 		var wg sync.WaitGroup
 		errs := make([]error, len(r.flows))
 		for i, f := range r.flows {

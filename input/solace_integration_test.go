@@ -2,10 +2,12 @@ package input
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/redpanda-data/benthos/v4/public/service/integration"
 	"github.com/stretchr/testify/require"
 
@@ -53,7 +55,12 @@ input:
 		integration.StreamTestStreamSequential(100),
 		integration.StreamTestStreamParallel(200),
 		integration.StreamTestStreamParallelLossy(200),
-		integration.StreamTestAtLeastOnceDelivery(),
+		// integration.StreamTestAtLeastOnceDelivery is left out: in benthos
+		// v4.60.0 its sender goroutine ranges over the map of expected
+		// messages while the test goroutine deletes from it
+		// (stream_test_definitions.go:575-588), which -race reports once
+		// delivery is fast. TestIntegrationSolaceAtLeastOnceThroughRestart
+		// below is the same scenario without the shared map.
 		integration.StreamTestStreamParallelLossyThroughReconnect(200),
 	)
 	suite.Run(t, template,
@@ -66,4 +73,57 @@ input:
 			}))
 		}),
 	)
+}
+
+// TestIntegrationSolaceAtLeastOnceThroughRestart is Benthos's at-least-once
+// scenario: five messages go through the solace output; the pipeline acks
+// three and rejects two; after the input restarts, exactly the two rejected
+// ones come back, flagged as redelivered.
+func TestIntegrationSolaceAtLeastOnceThroughRestart(t *testing.T) {
+	integration.CheckSkip(t)
+	t.Parallel()
+
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "alo", Subscriptions: []string{"alo"}}))
+	conn := fmt.Sprintf("urls: [ %s ]\nusername: default\npassword: default\n", b.SMFURL())
+
+	out := service.NewStreamBuilder()
+	require.NoError(t, out.SetLoggerYAML("level: off"))
+	produce, err := out.AddProducerFunc()
+	require.NoError(t, err)
+	require.NoError(t, out.AddOutputYAML("solace:\n"+indentYAML(conn+"topic: alo\nwriter: streaming\n")))
+	outStream, err := out.Build()
+	require.NoError(t, err)
+	go func() { _ = outStream.Run(t.Context()) }()
+	t.Cleanup(func() { _ = outStream.Stop(context.Background()) })
+	for _, k := range []string{"A", "B", "C", "D", "E"} {
+		require.NoError(t, produce(t.Context(), service.NewMessage([]byte(k))))
+	}
+
+	r := newSiReader(t, b, "queue: alo\n")
+	var rejected []string
+	for range 5 {
+		batch, ack := readBatch(t, r)
+		body, _ := batch[0].AsBytes()
+		if k := string(body); k == "C" || k == "E" {
+			rejected = append(rejected, k)
+			require.NoError(t, ack(t.Context(), errors.New("rejecting just cus")))
+		} else {
+			require.NoError(t, ack(t.Context(), nil))
+		}
+	}
+	require.ElementsMatch(t, []string{"C", "E"}, rejected)
+	require.NoError(t, r.Close(t.Context()))
+
+	r2 := newSiReader(t, b, "queue: alo\n")
+	var again []string
+	for range 2 {
+		batch, ack := readBatch(t, r2)
+		body, _ := batch[0].AsBytes()
+		again = append(again, string(body))
+		require.Equal(t, true, metaOf(t, batch[0])["solace_redelivered"])
+		require.NoError(t, ack(t.Context(), nil))
+	}
+	require.ElementsMatch(t, []string{"C", "E"}, again)
+	waitDepth(t, b, "alo", 0)
 }

@@ -25,8 +25,11 @@ test: test-unit test-integration
 test-unit:
 	go test -race ./...
 
+# Suites whose own test bodies race (see input/solace_integration_norace_test.go)
+# are built only without -race and run in a second pass.
 test-integration:
 	go test -race -run '^Test.*Integration.*$$' ./...
+	go test -run '^TestIntegrationNoRace.*$$' ./...
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)

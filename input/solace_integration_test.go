@@ -23,7 +23,30 @@ func TestIntegrationSolaceStreams(t *testing.T) {
 	t.Parallel()
 
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
-	template := fmt.Sprintf(`
+
+	suite := integration.StreamTests(
+		integration.StreamTestOpenClose(),
+		integration.StreamTestMetadata(),
+		integration.StreamTestSendBatch(10),
+		integration.StreamTestStreamSequential(100),
+		integration.StreamTestStreamParallel(200),
+		integration.StreamTestStreamParallelLossy(200),
+		// integration.StreamTestAtLeastOnceDelivery runs in
+		// TestIntegrationNoRaceSolaceAtLeastOnce (solace_integration_norace_test.go):
+		// in benthos v4.60.0 its sender goroutine ranges over the map of
+		// expected messages while the test goroutine deletes from it
+		// (stream_test_definitions.go:575-588), a race in the suite itself
+		// that -race reports once delivery is fast.
+		integration.StreamTestStreamParallelLossyThroughReconnect(200),
+	)
+	suite.Run(t, integrationTemplate(b), integrationOpts(b)...)
+}
+
+// integrationTemplate is the suite's config: the solace output publishes to a
+// per-test topic, which the per-test queue made by integrationOpts subscribes
+// to, and the solace input consumes that queue.
+func integrationTemplate(b *solacetest.Broker) string {
+	return fmt.Sprintf(`
 output:
   solace:
     urls: [ %[1]s ]
@@ -48,23 +71,12 @@ input:
     batch_size: 1
 `, b.SMFURL())
 
-	suite := integration.StreamTests(
-		integration.StreamTestOpenClose(),
-		integration.StreamTestMetadata(),
-		integration.StreamTestSendBatch(10),
-		integration.StreamTestStreamSequential(100),
-		integration.StreamTestStreamParallel(200),
-		integration.StreamTestStreamParallelLossy(200),
-		// integration.StreamTestAtLeastOnceDelivery is left out: in benthos
-		// v4.60.0 its sender goroutine ranges over the map of expected
-		// messages while the test goroutine deletes from it
-		// (stream_test_definitions.go:575-588), which -race reports once
-		// delivery is fast. TestIntegrationSolaceAtLeastOnceThroughRestart
-		// below is the same scenario without the shared map.
-		integration.StreamTestStreamParallelLossyThroughReconnect(200),
-	)
-	suite.Run(t, template,
-		integration.StreamTestOptTimeout(60*time.Second),
+}
+
+// integrationOpts creates each test's queue before the suite starts it.
+func integrationOpts(b *solacetest.Broker) []integration.StreamTestOptFunc {
+	return []integration.StreamTestOptFunc{
+		integration.StreamTestOptTimeout(60 * time.Second),
 		integration.StreamTestOptPreTest(func(t testing.TB, _ context.Context, vars *integration.StreamTestConfigVars) {
 			require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{
 				Name:          "it-" + vars.ID,
@@ -72,7 +84,7 @@ input:
 				Subscriptions: []string{"it/" + vars.ID},
 			}))
 		}),
-	)
+	}
 }
 
 // TestIntegrationSolaceAtLeastOnceThroughRestart is Benthos's at-least-once

@@ -520,6 +520,10 @@ func (r *solaceReader) Connect(ctx context.Context) error {
 		return err
 	}
 	r.sess, r.recv = sess, recv
+	// A replay copies the log into the queue, so it is asked for once: a
+	// later connect (after the session was lost) resumes from the queue
+	// instead of replaying, and duplicating, everything again.
+	r.rcvConf.Replay = session.Replay{}
 	if r.sempCli != nil && r.pollEvery > 0 && r.stopPoll == nil {
 		pctx, cancel := context.WithCancel(context.Background())
 		r.stopPoll, r.pollDone = cancel, make(chan struct{})

@@ -192,7 +192,7 @@ overwritten by it.
 				service.NewStringField(siFieldReplayMessageID).
 					Description("A replication group message id (`rmid1:…`, see `solace_replication_group_message_id`) for `from: message_id`.").
 					Default(""),
-			).Description("Asks the broker to replay messages from its replay log when the flows bind. Replay requires a replay log on the broker.").Advanced(),
+			).Description("Asks the broker to replay messages from its replay log into the queue when the input first connects; later reconnects carry on from the queue, so a replay never repeats. Replay requires a replay log on the broker.").Advanced(),
 			service.NewIntField(siFieldBatchSize).
 				Description("Read up to this many messages that are already waiting into one batch. 1 passes messages one at a time. For time- or size-based batching wrap the input in a `broker` with `batching`.").
 				Default(1),

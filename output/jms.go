@@ -808,7 +808,6 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 type jmsInflight struct {
 	idx     int
 	receipt amqp.SendReceipt
-	release func()
 	start   time.Time
 }
 
@@ -821,19 +820,78 @@ func (o *jmsOutput) sendAttempt(ctx context.Context, conn *jms.Conn, addr jms.Ad
 	defer cancel()
 
 	var (
-		retry   []int
-		connErr error
+		retry    []int
+		connErr  error
+		inflight = make([]jmsInflight, 0, len(pending))
+		releases []func()
+		// Consecutive messages for one destination (the common case) share
+		// one resolution and link lookup, and go to the link as one run.
+		lastName string
+		lastDest jms.Destination
+		link     *jms.Link
+		run      = make([]*amqp.Message, 0, len(pending))
+		runIdx   = make([]int, 0, len(pending))
 	)
-	inflight := make([]jmsInflight, 0, len(pending))
+	defer func() {
+		for _, r := range releases {
+			r()
+		}
+	}()
+	// flush transfers the run; on a link or connection failure it queues the
+	// unsent messages for the retry and reports false.
+	flush := func() bool {
+		if len(run) == 0 {
+			return true
+		}
+		start := time.Now()
+		res := link.SendAll(ctx, run)
+		for k, r := range res {
+			i := runIdx[k]
+			switch {
+			case r.Err == nil:
+				inflight = append(inflight, jmsInflight{idx: i, receipt: r.Receipt, start: start})
+			case jms.IsMessageError(r.Err):
+				results[i] = fmt.Errorf("message too large for %s: %w", lastDest.Address, r.Err)
+				o.mFailures.Incr(1, string(amqp.ErrCondMessageSizeExceeded))
+			default:
+				connErr = r.Err
+				retry = append(retry, runIdx[k:]...)
+			}
+		}
+		run, runIdx = run[:0], runIdx[:0]
+		return connErr == nil
+	}
+
 	for n, i := range pending {
 		p := prepared[i]
-		dest, err := addr.Resolve(o.destKind, p.destName)
-		if err != nil {
-			results[i] = err
-			o.mFailures.Incr(1, "encoding")
-			continue
+		if link == nil || p.destName != lastName {
+			if !flush() {
+				retry = append(retry, pending[n:]...)
+				break
+			}
+			dest, err := addr.Resolve(o.destKind, p.destName)
+			if err != nil {
+				results[i] = err
+				o.mFailures.Incr(1, "encoding")
+				continue
+			}
+			l, release, err := conn.Sender(ctx, dest)
+			if err != nil {
+				var refused *jms.RefusedError
+				if errors.As(err, &refused) {
+					results[i] = err
+					o.mFailures.Incr(1, string(refused.Err.Condition))
+					link = nil
+					continue
+				}
+				connErr = err
+				retry = append(retry, pending[n:]...)
+				break
+			}
+			releases = append(releases, release)
+			lastName, lastDest, link = p.destName, dest, l
 		}
-		p.msg.Destination = dest
+		p.msg.Destination = lastDest
 		p.msg.ReplyTo = nil
 		if p.replyTo != "" {
 			rt, err := addr.Resolve(o.replyToKind, p.replyTo)
@@ -850,39 +908,16 @@ func (o *jmsOutput) sendAttempt(ctx context.Context, conn *jms.Conn, addr jms.Ad
 			o.mFailures.Incr(1, "encoding")
 			continue
 		}
-		sender, release, err := conn.Sender(ctx, dest)
-		if err != nil {
-			var refused *jms.RefusedError
-			if errors.As(err, &refused) {
-				results[i] = err
-				o.mFailures.Incr(1, string(refused.Err.Condition))
-				continue
-			}
-			connErr = err
-			retry = append(retry, pending[n:]...)
-			break
-		}
-		start := time.Now()
-		receipt, err := sender.SendWithReceipt(ctx, am, nil)
-		if err != nil {
-			release()
-			var ae *amqp.Error
-			if errors.As(err, &ae) && ae.Condition == amqp.ErrCondMessageSizeExceeded {
-				results[i] = fmt.Errorf("message too large for %s: %w", dest.Address, err)
-				o.mFailures.Incr(1, string(ae.Condition))
-				continue
-			}
-			connErr = err
-			retry = append(retry, pending[n:]...)
-			break
-		}
-		inflight = append(inflight, jmsInflight{idx: i, receipt: receipt, release: release, start: start})
+		run = append(run, am)
+		runIdx = append(runIdx, i)
+	}
+	if connErr == nil {
+		flush()
 	}
 
 	for k := range inflight {
 		f := &inflight[k]
 		state, err := f.receipt.Wait(ctx)
-		f.release()
 		if err != nil {
 			if connErr == nil {
 				connErr = err

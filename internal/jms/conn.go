@@ -50,14 +50,14 @@ type Conn struct {
 
 	mu          sync.Mutex
 	sessionLost error // set once the session ended; the Conn is then useless
-	relaySender *amqp.Sender
+	relaySender *Link
 	links       map[string]*linkEntry
 	lru         *list.List // of *linkEntry, most recent at the front
 }
 
 type linkEntry struct {
 	key     string
-	sender  *amqp.Sender
+	sender  *Link
 	users   int
 	evicted bool
 	elem    *list.Element
@@ -213,7 +213,7 @@ func senderOptions(dest Destination) *amqp.SenderOptions {
 // once the caller no longer waits on deliveries sent over it. A link evicted
 // from the cache is closed only after its last user released it, so no
 // in-flight delivery is cut off.
-func (c *Conn) Sender(ctx context.Context, dest Destination) (*amqp.Sender, func(), error) {
+func (c *Conn) Sender(ctx context.Context, dest Destination) (*Link, func(), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sessionLost != nil {
@@ -225,19 +225,22 @@ func (c *Conn) Sender(ctx context.Context, dest Destination) (*amqp.Sender, func
 			if err != nil {
 				return nil, nil, c.attachError(err, "anonymous-relay link")
 			}
-			c.relaySender = s
+			c.relaySender = newLink(s, c.amqp.Done())
 		}
 		return c.relaySender, func() {}, nil
 	}
 
-	key := fmt.Sprintf("%s\x00%s\x00%v", dest.Address, strings.Join(dest.Capabilities, ","), dest.Durable)
+	key := dest.Address + "\x00" + strings.Join(dest.Capabilities, ",")
+	if dest.Durable {
+		key += "\x00durable"
+	}
 	e, ok := c.links[key]
 	if !ok {
 		s, err := c.sess.NewSender(ctx, dest.Address, senderOptions(dest))
 		if err != nil {
 			return nil, nil, c.attachError(err, fmt.Sprintf("sender link to %q", dest.Address))
 		}
-		e = &linkEntry{key: key, sender: s}
+		e = &linkEntry{key: key, sender: newLink(s, c.amqp.Done())}
 		e.elem = c.lru.PushFront(e)
 		c.links[key] = e
 		for c.lru.Len() > c.cacheSize {
@@ -329,10 +332,98 @@ func (c *Conn) OpenLinks() int {
 	return len(c.links)
 }
 
-func closeSenderAsync(s *amqp.Sender) {
+func closeSenderAsync(l *Link) {
+	l.stop()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = s.Close(ctx)
+		_ = l.s.Close(ctx)
 	}()
+}
+
+// Link is a sender link with one goroutine that performs every transfer on
+// it. Concurrent writers hand it whole runs of messages instead of contending
+// for go-amqp's per-sender lock message by message, so transfers stream
+// back to back exactly as a single pipelined sender would issue them.
+type Link struct {
+	s     *amqp.Sender
+	reqs  chan *sendReq
+	quit  chan struct{}
+	once  sync.Once
+	connD <-chan struct{}
+}
+
+type sendReq struct {
+	ctx     context.Context
+	msgs    []*amqp.Message
+	results []SendResult
+	done    chan struct{}
+}
+
+// SendResult is the fate of one transfer: a receipt to wait on, or why the
+// message was not sent.
+type SendResult struct {
+	Receipt amqp.SendReceipt
+	Err     error
+}
+
+// IsMessageError reports whether a send error concerns only that message
+// (it is too large), so the link is still usable.
+func IsMessageError(err error) bool {
+	var ae *amqp.Error
+	return errors.As(err, &ae) && ae.Condition == amqp.ErrCondMessageSizeExceeded
+}
+
+func newLink(s *amqp.Sender, connDone <-chan struct{}) *Link {
+	// Unbuffered: a request handed over is owned by the pump, which always
+	// completes it, so SendAll can wait for it unconditionally.
+	l := &Link{s: s, reqs: make(chan *sendReq), quit: make(chan struct{}), connD: connDone}
+	go l.pump()
+	return l
+}
+
+func (l *Link) pump() {
+	for {
+		select {
+		case r := <-l.reqs:
+			for _, m := range r.msgs {
+				rc, err := l.s.SendWithReceipt(r.ctx, m, nil)
+				r.results = append(r.results, SendResult{Receipt: rc, Err: err})
+				if err != nil && !IsMessageError(err) {
+					break
+				}
+			}
+			close(r.done)
+		case <-l.quit:
+			return
+		case <-l.connD:
+			return
+		}
+	}
+}
+
+func (l *Link) stop() { l.once.Do(func() { close(l.quit) }) }
+
+// errLinkStopped is returned for sends on a link being torn down.
+var errLinkStopped = errors.New("sender link closed")
+
+// SendAll transfers msgs in order without waiting for their settlement and
+// returns one result per message attempted. A message error (too large) does
+// not stop the run; any other error does, and the messages after it were not
+// attempted.
+func (l *Link) SendAll(ctx context.Context, msgs []*amqp.Message) []SendResult {
+	r := &sendReq{ctx: ctx, msgs: msgs, results: make([]SendResult, 0, len(msgs)), done: make(chan struct{})}
+	var err error
+	select {
+	case l.reqs <- r:
+		<-r.done
+		return r.results
+	case <-l.quit:
+		err = errLinkStopped
+	case <-l.connD:
+		err = errLinkStopped
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	return []SendResult{{Err: err}}
 }

@@ -1,0 +1,182 @@
+package output
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/internal/jms"
+)
+
+// BenchmarkJMSOutputVsRawAMQP sends 1 KiB messages to RabbitMQ through the jms
+// output and, interleaved in the same run, through a bare go-amqp sender
+// pipelined as well as it can be (one link, a sender goroutine and a receipt
+// waiter with a window of unsettled deliveries). It reports msgs/s for both
+// and their ratio; the goal is a ratio of at least 0.9.
+//
+//	go test -run '^$' -bench JMSOutputVsRawAMQP -benchtime 20000x ./output/
+func BenchmarkJMSOutputVsRawAMQP(b *testing.B) {
+	broker := jmsTestBroker(b)
+	const window = 256 // unsettled deliveries in flight, for both senders
+	payload := bytes.Repeat([]byte("x"), 1024)
+
+	for _, mode := range []string{jmsDeliveryPersistent, jmsDeliveryNonPersistent} {
+		b.Run(mode, func(b *testing.B) {
+			rawQueue := jmsRandName("jms-bench-raw-")
+			outQueue := jmsRandName("jms-bench-out-")
+			b.Cleanup(func() { deleteBenchQueues(rawQueue, outQueue) })
+
+			raw := newRawSender(b, broker, "/queue/"+rawQueue, mode == jmsDeliveryPersistent)
+			defer raw.close()
+
+			// max_in_flight writers of batch size window/writers: the same
+			// number of deliveries in flight as the raw sender.
+			const writers, batchSize = 64, window / 64
+			o := newTestJMSOutput(b, broker.yaml()+"queue: "+outQueue+"\nmessage_type: bytes\ndelivery_mode: "+mode+"\n")
+			require.NoError(b, o.Connect(b.Context()))
+			defer func() { _ = o.Close(context.Background()) }()
+
+			// Warm up both paths (links attached, queues declared).
+			raw.send(b, payload, window)
+			writeOK(b, o, service.MessageBatch{service.NewMessage(payload)})
+
+			var rawTime, outTime time.Duration
+			const chunk = 4096
+			b.ResetTimer()
+			for done := 0; done < b.N; done += chunk {
+				n := min(chunk, b.N-done)
+				start := time.Now()
+				raw.send(b, payload, n)
+				rawTime += time.Since(start)
+
+				start = time.Now()
+				sendThroughOutput(b, o, payload, n, writers, batchSize)
+				outTime += time.Since(start)
+			}
+			b.StopTimer()
+			rawRate := float64(b.N) / rawTime.Seconds()
+			outRate := float64(b.N) / outTime.Seconds()
+			b.ReportMetric(rawRate, "raw_msgs/s")
+			b.ReportMetric(outRate, "output_msgs/s")
+			b.ReportMetric(outRate/rawRate, "ratio")
+			b.ReportMetric(0, "ns/op") // the per-op time mixes both senders
+		})
+	}
+}
+
+// sendThroughOutput writes n messages with concurrent WriteBatch calls, as
+// Benthos does with max_in_flight writers.
+func sendThroughOutput(b *testing.B, o *jmsOutput, payload []byte, n, writers, batchSize int) {
+	var wg sync.WaitGroup
+	next := make(chan int, writers)
+	go func() {
+		for sent := 0; sent < n; sent += batchSize {
+			next <- min(batchSize, n-sent)
+		}
+		close(next)
+	}()
+	errs := make(chan error, writers)
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for size := range next {
+				batch := make(service.MessageBatch, size)
+				for i := range batch {
+					batch[i] = service.NewMessage(payload)
+				}
+				if err := o.WriteBatch(b.Context(), batch); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
+
+type rawSender struct {
+	conn    *amqp.Conn
+	sender  *amqp.Sender
+	durable bool
+}
+
+func newRawSender(b *testing.B, broker jmsBroker, address string, durable bool) *rawSender {
+	ctx := b.Context()
+	conn, err := amqp.Dial(ctx, broker.url, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain(broker.user, broker.pass)})
+	require.NoError(b, err)
+	sess, err := conn.NewSession(ctx, nil)
+	require.NoError(b, err)
+	ssm := amqp.SenderSettleModeUnsettled
+	sender, err := sess.NewSender(ctx, address, &amqp.SenderOptions{
+		SettlementMode:   &ssm,
+		TargetDurability: amqp.DurabilityConfiguration,
+	})
+	require.NoError(b, err)
+	return &rawSender{conn: conn, sender: sender, durable: durable}
+}
+
+// send pipelines n messages: one goroutine transfers, another waits for the
+// settlements in order, at most window apart.
+func (r *rawSender) send(b *testing.B, payload []byte, n int) {
+	ctx := b.Context()
+	receipts := make(chan amqp.SendReceipt, 256)
+	waitErr := make(chan error, 1)
+	go func() {
+		for rc := range receipts {
+			state, err := rc.Wait(ctx)
+			if err == nil {
+				if _, ok := state.(*amqp.StateAccepted); !ok {
+					err = fmt.Errorf("not accepted: %T", state)
+				}
+			}
+			if err != nil {
+				waitErr <- err
+				for range receipts {
+				}
+				return
+			}
+		}
+		waitErr <- nil
+	}()
+	for range n {
+		// A like-for-like message: the same header, a unique ID and a
+		// creation time, as the output sends.
+		now := time.Now()
+		msg := &amqp.Message{
+			Header:     &amqp.MessageHeader{Durable: r.durable, Priority: 4},
+			Properties: &amqp.MessageProperties{MessageID: jms.NewMessageID(), CreationTime: &now},
+			Data:       [][]byte{payload},
+		}
+		rc, err := r.sender.SendWithReceipt(ctx, msg, nil)
+		if err != nil {
+			close(receipts)
+			b.Fatal(err)
+		}
+		receipts <- rc
+	}
+	close(receipts)
+	require.NoError(b, <-waitErr)
+}
+
+func (r *rawSender) close() { _ = r.conn.Close() }
+
+// deleteBenchQueues removes what the benchmark left in the broker, when
+// rabbitmqctl is at hand.
+func deleteBenchQueues(names ...string) {
+	for _, q := range names {
+		_ = exec.Command("rabbitmqctl", "-q", "-n", "rabbit@localhost", "delete_queue", q).Run()
+	}
+}

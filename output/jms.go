@@ -300,6 +300,7 @@ type jmsOutput struct {
 	groupID       *service.InterpolatedString
 	groupSeq      *service.InterpolatedString
 	meta          *service.MetadataFilter
+	statics       map[*service.InterpolatedString]string
 
 	retry       jmsRetry
 	sendTimeout time.Duration
@@ -434,6 +435,15 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 			}
 		}
 	}
+	o.statics = map[*service.InterpolatedString]string{}
+	for _, is := range []*service.InterpolatedString{o.queue, o.topic, o.priority, o.ttl, o.messageID, o.correlationID, o.jmsType, o.replyTo, o.groupID, o.groupSeq} {
+		if is == nil {
+			continue
+		}
+		if v, ok := is.Static(); ok {
+			o.statics[is] = v
+		}
+	}
 	rt, err := conf.FieldString(jmsFieldReplyToType)
 	if err != nil {
 		return nil, err
@@ -566,19 +576,48 @@ type jmsPrepared struct {
 	replyTo  string
 }
 
+// jmsEval evaluates the output's interpolated fields over one batch. Static
+// fields (the common case) cost a map read; a dynamic one gets one executor
+// per batch, rather than TryInterpolatedString's copy of the batch per call.
+type jmsEval struct {
+	batch   service.MessageBatch
+	statics map[*service.InterpolatedString]string
+	execs   map[*service.InterpolatedString]*service.MessageBatchInterpolationExecutor
+}
+
+func (o *jmsOutput) newEval(batch service.MessageBatch) *jmsEval {
+	return &jmsEval{batch: batch, statics: o.statics}
+}
+
+func (e *jmsEval) str(field string, is *service.InterpolatedString, i int) (string, error) {
+	if is == nil {
+		return "", nil
+	}
+	if s, ok := e.statics[is]; ok {
+		return s, nil
+	}
+	x := e.execs[is]
+	if x == nil {
+		if e.execs == nil {
+			e.execs = map[*service.InterpolatedString]*service.MessageBatchInterpolationExecutor{}
+		}
+		x = e.batch.InterpolationExecutor(is)
+		e.execs[is] = x
+	}
+	s, err := x.TryString(i)
+	if err != nil {
+		return "", fmt.Errorf("interpolating %s: %w", field, err)
+	}
+	return s, nil
+}
+
 // prepare evaluates interpolations and builds the JMS view of message i.
-func (o *jmsOutput) prepare(batch service.MessageBatch, i int) (*jmsPrepared, error) {
+func (o *jmsOutput) prepare(ev *jmsEval, i int) (*jmsPrepared, error) {
+	batch := ev.batch
 	p := &jmsPrepared{msg: jms.Message{Type: o.msgType, Persistent: o.persistent, Priority: jms.DefaultPriority}}
 	m := &p.msg
 	str := func(field string, is *service.InterpolatedString) (string, error) {
-		if is == nil {
-			return "", nil
-		}
-		s, err := batch.TryInterpolatedString(i, is)
-		if err != nil {
-			return "", fmt.Errorf("interpolating %s: %w", field, err)
-		}
-		return s, nil
+		return ev.str(field, is, i)
 	}
 	var err error
 	if o.destKind == jms.KindTopic {
@@ -733,8 +772,9 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 	results := make([]error, len(batch))
 	prepared := make([]*jmsPrepared, len(batch))
 	pending := make([]int, 0, len(batch))
+	ev := o.newEval(batch)
 	for i := range batch {
-		p, err := o.prepare(batch, i)
+		p, err := o.prepare(ev, i)
 		if err != nil {
 			results[i] = err
 			o.mFailures.Incr(1, "encoding")

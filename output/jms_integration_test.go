@@ -254,6 +254,38 @@ func TestIntegrationJMSDynamicTopics(t *testing.T) {
 	assert.Equal(t, 2, c.OpenLinks())
 }
 
+// TestIntegrationJMSLinkCache sends to more queues than link_cache_size
+// allows, interleaved in one batch, and checks every message arrives while
+// no more links than the bound stay open.
+func TestIntegrationJMSLinkCache(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	base := jmsRandName("jms-cache-")
+	o := newTestJMSOutput(t, b.yaml()+`queue: '`+base+`-${! meta("n") }'`+"\nlink_cache_size: 2\n")
+	require.NoError(t, o.Connect(t.Context()))
+	t.Cleanup(func() { _ = o.Close(t.Context()) })
+
+	const queues, perQueue = 5, 3
+	var batch service.MessageBatch
+	for k := range perQueue {
+		for n := range queues {
+			m := service.NewMessage(fmt.Appendf(nil, "%d-%d", n, k))
+			m.MetaSetMut("n", fmt.Sprint(n))
+			batch = append(batch, m)
+		}
+	}
+	writeOK(t, o, batch)
+	c, _ := o.current()
+	assert.LessOrEqual(t, c.OpenLinks(), 2)
+
+	for n := range queues {
+		got := receiveWithPython(t, b, fmt.Sprintf("/queue/%s-%d", base, n), perQueue)
+		for k, m := range got {
+			assert.Equal(t, fmt.Sprintf("%d-%d", n, k), m.Body.str(t), "queue %d keeps order", n)
+		}
+	}
+}
+
 // TestIntegrationJMSWrongPassword checks a bad password fails Connect with
 // an error that says so and does not leak the password.
 func TestIntegrationJMSWrongPassword(t *testing.T) {

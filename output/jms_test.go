@@ -144,7 +144,7 @@ func TestJMSPrepare(t *testing.T) {
 			for k, v := range tc.meta {
 				m.MetaSetMut(k, v)
 			}
-			p, err := o.prepare(service.MessageBatch{m}, 0)
+			p, err := o.prepare(o.newEval(service.MessageBatch{m}), 0)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)

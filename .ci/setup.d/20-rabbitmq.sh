@@ -7,8 +7,7 @@
 #
 #   bash -c 'source .ci/setup.d/20-rabbitmq.sh'
 #
-# and stop it later with `kill "$(cat /tmp/connect-solace-rabbitmq/pid)"` (the
-# path is printed). Running it again while the broker is up only re-exports
+# and stop it later with the `kill <pid>` it prints. Running it again while the broker is up only re-exports
 # the variables below, so it is idempotent.
 #
 # What it does:
@@ -117,12 +116,15 @@ _rmq_main() {
 	export JMS_TEST_BROKER_STOP="rabbitmqctl -q -n $node stop_app"
 	export JMS_TEST_BROKER_START="rabbitmqctl -q -n $node start_app && rabbitmqctl -q -n $node await_startup"
 
+	local pid
+	pid="$(cat "$base/pid")"
 	if declare -F on_exit >/dev/null; then
-		# Stop by PID: SIGTERM makes the node shut down cleanly; then the epmd
-		# that came up with it (only if no other node still uses it).
-		on_exit "kill \$(cat '$base/pid') 2>/dev/null; for _i in \$(seq 50); do kill -0 \$(cat '$base/pid') 2>/dev/null || break; sleep 0.2; done; epmd -names 2>/dev/null | grep -q 'name ' || epmd -kill >/dev/null 2>&1"
+		# Stop by PID: SIGTERM makes the node shut down cleanly (it removes
+		# its pid file, so the PID is captured now); then the epmd that came
+		# up with it, unless another node still uses it.
+		on_exit "kill $pid 2>/dev/null; for _i in \$(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.2; done; epmd -names 2>/dev/null | grep -q '^name ' || epmd -kill >/dev/null 2>&1"
 	else
-		echo "rabbitmq: left running; stop it with: kill \$(cat $base/pid)"
+		echo "rabbitmq: left running; stop it with: kill $pid"
 	fi
 }
 

@@ -866,3 +866,112 @@ input:
 		)...)
 	})
 }
+
+// ---- metrics ----
+
+// jmsTestMetrics records what components report, for TestIntegrationJMSMetrics.
+type jmsTestMetrics struct {
+	mu     sync.Mutex
+	counts map[string]int64 // name{label values} -> sum of increments or timings seen
+}
+
+var jmsMetrics = &jmsTestMetrics{counts: map[string]int64{}}
+
+func (m *jmsTestMetrics) add(key string, n int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.counts[key] += n
+}
+
+func (m *jmsTestMetrics) get(key string) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.counts[key]
+}
+
+type jmsTestCounter struct{ key string }
+
+func (c jmsTestCounter) Incr(n int64)          { jmsMetrics.add(c.key, n) }
+func (c jmsTestCounter) IncrFloat64(f float64) { jmsMetrics.add(c.key, int64(f)) }
+func (c jmsTestCounter) Timing(int64)          { jmsMetrics.add(c.key, 1) }
+func (c jmsTestCounter) Set(int64)             {}
+
+type jmsTestExporter struct{}
+
+func metricKey(name string, keys, values []string) string {
+	var labels []string
+	for i, k := range keys {
+		if k == "condition" { // the only label this test looks at
+			labels = append(labels, k+"="+values[i])
+		}
+	}
+	return name + "{" + strings.Join(labels, ",") + "}"
+}
+
+func (jmsTestExporter) NewCounterCtor(name string, keys ...string) service.MetricsExporterCounterCtor {
+	return func(values ...string) service.MetricsExporterCounter {
+		return jmsTestCounter{metricKey(name, keys, values)}
+	}
+}
+
+func (jmsTestExporter) NewTimerCtor(name string, keys ...string) service.MetricsExporterTimerCtor {
+	return func(values ...string) service.MetricsExporterTimer {
+		return jmsTestCounter{metricKey(name, keys, values)}
+	}
+}
+
+func (jmsTestExporter) NewGaugeCtor(name string, keys ...string) service.MetricsExporterGaugeCtor {
+	return func(values ...string) service.MetricsExporterGauge {
+		return jmsTestCounter{metricKey(name, keys, values)}
+	}
+}
+
+func (jmsTestExporter) Close(context.Context) error { return nil }
+
+func init() {
+	service.MustRegisterMetricsExporter("jms_test_metrics", service.NewConfigSpec(),
+		func(*service.ParsedConfig, *service.Logger) (service.MetricsExporter, error) {
+			return jmsTestExporter{}, nil
+		})
+}
+
+// TestIntegrationJMSMetrics runs a real stream and checks the output reports
+// messages sent, send latency and failures by the broker's condition.
+func TestIntegrationJMSMetrics(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	queue := jmsRandName("jms-metrics-")
+	missing := "/exchange/" + jmsRandName("jms-missing-") + "/k"
+	jmsMetrics.mu.Lock()
+	jmsMetrics.counts = map[string]int64{}
+	jmsMetrics.mu.Unlock()
+
+	sb := service.NewStreamBuilder()
+	require.NoError(t, sb.SetMetricsYAML("jms_test_metrics: {}"))
+	require.NoError(t, sb.SetLoggerYAML("level: none"))
+	require.NoError(t, sb.AddInputYAML(`
+generate:
+  count: 6
+  interval: ""
+  mapping: 'root = "m" + counter().string()'
+`))
+	require.NoError(t, sb.AddOutputYAML(fmt.Sprintf(`
+fallback:
+  - jms:
+      urls: [ %q ]
+      username: %q
+      password: %q
+      address_style: rabbitmq
+      queue: '${! if content() == "m6" { %q } else { %q } }'
+  - drop: {}
+`, b.url, b.user, b.pass, missing, queue)))
+	stream, err := sb.Build()
+	require.NoError(t, err)
+	require.NoError(t, stream.Run(t.Context()))
+
+	assert.Equal(t, int64(5), jmsMetrics.get("jms_messages_sent{}"))
+	assert.Equal(t, int64(5), jmsMetrics.get("jms_send_latency_ns{}"), "one latency sample per delivered message")
+	assert.Equal(t, int64(1), jmsMetrics.get("jms_send_failures{condition=amqp:not-found}"))
+	got := receiveWithPython(t, b, "/queue/"+queue, 5)
+	assert.Len(t, got, 5)
+}

@@ -975,3 +975,105 @@ fallback:
 	got := receiveWithPython(t, b, "/queue/"+queue, 5)
 	assert.Len(t, got, 5)
 }
+
+// ---- anonymous relay and outcomes, against a Proton test peer ----
+
+type relayRecord struct {
+	LinkTarget *string `json:"link_target"`
+	To         string  `json:"to"`
+	Dest       int     `json:"dest"`
+	MsgType    int     `json:"msg_type"`
+	Body       string  `json:"body"`
+	Outcome    string  `json:"outcome"`
+}
+
+// TestIntegrationJMSAnonymousRelay uses testdata/jms_relay_broker.py, a
+// Proton peer that offers ANONYMOUS-RELAY and advertises ActiveMQ's address
+// prefixes (RabbitMQ 3.x does neither), and settles each message with the
+// outcome its address asks for. It checks that every message goes over one
+// link without a target carrying its own `to`, that address_style auto uses
+// the advertised prefixes, that SASL ANONYMOUS works, and that rejected,
+// released and modified deliveries fail only their own message, with the
+// broker's condition.
+func TestIntegrationJMSAnonymousRelay(t *testing.T) {
+	integration.CheckSkip(t)
+	port, err := integration.GetFreePort()
+	require.NoError(t, err)
+	cmd := exec.CommandContext(t.Context(), "/usr/bin/python3", "testdata/jms_relay_broker.py", "--port", fmt.Sprint(port))
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start(), "starting /usr/bin/python3 (python3-qpid-proton): %s", jmsSetupHint)
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	select {
+	case l := <-lines:
+		require.Equal(t, "listening", l, stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("test peer did not start: %s", stderr.String())
+	}
+
+	o := newTestJMSOutput(t, fmt.Sprintf("urls: [ amqp://127.0.0.1:%d ]\ntopic: '${! meta(\"t\") }'\n", port))
+	require.NoError(t, o.Connect(t.Context()))
+	t.Cleanup(func() { _ = o.Close(t.Context()) })
+	c, addr := o.current()
+	assert.Contains(t, c.OfferedCapabilities(), jms.CapAnonymousRelay)
+	assert.True(t, c.UsesRelay())
+	qp, tp := addr.Prefixes()
+	assert.Equal(t, "queue://", qp)
+	assert.Equal(t, "topic://", tp)
+
+	topics := []string{"prices.A", "prices.reject", "prices.B", "prices.release", "prices.modify", "prices.A"}
+	var batch service.MessageBatch
+	for i, tn := range topics {
+		m := service.NewMessage(fmt.Appendf(nil, "m%d", i))
+		m.MetaSetMut("t", tn)
+		batch = append(batch, m)
+	}
+	ix := batch.Index()
+	err = o.WriteBatch(t.Context(), batch)
+	var bErr *service.BatchError
+	require.ErrorAs(t, err, &bErr)
+	assert.Equal(t, 3, bErr.IndexedErrors())
+	want := map[int]string{
+		1: "broker rejected the message: amqp:precondition-failed: refused by the test peer",
+		3: "broker released the message",
+		4: "broker modified the message: undeliverable here",
+	}
+	for i := range batch {
+		ierr := indexFailed(ix, bErr, i)
+		if w, ok := want[i]; ok {
+			require.Error(t, ierr, "message %d", i)
+			assert.Contains(t, ierr.Error(), w)
+		} else {
+			assert.NoError(t, ierr, "message %d", i)
+		}
+	}
+
+	for i, tn := range topics {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, stderr.String())
+			var r relayRecord
+			require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+			assert.Nil(t, r.LinkTarget, "message %d went over a link with a target", i)
+			assert.Equal(t, "topic://"+tn, r.To)
+			assert.Equal(t, int(jms.KindTopic), r.Dest)
+			assert.Equal(t, int(jms.MsgTypeText), r.MsgType)
+			assert.Equal(t, fmt.Sprintf("m%d", i), r.Body)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("peer reported only %d messages: %s", i, stderr.String())
+		}
+	}
+	assert.Zero(t, c.OpenLinks(), "no per-destination links with relay")
+}

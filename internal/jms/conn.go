@@ -195,14 +195,12 @@ func (c *Conn) Done() <-chan struct{} { return c.amqp.Done() }
 // Close ends the connection and, with it, every link.
 func (c *Conn) Close() error { return c.amqp.Close() }
 
+// senderOptions leaves the settlement modes at their defaults (mixed, first):
+// every transfer is sent unsettled, so the broker still settles each one, and
+// go-amqp fails an attach whose requested mode the peer does not echo, which
+// Proton-based peers do not.
 func senderOptions(dest Destination) *amqp.SenderOptions {
-	ssm := amqp.SenderSettleModeUnsettled
-	rsm := amqp.ReceiverSettleModeFirst
-	o := &amqp.SenderOptions{
-		SettlementMode:              &ssm,
-		RequestedReceiverSettleMode: &rsm,
-		TargetCapabilities:          dest.Capabilities,
-	}
+	o := &amqp.SenderOptions{TargetCapabilities: dest.Capabilities}
 	if dest.Durable {
 		o.TargetDurability = amqp.DurabilityConfiguration
 	}

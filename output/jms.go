@@ -86,7 +86,7 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 
 ### Metrics
 
-`+"`jms_messages_sent`"+`, `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` or `+"`encoding`"+`), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (send to settlement).`).
+`+"`jms_messages_sent`"+`, `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` after retries, or `+"`encoding`"+` for messages that cannot be encoded), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (send to settlement).`).
 		Fields(
 			service.NewStringListField(jmsFieldURLs).
 				Description("Broker URLs, `amqp://host:port` or `amqps://host:port`. With several, they are tried in order and the next one is used after a failure. Comma-separated entries are split.").
@@ -316,6 +316,7 @@ type jmsOutput struct {
 	addresser jms.Addresser
 	urlIndex  int
 	connected bool // a connection was made before, so the next is a reconnect
+	closed    bool // Close was called: retries must not dial again
 }
 
 func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*jmsOutput, error) {
@@ -532,6 +533,9 @@ func (o *jmsOutput) Connect(ctx context.Context) error {
 }
 
 func (o *jmsOutput) connectLocked(ctx context.Context) error {
+	if o.closed {
+		return errors.New("jms output is closed")
+	}
 	c, idx, err := jms.DialAny(ctx, o.dial, o.urlIndex)
 	if err != nil {
 		return err
@@ -982,6 +986,7 @@ func (o *jmsOutput) sendAttempt(ctx context.Context, conn *jms.Conn, addr jms.Ad
 func (o *jmsOutput) Close(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.closed = true
 	if o.conn == nil {
 		return nil
 	}

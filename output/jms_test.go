@@ -204,6 +204,8 @@ func TestJMSWriteWithoutConnection(t *testing.T) {
 	err := o.WriteBatch(t.Context(), service.MessageBatch{service.NewMessage([]byte("x"))})
 	assert.ErrorIs(t, err, service.ErrNotConnected)
 	require.NoError(t, o.Close(t.Context()))
+	// A retry loop still running at shutdown must not dial again.
+	assert.ErrorContains(t, o.Connect(t.Context()), "closed")
 }
 
 // TestJMSConnectFailover checks every URL is tried and each failure named,

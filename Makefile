@@ -4,7 +4,7 @@ DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X main.Version=$(VERSION) -X main.DateBuilt=$(DATE)
 BIN     ?= bin/connect-solace
 
-.PHONY: build demo docs test test-unit test-integration lint bench clean
+.PHONY: build demo docs test test-services test-unit test-integration lint bench clean
 
 build:
 	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/connect-solace
@@ -18,9 +18,16 @@ demo: build
 docs: build
 	$(BIN) docs --out docs/components
 
-# The whole suite: unit tests, then the broker integration suites, which
-# Benthos's integration package only runs when -run names them explicitly.
-test: test-unit test-integration
+# The whole suite: start the servers the tests need, run the unit tests, then
+# the broker integration suites, which Benthos's integration package only runs
+# when -run names them explicitly.
+test: test-services test-unit test-integration
+
+# RabbitMQ with AMQP 1.0 on 127.0.0.1 for the jms tests: installed (apt, needs
+# root) on first use, reused when already running, left running afterwards.
+# .ci/run starts it first and stops it at exit.
+test-services:
+	bash -c 'source .ci/setup.d/20-rabbitmq.sh'
 
 test-unit:
 	go test -race ./...

@@ -15,6 +15,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
@@ -27,6 +28,7 @@ const (
 	siFieldSEMPURL             = "url"
 	siFieldSEMPUsername        = "username"
 	siFieldSEMPPassword        = "password"
+	siFieldSEMPPasswordFile    = "password_file"
 	siFieldSEMPVPN             = "vpn"
 	siFieldSEMPTLS             = "tls"
 	siFieldNackOutcome         = "nack_outcome"
@@ -146,8 +148,11 @@ overwritten by it.
 					Description("The SEMP user; it needs read access for `queue`, and the rights to create queues and subscriptions for `topic`.").
 					Default("admin"),
 				service.NewStringField(siFieldSEMPPassword).
-					Description("The SEMP password.").
+					Description("The SEMP password. Mutually exclusive with `password_file`.").
 					Default("").Secret(),
+				service.NewStringField(siFieldSEMPPasswordFile).
+					Description("A file holding the SEMP password, read on every connect (so a rotated secret is used on the next reconnect); one trailing newline is trimmed. Use it instead of `password` with a Kubernetes Secret mounted as a file, and always in streams mode: there `GET /streams/{id}` returns the stream config with `${ENV}` references resolved, so a `password` is readable through the API, whereas this field only shows the path. Mutually exclusive with `password`.").
+					Default("").Example("/var/run/secrets/semp/password"),
 				service.NewStringField(siFieldSEMPVPN).
 					Description("The VPN the queue lives in; empty means the connection's `vpn`.").
 					Default(""),
@@ -217,6 +222,7 @@ overwritten by it.
 			`if this.queue.or("") == "" && this.topic.or("") == "" { "fields queue and topic: set exactly one of them, e.g. queue: orders or topic: orders/>" } else { null }`,
 			`if this.queue.or("") != "" && this.topic.or("") != "" { "fields queue and topic: both are set; keep one" } else { null }`,
 			`if this.topic.or("") != "" && this.semp.url.or("") == "" { "field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue" } else { null }`,
+			`if this.semp.password.or("") != "" && this.semp.password_file.or("") != "" { "fields semp.password and semp.password_file: both are set; keep one (remove semp.password to read it from the file, which keeps it out of the streams API)" } else { null }`,
 			`if this.queue.or("") != "" && this.queue_name.or("") != "" { "field queue_name: only used with topic; with queue, name the queue in queue" } else { null }`,
 			`if this.deduplicate.or(false) && this.dedup_cache.or("") == "" && this.dedup_window.size.or(100000) <= 0 && this.dedup_window.age.or("1h").string().re_match("^[0.]+[a-zµ]*$") { "field dedup_window: set size or age (or dedup_cache), an unbounded window grows forever" } else { null }`,
 			`if this.dedup_window.size.or(0) < 0 { "field dedup_window.size: must be 0 or more" } else { null }`,
@@ -243,17 +249,20 @@ type solaceReader struct {
 	log *service.Logger
 	mgr *service.Resources
 
-	conn      session.Config
-	queue     string // the queue consumed, given or derived
-	topic     string
-	sempConf  *semp.Config
-	sempVPN   string
-	nack      session.Outcome
-	rcvConf   session.ReceiverConfig
-	batchSize int
-	tsMode    string
-	tsMapping *bloblang.Executor
-	pollEvery time.Duration
+	conn     session.Config
+	queue    string // the queue consumed, given or derived
+	topic    string
+	sempConf *semp.Config
+	sempVPN  string
+	// sempPassFile, when set, names the file the SEMP password is read
+	// from on every connect.
+	sempPassFile string
+	nack         session.Outcome
+	rcvConf      session.ReceiverConfig
+	batchSize    int
+	tsMode       string
+	tsMapping    *bloblang.Executor
+	pollEvery    time.Duration
 
 	dedup      bool
 	dedupWin   *session.DedupWindow
@@ -272,10 +281,13 @@ type solaceReader struct {
 	// be read back).
 	backlogMsgs, backlogBytes atomic.Int64
 
-	mu       sync.Mutex
-	sess     *session.Session
-	recv     *session.Receiver
-	sempCli  *semp.Client
+	mu      sync.Mutex
+	sess    *session.Session
+	recv    *session.Receiver
+	sempCli *semp.Client
+	// sempLive is sempCli for the backlog poller, which must not wait for
+	// mu while Connect holds it.
+	sempLive atomic.Pointer[semp.Client]
 	stopPoll context.CancelFunc
 	pollDone chan struct{}
 }
@@ -319,6 +331,12 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		}
 		if c.Password, err = sc.FieldString(siFieldSEMPPassword); err != nil {
 			return nil, err
+		}
+		if r.sempPassFile, err = sc.FieldString(siFieldSEMPPasswordFile); err != nil {
+			return nil, err
+		}
+		if c.Password != "" && r.sempPassFile != "" {
+			return nil, secretfile.BothSetError(siFieldSEMP+"."+siFieldSEMPPassword, siFieldSEMP+"."+siFieldSEMPPasswordFile)
 		}
 		tlsConf, tlsOn, err := sc.FieldTLSToggled(siFieldSEMPTLS)
 		if err != nil {
@@ -494,12 +512,20 @@ func (r *solaceReader) Connect(ctx context.Context) error {
 	if r.recv != nil {
 		return nil
 	}
-	if r.sempConf != nil && r.sempCli == nil {
-		cli, err := semp.New(*r.sempConf)
+	// With a password file the client is rebuilt on every connect, so a
+	// rotated password is used after a reconnect.
+	if r.sempConf != nil && (r.sempCli == nil || r.sempPassFile != "") {
+		c := *r.sempConf
+		var err error
+		if c.Password, err = secretfile.Resolve(c.Password, siFieldSEMP+"."+siFieldSEMPPasswordFile, r.sempPassFile); err != nil {
+			return err
+		}
+		cli, err := semp.New(c)
 		if err != nil {
 			return fmt.Errorf("field %s: %w", siFieldSEMP, err)
 		}
 		r.sempCli = cli
+		r.sempLive.Store(cli)
 	}
 	rc := r.rcvConf
 	if r.sempCli != nil {
@@ -527,7 +553,7 @@ func (r *solaceReader) Connect(ctx context.Context) error {
 	if r.sempCli != nil && r.pollEvery > 0 && r.stopPoll == nil {
 		pctx, cancel := context.WithCancel(context.Background())
 		r.stopPoll, r.pollDone = cancel, make(chan struct{})
-		go r.pollBacklog(pctx, r.sempCli, r.pollDone)
+		go r.pollBacklog(pctx, r.pollDone)
 	}
 	r.log.Infof("Consuming Solace queue %q with %d flow(s)", r.queue, rc.Flows)
 	return nil
@@ -569,13 +595,13 @@ func (r *solaceReader) prepareQueue(ctx context.Context, rc *session.ReceiverCon
 	return nil
 }
 
-func (r *solaceReader) pollBacklog(ctx context.Context, cli *semp.Client, done chan struct{}) {
+func (r *solaceReader) pollBacklog(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(r.pollEvery)
 	defer t.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, max(r.pollEvery, 5*time.Second))
-		st, err := cli.QueueStatus(pctx, r.sempVPN, r.queue)
+		st, err := r.sempLive.Load().QueueStatus(pctx, r.sempVPN, r.queue)
 		cancel()
 		switch {
 		case err == nil:

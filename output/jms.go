@@ -15,12 +15,14 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
 
 const (
 	jmsFieldURLs           = "urls"
 	jmsFieldUsername       = "username"
 	jmsFieldPassword       = "password"
+	jmsFieldPasswordFile   = "password_file"
 	jmsFieldTLS            = "tls"
 	jmsFieldQueue          = "queue"
 	jmsFieldTopic          = "topic"
@@ -96,9 +98,13 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 				Description("User name for SASL PLAIN. When empty, SASL ANONYMOUS is used.").
 				Default(""),
 			service.NewStringField(jmsFieldPassword).
-				Description("Password for SASL PLAIN.").
+				Description("Password for SASL PLAIN. Mutually exclusive with `password_file`.").
 				Default("").
 				Secret(),
+			service.NewStringField(jmsFieldPasswordFile).
+				Description("A file holding the password for SASL PLAIN, read on every connect (so a rotated secret is used on the next reconnect); one trailing newline is trimmed. Use it instead of `password` with a Kubernetes Secret mounted as a file, and always in streams mode: there `GET /streams/{id}` returns the stream config with `${ENV}` references resolved, so a `password` is readable through the API, whereas this field only shows the path. Mutually exclusive with `password`.").
+				Default("").
+				Example("/var/run/secrets/jms/password"),
 			service.NewTLSToggledField(jmsFieldTLS).
 				Description("TLS settings. `amqps://` URLs always use TLS; enabling this also uses it for `amqp://` URLs."),
 			service.NewInterpolatedStringField(jmsFieldQueue).
@@ -212,7 +218,9 @@ root = match {
   !$q && !$t => [ "field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe" ],
   $q && $t => [ "fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them" ],
   (this.queue_prefix.or("") != "" || this.topic_prefix.or("") != "") && !["custom", "artemis"].contains(this.address_style.or("auto")) => [ "fields queue_prefix and topic_prefix only apply with address_style: custom or artemis; set address_style: custom or remove the prefixes" ],
+  this.password.or("") != "" && this.password_file.or("") != "" => [ "fields password and password_file are both set: keep one (remove password to read it from the file, which keeps it out of the streams API)" ],
   this.password.or("") != "" && this.username.or("") == "" => [ "field password is set without username: set username too, or remove password to use SASL ANONYMOUS" ],
+  this.password_file.or("") != "" && this.username.or("") == "" => [ "field password_file is set without username: set username too, or remove password_file to use SASL ANONYMOUS" ],
   _ => [],
 }
 `).
@@ -281,7 +289,10 @@ func (r jmsRetry) backoff(n int) time.Duration {
 type jmsOutput struct {
 	log *service.Logger
 
-	dial        jms.DialConfig
+	dial jms.DialConfig
+	// passFile, when set, names the file dial.Password is read from on
+	// every connect.
+	passFile    string
 	style       string
 	queuePrefix string
 	topicPrefix string
@@ -347,6 +358,12 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	}
 	if o.dial.Password, err = conf.FieldString(jmsFieldPassword); err != nil {
 		return nil, err
+	}
+	if o.passFile, err = conf.FieldString(jmsFieldPasswordFile); err != nil {
+		return nil, err
+	}
+	if o.dial.Password != "" && o.passFile != "" {
+		return nil, secretfile.BothSetError(jmsFieldPassword, jmsFieldPasswordFile)
 	}
 	var tlsConf *tls.Config
 	if tlsConf, o.dial.ForceTLS, err = conf.FieldTLSToggled(jmsFieldTLS); err != nil {
@@ -536,7 +553,12 @@ func (o *jmsOutput) connectLocked(ctx context.Context) error {
 	if o.closed {
 		return errors.New("jms output is closed")
 	}
-	c, idx, err := jms.DialAny(ctx, o.dial, o.urlIndex)
+	dial := o.dial
+	var err error
+	if dial.Password, err = secretfile.Resolve(dial.Password, jmsFieldPasswordFile, o.passFile); err != nil {
+		return err
+	}
+	c, idx, err := jms.DialAny(ctx, dial, o.urlIndex)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -300,6 +301,40 @@ func TestIntegrationJMSWrongPassword(t *testing.T) {
 	assert.Contains(t, err.Error(), b.user)
 	assert.NotContains(t, err.Error(), b.pass)
 	assert.ErrorIs(t, o.WriteBatch(t.Context(), service.MessageBatch{service.NewMessage([]byte("x"))}), service.ErrNotConnected)
+}
+
+// TestIntegrationJMSPasswordFile logs in with the password read from a file
+// at connect time (JMS_TEST_PASSWORD written to a temp file) and checks a
+// wrong password in the file fails as a bad password does.
+func TestIntegrationJMSPasswordFile(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	dir := t.TempDir()
+	tests := []struct {
+		name     string
+		content  string
+		wantAuth bool
+	}{
+		{name: "right password", content: b.pass + "\n"},
+		{name: "wrong password", content: "not-the-password-4711\n", wantAuth: true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("password-%d", i))
+			require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o600))
+			o := newTestJMSOutput(t, fmt.Sprintf("urls: [ %q ]\nusername: %q\npassword_file: %q\nqueue: %s\n",
+				b.url, b.user, path, jmsRandName("jms-pwfile-")))
+			t.Cleanup(func() { _ = o.Close(context.Background()) })
+			err := o.Connect(t.Context())
+			if tt.wantAuth {
+				require.ErrorIs(t, err, jms.ErrAuth)
+				assert.NotContains(t, err.Error(), "not-the-password-4711")
+				return
+			}
+			require.NoError(t, err)
+			writeOK(t, o, service.MessageBatch{service.NewMessage([]byte("from a password file"))})
+		})
+	}
 }
 
 // TestIntegrationJMSRejectedMessage sends a batch in which the broker

@@ -1,6 +1,8 @@
 package output
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +29,9 @@ func TestJMSLintRules(t *testing.T) {
 		{"prefix without custom", "queue: q\nqueue_prefix: 'x://'", "address_style: custom"},
 		{"prefix with artemis", "queue: q\naddress_style: artemis\nqueue_prefix: 'anycast://'", ""},
 		{"password without username", "queue: q\npassword: secret", "set username too"},
+		{"password and password_file", "queue: q\nusername: u\npassword: secret\npassword_file: /run/p", "fields password and password_file are both set: keep one"},
+		{"password_file without username", "queue: q\npassword_file: /run/p", "set username too"},
+		{"password_file", "queue: q\nusername: u\npassword_file: /run/p", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,6 +59,7 @@ func TestJMSConstructorErrors(t *testing.T) {
 		{"static priority out of range", "urls: [ amqp://h ]\nqueue: q\npriority: '12'", "0 to 9"},
 		{"link cache", "urls: [ amqp://h ]\nqueue: q\nlink_cache_size: 0", "link_cache_size"},
 		{"negative retries", "urls: [ amqp://h ]\nqueue: q\nretry:\n  max_retries: -1", "negative"},
+		{"password and password_file", "urls: [ amqp://h ]\nqueue: q\nusername: u\npassword: p\npassword_file: /run/p", "fields password and password_file: both are set"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -217,4 +223,41 @@ func TestJMSConnectFailover(t *testing.T) {
 	assert.Contains(t, err.Error(), "127.0.0.1:1")
 	assert.Contains(t, err.Error(), "127.0.0.1:2")
 	assert.NotContains(t, err.Error(), "hunter2")
+}
+
+// TestJMSPasswordFile checks the password file is read at connect, not at
+// parse, and that a missing or empty file fails Connect naming the field and
+// the path but not the contents.
+func TestJMSPasswordFile(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		content string // "-" means no file
+		wantErr []string
+	}{
+		{name: "missing", content: "-", wantErr: []string{"field password_file", "no such file"}},
+		{name: "empty", content: "\n", wantErr: []string{"field password_file", "is empty"}},
+		// A readable file gets as far as dialing the (closed) port.
+		{name: "readable", content: "hunter2\n", wantErr: []string{"127.0.0.1:1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.name)
+			if tt.content != "-" {
+				require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o600))
+			}
+			o := newTestJMSOutput(t, "urls: [ amqp://127.0.0.1:1 ]\nqueue: q\nusername: u\npassword_file: "+path)
+			assert.Empty(t, o.dial.Password, "the file is not read at parse")
+			assert.Equal(t, path, o.passFile)
+			err := o.Connect(t.Context())
+			require.Error(t, err)
+			for _, w := range tt.wantErr {
+				assert.Contains(t, err.Error(), w)
+			}
+			if tt.name != "readable" {
+				assert.Contains(t, err.Error(), path)
+			}
+			assert.NotContains(t, err.Error(), "hunter2")
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -195,6 +196,60 @@ output:
 	code, body = api.do(http.MethodPost, "/streams/bad", "input:\n  solace:\n    nope: 1\noutput:\n  drop: {}\n")
 	require.Equal(t, http.StatusBadRequest, code, body)
 	require.True(t, bytes.Contains([]byte(body), []byte("lint")), body)
+}
+
+// TestStreamsAPIPasswordFileNotExposed posts a stream whose solace output
+// reads its password from a file (password_file) and checks that
+// GET /streams/{id} shows the path but not the password, while the output
+// logs in with it and publishes. This is the streams-mode remedy for the
+// exposure TestStreamsAPIExposure pins down.
+func TestStreamsAPIPasswordFileNotExposed(t *testing.T) {
+	const password = "s3cret-in-a-file-4711"
+	b := solacetest.NewTestBroker(t, solacetest.Config{Users: map[string]string{"app": password}})
+	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "pwfile_out", AccessType: solacetest.AccessNonExclusive}))
+	passFile := filepath.Join(t.TempDir(), "solace-password")
+	require.NoError(t, os.WriteFile(passFile, []byte(password+"\n"), 0o600))
+
+	addr := freeLoopbackAddr(t)
+	p := startBinaryEnv(t, nil, "streams", "--set", "http.address="+addr, "--set", "logger.level=warn")
+	api := streamsAPI{t: t, base: "http://" + addr}
+	require.Eventually(t, func() bool { return api.readyCode() == http.StatusOK },
+		15*time.Second, 20*time.Millisecond, "streams mode did not come up:\n%s", p.out.String())
+
+	code, body := api.do(http.MethodPost, "/streams/pwfile", fmt.Sprintf(`
+input:
+  generate:
+    interval: 10ms
+    mapping: 'root = {"n": counter()}'
+output:
+  solace:
+    urls: [ %s ]
+    username: app
+    password_file: %s
+    queue: pwfile_out
+    connect_retries: 0
+    connect_timeout: 2s
+`, b.SMFURL(), passFile))
+	require.Equal(t, http.StatusOK, code, body)
+	require.Eventually(t, func() bool {
+		_, st, err := b.Queue("default", "pwfile_out")
+		require.NoError(t, err)
+		return st.SpooledMsgCount >= 20
+	}, 15*time.Second, 20*time.Millisecond, "messages did not reach the queue:\n%s", p.out.String())
+
+	code, body = api.do(http.MethodGet, "/streams/pwfile", "")
+	require.Equal(t, http.StatusOK, code, body)
+	var got struct {
+		Config struct {
+			Output struct {
+				Solace map[string]any `json:"solace"`
+			} `json:"output"`
+		} `json:"config"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &got), body)
+	require.Equal(t, passFile, got.Config.Output.Solace["password_file"], body)
+	require.NotContains(t, body, password, "the streams API must not show the password read from the file")
+	require.NotContains(t, p.out.String(), password, "nor may the logs")
 }
 
 // TestIntegrationStreamsModeJMS adds a stream that sends to RabbitMQ through

@@ -328,7 +328,7 @@ func writeField(b *strings.Builder, f flatField) error {
 		b.WriteString(d + "\n\n")
 	}
 	if f.IsSecret {
-		b.WriteString("This field holds a secret: it is scrubbed by `connect-solace echo` and never logged. Set it from the environment, for example `${SOLACE_PASSWORD}`, rather than writing it in the config.\n\n")
+		b.WriteString("This field holds a secret: it is scrubbed by `connect-solace echo` and never logged. Set it from the environment, for example `${SOLACE_PASSWORD}`, rather than writing it in the config. In streams mode the HTTP API shows the resolved value: use the field's `_file` counterpart where there is one (see [Secrets](../../operations.md#secrets)).\n\n")
 	}
 	if f.Interpolated {
 		b.WriteString("This field supports [interpolation functions](https://docs.redpanda.com/redpanda-connect/configuration/interpolation/#bloblang-queries).\n\n")

@@ -13,15 +13,18 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging/pkg/solace/config"
+
+	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
 
 // Connection field names, shared by the solace input and output.
 const (
-	FieldURLs       = "urls"
-	FieldVPN        = "vpn"
-	FieldUsername   = "username"
-	FieldPassword   = "password"
-	FieldClientName = "client_name"
+	FieldURLs         = "urls"
+	FieldVPN          = "vpn"
+	FieldUsername     = "username"
+	FieldPassword     = "password"
+	FieldPasswordFile = "password_file"
+	FieldClientName   = "client_name"
 
 	FieldTLS                   = "tls"
 	FieldTLSEnabled            = "enabled"
@@ -32,12 +35,15 @@ const (
 	FieldTLSClientCertFile     = "client_certificate_file"
 	FieldTLSClientKeyFile      = "client_key_file"
 	FieldTLSClientKeyPassword  = "client_key_password"
+	FieldTLSClientKeyPassFile  = "client_key_password_file"
 
 	FieldAuth               = "auth"
 	FieldAuthScheme         = "scheme"
 	FieldAuthOAuth2         = "oauth2"
 	FieldOAuth2AccessToken  = "access_token"
+	FieldOAuth2AccessFile   = "access_token_file"
 	FieldOAuth2IDToken      = "id_token"
+	FieldOAuth2IDTokenFile  = "id_token_file"
 	FieldOAuth2IssuerIDName = "issuer"
 
 	FieldReconnectAttempts   = "reconnect_attempts"
@@ -68,6 +74,9 @@ type TLSConfig struct {
 	ClientCertFile     string
 	ClientKeyFile      string
 	ClientKeyPassword  string
+	// ClientKeyPasswordFile, when set, names a file Connect reads
+	// ClientKeyPassword from.
+	ClientKeyPasswordFile string
 }
 
 // OAuth2Config holds OAuth2 / OIDC tokens for auth.scheme oauth2.
@@ -75,6 +84,10 @@ type OAuth2Config struct {
 	AccessToken string
 	IDToken     string
 	Issuer      string
+	// AccessTokenFile and IDTokenFile, when set, name files Connect reads
+	// the tokens from.
+	AccessTokenFile string
+	IDTokenFile     string
 }
 
 // Backoff is the exponential policy between initial connect attempts.
@@ -108,6 +121,9 @@ type Config struct {
 	Username   string
 	Password   string
 	ClientName string
+	// PasswordFile, when set, names a file Connect reads Password from on
+	// every connect (see ResolveSecretFiles).
+	PasswordFile string
 
 	TLS        TLSConfig
 	AuthScheme string
@@ -153,8 +169,12 @@ func (c Config) String() string {
 		}
 		return "***"
 	}
-	return fmt.Sprintf("{urls:%v vpn:%q username:%q password:%s client_name:%q auth:%s tls:%t}",
+	s := fmt.Sprintf("{urls:%v vpn:%q username:%q password:%s client_name:%q auth:%s tls:%t",
 		c.URLs, c.VPN, c.Username, red(c.Password), c.ClientName, c.AuthScheme, c.TLS.Enabled)
+	if c.PasswordFile != "" {
+		s += fmt.Sprintf(" password_file:%q", c.PasswordFile)
+	}
+	return s + "}"
 }
 
 // GoString keeps %#v from printing secrets too.
@@ -175,8 +195,11 @@ func ConnectionFields() []*service.ConfigField {
 			Description("The client username. Required by `basic` authentication; optional for `client_certificate` (the certificate's common name is used when empty).").
 			Default(""),
 		service.NewStringField(FieldPassword).
-			Description("The client password for `basic` authentication. Use an environment reference such as `${SOLACE_PASSWORD}`.").
+			Description("The client password for `basic` authentication. Use an environment reference such as `${SOLACE_PASSWORD}`, or `password_file` in streams mode. Mutually exclusive with `password_file`.").
 			Default("").Secret(),
+		service.NewStringField(FieldPasswordFile).
+			Description("A file holding the client password, read on every connect (so a rotated secret is used on the next reconnect); one trailing newline is trimmed. Use it instead of `password` with a Kubernetes Secret mounted as a file, and always in streams mode: there `GET /streams/{id}` returns the stream config with `${ENV}` references resolved, so a `password` is readable through the API, whereas this field only shows the path. Mutually exclusive with `password`.").
+			Default("").Example("/var/run/secrets/solace/password"),
 		service.NewStringField(FieldClientName).
 			Description("The client name shown by the broker. Empty lets the client generate a unique one. A fixed name must be unique per session: with `clients` > 1 a suffix `-<n>` is appended.").
 			Default("").Advanced(),
@@ -203,8 +226,11 @@ func ConnectionFields() []*service.ConfigField {
 				Description("The PEM private key file of the client certificate.").
 				Default(""),
 			service.NewStringField(FieldTLSClientKeyPassword).
-				Description("The password of an encrypted client key file.").
+				Description("The password of an encrypted client key file. Mutually exclusive with `client_key_password_file`.").
 				Default("").Secret().Advanced(),
+			service.NewStringField(FieldTLSClientKeyPassFile).
+				Description("A file holding the password of the client key file, read on every connect; one trailing newline is trimmed. Keeps the password out of the config, which the streams API returns with `${ENV}` references resolved. Mutually exclusive with `client_key_password`.").
+				Default("").Advanced(),
 		).Description("TLS settings, mapped to the file-based settings of the Solace client. A Go TLS configuration (in-memory certificates, custom cipher objects) cannot be passed to the client.").
 			Advanced(),
 		service.NewObjectField(FieldAuth,
@@ -213,9 +239,13 @@ func ConnectionFields() []*service.ConfigField {
 				Default(AuthBasic),
 			service.NewObjectField(FieldAuthOAuth2,
 				service.NewStringField(FieldOAuth2AccessToken).
-					Description("An OAuth2 access token.").Default("").Secret(),
+					Description("An OAuth2 access token. Mutually exclusive with `access_token_file`.").Default("").Secret(),
+				service.NewStringField(FieldOAuth2AccessFile).
+					Description("A file holding the OAuth2 access token, read on every connect, so a refreshed token is used on the next reconnect; one trailing newline is trimmed. Keeps the token out of the config, which the streams API returns with `${ENV}` references resolved. Mutually exclusive with `access_token`.").Default(""),
 				service.NewStringField(FieldOAuth2IDToken).
-					Description("An OpenID Connect ID token.").Default("").Secret(),
+					Description("An OpenID Connect ID token. Mutually exclusive with `id_token_file`.").Default("").Secret(),
+				service.NewStringField(FieldOAuth2IDTokenFile).
+					Description("A file holding the OpenID Connect ID token, read on every connect; one trailing newline is trimmed. Mutually exclusive with `id_token`.").Default(""),
 				service.NewStringField(FieldOAuth2IssuerIDName).
 					Description("The issuer identifier the broker uses to pick its OAuth profile; empty means the VPN's default profile.").Default(""),
 			).Description("OAuth2 credentials for `scheme: oauth2`."),
@@ -279,7 +309,11 @@ root = [
   if (this.tls.client_certificate_file.or("") == "") != (this.tls.client_key_file.or("") == "") { "fields tls.client_certificate_file and tls.client_key_file: set both or neither" } else { null },
   if $scheme == "client_certificate" && (this.tls.client_certificate_file.or("") == "" || this.tls.client_key_file.or("") == "") { "field auth.scheme: client_certificate needs tls.client_certificate_file and tls.client_key_file" } else { null },
   if $scheme == "client_certificate" && !$tls_on { "field auth.scheme: client_certificate needs TLS: set tls.enabled: true and use tcps:// urls" } else { null },
-  if $scheme == "oauth2" && this.auth.oauth2.access_token.or("") == "" && this.auth.oauth2.id_token.or("") == "" { "field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token" } else { null },
+  if $scheme == "oauth2" && this.auth.oauth2.access_token.or("") == "" && this.auth.oauth2.access_token_file.or("") == "" && this.auth.oauth2.id_token.or("") == "" && this.auth.oauth2.id_token_file.or("") == "" { "field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)" } else { null },
+  if this.password.or("") != "" && this.password_file.or("") != "" { "fields password and password_file: both are set; keep one (remove password to read it from the file, which keeps it out of the streams API)" } else { null },
+  if this.tls.client_key_password.or("") != "" && this.tls.client_key_password_file.or("") != "" { "fields tls.client_key_password and tls.client_key_password_file: both are set; keep one (remove tls.client_key_password to read it from the file)" } else { null },
+  if this.auth.oauth2.access_token.or("") != "" && this.auth.oauth2.access_token_file.or("") != "" { "fields auth.oauth2.access_token and auth.oauth2.access_token_file: both are set; keep one (remove auth.oauth2.access_token to read it from the file)" } else { null },
+  if this.auth.oauth2.id_token.or("") != "" && this.auth.oauth2.id_token_file.or("") != "" { "fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set; keep one (remove auth.oauth2.id_token to read it from the file)" } else { null },
   if $scheme == "basic" && this.username.or("") == "" { "field username: required by auth.scheme basic" } else { null },
   if this.connect_retry_backoff.multiplier.or(2) < 1 { "field connect_retry_backoff.multiplier: must be at least 1" } else { null },
   if this.connect_retries.or(4) < 0 { "field connect_retries: must be 0 or more" } else { null },
@@ -300,6 +334,9 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 		return c, err
 	}
 	if c.Password, err = conf.FieldString(FieldPassword); err != nil {
+		return c, err
+	}
+	if c.PasswordFile, err = conf.FieldString(FieldPasswordFile); err != nil {
 		return c, err
 	}
 	if c.ClientName, err = conf.FieldString(FieldClientName); err != nil {
@@ -330,6 +367,9 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.TLS.ClientKeyPassword, err = t.FieldString(FieldTLSClientKeyPassword); err != nil {
 		return c, err
 	}
+	if c.TLS.ClientKeyPasswordFile, err = t.FieldString(FieldTLSClientKeyPassFile); err != nil {
+		return c, err
+	}
 	a := conf.Namespace(FieldAuth)
 	if c.AuthScheme, err = a.FieldString(FieldAuthScheme); err != nil {
 		return c, err
@@ -339,6 +379,12 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 		return c, err
 	}
 	if c.OAuth2.IDToken, err = o.FieldString(FieldOAuth2IDToken); err != nil {
+		return c, err
+	}
+	if c.OAuth2.AccessTokenFile, err = o.FieldString(FieldOAuth2AccessFile); err != nil {
+		return c, err
+	}
+	if c.OAuth2.IDTokenFile, err = o.FieldString(FieldOAuth2IDTokenFile); err != nil {
 		return c, err
 	}
 	if c.OAuth2.Issuer, err = o.FieldString(FieldOAuth2IssuerIDName); err != nil {
@@ -403,11 +449,16 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("auth.scheme client_certificate needs tls.enabled: true"))
 		}
 	case AuthOAuth2:
-		if c.OAuth2.AccessToken == "" && c.OAuth2.IDToken == "" {
-			errs = append(errs, errors.New("auth.scheme oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token"))
+		if c.OAuth2.AccessToken == "" && c.OAuth2.IDToken == "" && c.OAuth2.AccessTokenFile == "" && c.OAuth2.IDTokenFile == "" {
+			errs = append(errs, errors.New("auth.scheme oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)"))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("auth.scheme: unknown scheme %q", c.AuthScheme))
+	}
+	for _, p := range c.secretFiles() {
+		if *p.value != "" && p.path != "" {
+			errs = append(errs, secretfile.BothSetError(p.field, p.fileField))
+		}
 	}
 	if c.ConnectRetries < 0 {
 		errs = append(errs, errors.New("connect_retries: must be 0 or more"))
@@ -419,6 +470,43 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("connect_retry_backoff.multiplier: must be at least 1"))
 	}
 	return errors.Join(errs...)
+}
+
+// secretFile pairs a secret of Config with the file it may be read from.
+type secretFile struct {
+	field, fileField string
+	value            *string
+	path             string
+}
+
+// secretFiles lists the secrets of c that have a _file field, pointing into c.
+func (c *Config) secretFiles() []secretFile {
+	return []secretFile{
+		{FieldPassword, FieldPasswordFile, &c.Password, c.PasswordFile},
+		{FieldTLS + "." + FieldTLSClientKeyPassword, FieldTLS + "." + FieldTLSClientKeyPassFile, &c.TLS.ClientKeyPassword, c.TLS.ClientKeyPasswordFile},
+		{FieldAuth + "." + FieldAuthOAuth2 + "." + FieldOAuth2AccessToken, FieldAuth + "." + FieldAuthOAuth2 + "." + FieldOAuth2AccessFile, &c.OAuth2.AccessToken, c.OAuth2.AccessTokenFile},
+		{FieldAuth + "." + FieldAuthOAuth2 + "." + FieldOAuth2IDToken, FieldAuth + "." + FieldAuthOAuth2 + "." + FieldOAuth2IDTokenFile, &c.OAuth2.IDToken, c.OAuth2.IDTokenFile},
+	}
+}
+
+// ResolveSecretFiles returns c with every secret whose _file field is set
+// read from its file (one trailing newline trimmed) and the _file fields
+// cleared. Connect calls it on every connect, so a rotated secret is picked
+// up on reconnect. Errors name the field and the path, never the contents.
+func (c Config) ResolveSecretFiles() (Config, error) {
+	for _, p := range c.secretFiles() {
+		if p.path == "" {
+			continue
+		}
+		s, err := secretfile.Read(p.fileField, p.path)
+		if err != nil {
+			return c, err
+		}
+		*p.value = s
+	}
+	c.PasswordFile, c.TLS.ClientKeyPasswordFile = "", ""
+	c.OAuth2.AccessTokenFile, c.OAuth2.IDTokenFile = "", ""
+	return c, nil
 }
 
 // serviceProperties maps the config to Solace client properties. Connect

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,12 @@ func TestConnectionLintRule(t *testing.T) {
 		{name: "oauth2 without token", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2 }", want: []string{"auth.oauth2.access_token"}},
 		{name: "oauth2 ok", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token: t } }"},
 		{name: "basic without username", yaml: "urls: [ tcp://x:1 ]", want: []string{"field username"}},
+		{name: "password and password_file", yaml: "urls: [ tcp://x:1 ]\nusername: u\npassword: p\npassword_file: /run/p", want: []string{"fields password and password_file: both are set; keep one"}},
+		{name: "password_file only", yaml: "urls: [ tcp://x:1 ]\nusername: u\npassword_file: /run/p"},
+		{name: "client key password and file", yaml: "urls: [ tcp://x:1 ]\nusername: u\ntls: { client_key_password: p, client_key_password_file: /run/k }", want: []string{"fields tls.client_key_password and tls.client_key_password_file: both are set"}},
+		{name: "access token and file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token: t, access_token_file: /run/t } }", want: []string{"fields auth.oauth2.access_token and auth.oauth2.access_token_file: both are set"}},
+		{name: "id token and file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { id_token: t, id_token_file: /run/t } }", want: []string{"fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set"}},
+		{name: "oauth2 with token file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token_file: /run/t } }"},
 		{name: "bad multiplier", yaml: "urls: [ tcp://x:1 ]\nusername: u\nconnect_retry_backoff: { multiplier: 0.5 }", want: []string{"multiplier"}},
 	}
 	env := service.NewEnvironment()
@@ -98,4 +106,61 @@ func TestServiceProperties(t *testing.T) {
 	assert.Equal(t, "/ts", p[config.TransportLayerSecurityPropertyTrustStorePath])
 	assert.Equal(t, "c.pem", p[config.AuthenticationPropertySchemeSSLClientCertFile])
 	assert.Equal(t, true, p[config.TransportLayerSecurityPropertyCertValidated])
+}
+
+func TestConfigSecretFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	pass := write("password", "s3cret\n")
+	key := write("key", "k3y\n")
+	tok := write("token", "t0k\n")
+	missing := filepath.Join(dir, "missing")
+	tests := []struct {
+		name    string
+		yaml    string
+		want    func(*Config)
+		wantErr []string // parse or resolve error substrings
+	}{
+		{name: "password_file", yaml: "username: u\npassword_file: " + pass,
+			want: func(c *Config) { c.Password = "s3cret" }},
+		{name: "tls key password file", yaml: "username: u\ntls: { client_key_password_file: " + key + " }",
+			want: func(c *Config) { c.TLS.ClientKeyPassword = "k3y" }},
+		{name: "oauth2 token files", yaml: "auth: { scheme: oauth2, oauth2: { access_token_file: " + tok + ", id_token_file: " + tok + " } }",
+			want: func(c *Config) { c.OAuth2.AccessToken, c.OAuth2.IDToken = "t0k", "t0k" }},
+		{name: "no file keeps inline password", yaml: "username: u\npassword: inline",
+			want: func(c *Config) { c.Password = "inline" }},
+		{name: "missing file", yaml: "username: u\npassword_file: " + missing,
+			wantErr: []string{"field password_file", missing, "no such file"}},
+		{name: "both set", yaml: "username: u\npassword: inline\npassword_file: " + pass,
+			wantErr: []string{"fields password and password_file: both are set"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pc, err := testSpec().ParseYAML("urls: [ tcp://127.0.0.1:1 ]\n"+tt.yaml, nil)
+			require.NoError(t, err)
+			c, err := ConfigFromParsed(pc)
+			if err == nil {
+				c, err = c.ResolveSecretFiles()
+			}
+			if tt.wantErr != nil {
+				require.Error(t, err)
+				for _, w := range tt.wantErr {
+					assert.Contains(t, err.Error(), w)
+				}
+				assert.NotContains(t, err.Error(), "s3cret")
+				return
+			}
+			require.NoError(t, err)
+			got := Config{Password: c.Password, TLS: TLSConfig{ClientKeyPassword: c.TLS.ClientKeyPassword}, OAuth2: OAuth2Config{AccessToken: c.OAuth2.AccessToken, IDToken: c.OAuth2.IDToken}}
+			var want Config
+			tt.want(&want)
+			assert.Equal(t, want, got)
+			assert.Empty(t, c.PasswordFile+c.TLS.ClientKeyPasswordFile+c.OAuth2.AccessTokenFile+c.OAuth2.IDTokenFile, "file fields are cleared once read")
+			assert.NotContains(t, c.String(), "s3cret")
+		})
+	}
 }

@@ -56,6 +56,10 @@ func Connect(ctx context.Context, cfg Config, log *service.Logger, events Events
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("solace connection config: %w", err)
 	}
+	cfg, err := cfg.ResolveSecretFiles()
+	if err != nil {
+		return nil, fmt.Errorf("solace connection config: %w", err)
+	}
 	var lastErr error
 	for attempt := 0; attempt <= cfg.ConnectRetries; attempt++ {
 		if attempt > 0 {

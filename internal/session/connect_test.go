@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -261,4 +262,65 @@ func selfSignedCert(t *testing.T) ([]byte, tls.Certificate) {
 	pair, err := tls.X509KeyPair(certPEM, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
 	require.NoError(t, err)
 	return certPEM, pair
+}
+
+// TestConnectWithPasswordFile logs in with the password read from a file at
+// connect time, and fails with the broker's refusal when the file holds the
+// wrong one or a clear error when it is missing.
+func TestConnectWithPasswordFile(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{Users: map[string]string{"app": "s3cret"}})
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		content string // "" means no file
+		wantErr []string
+	}{
+		{name: "right password with newline", content: "s3cret\n"},
+		{name: "wrong password", content: "hunter2-wrong\n", wantErr: []string{"connecting to solace", `as "app"`, "failed to authenticate", "Unauthorized"}},
+		{name: "missing file", wantErr: []string{"field password_file", "no such file"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
+			if tt.content != "" {
+				require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o600))
+			}
+			c := testConfig(b)
+			c.Username, c.Password, c.PasswordFile = "app", "", path
+			s, err := Connect(t.Context(), c, nil, Events{})
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+				assert.True(t, s.Connected())
+				require.NoError(t, s.Close(t.Context()))
+				return
+			}
+			require.Error(t, err)
+			for _, w := range tt.wantErr {
+				assert.Contains(t, err.Error(), w)
+			}
+			if tt.content != "" {
+				assert.Contains(t, err.Error(), b.SMFURL())
+			} else {
+				assert.Contains(t, err.Error(), path)
+			}
+			assert.NotContains(t, err.Error(), "hunter2")
+			assert.NotContains(t, err.Error(), "s3cret")
+		})
+	}
+}
+
+// TestConnectRereadsPasswordFile checks a rotated secret is used by the next
+// connect.
+func TestConnectRereadsPasswordFile(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{Users: map[string]string{"app": "s3cret"}})
+	path := filepath.Join(t.TempDir(), "password")
+	require.NoError(t, os.WriteFile(path, []byte("old-password\n"), 0o600))
+	c := testConfig(b)
+	c.Username, c.Password, c.PasswordFile = "app", "", path
+	_, err := Connect(t.Context(), c, nil, Events{})
+	require.Error(t, err)
+	require.NoError(t, os.WriteFile(path, []byte("s3cret\n"), 0o600))
+	s, err := Connect(t.Context(), c, nil, Events{})
+	require.NoError(t, err)
+	require.NoError(t, s.Close(t.Context()))
 }

@@ -150,7 +150,7 @@ func TestPauseAndResumeDelivery(t *testing.T) {
 
 func TestCloseLeaksNoGoroutines(t *testing.T) {
 	before := runtime.NumGoroutine()
-	tlsConf, _ := selfSigned(t)
+	tlsConf, _ := SelfSignedTLS(t)
 	b, err := Start(Config{TLS: tlsConf})
 	require.NoError(t, err)
 	// Raw connections: one idle, one that sent half a frame.

@@ -2,16 +2,7 @@ package session
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,10 +197,8 @@ func TestPublisherRejectModeOverflowRetries(t *testing.T) {
 }
 
 func TestConnectTLS(t *testing.T) {
-	certPEM, tlsCert := selfSignedCert(t)
-	b := solacetest.NewTestBroker(t, solacetest.Config{TLS: &tls.Config{Certificates: []tls.Certificate{tlsCert}}})
-	trust := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(trust, "ca.pem"), certPEM, 0o600))
+	serverTLS, trust := solacetest.SelfSignedTLS(t)
+	b := solacetest.NewTestBroker(t, solacetest.Config{TLS: serverTLS})
 
 	tests := []struct {
 		name    string
@@ -236,32 +225,6 @@ func TestConnectTLS(t *testing.T) {
 			require.NoError(t, s.Close(t.Context()))
 		})
 	}
-}
-
-// selfSignedCert makes a certificate for 127.0.0.1 valid for an hour.
-func selfSignedCert(t *testing.T) ([]byte, tls.Certificate) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore:             time.Now().Add(-time.Minute),
-		NotAfter:              time.Now().Add(time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	require.NoError(t, err)
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	pair, err := tls.X509KeyPair(certPEM, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
-	require.NoError(t, err)
-	return certPEM, pair
 }
 
 // TestConnectWithPasswordFile logs in with the password read from a file at

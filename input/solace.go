@@ -142,7 +142,7 @@ overwritten by it.
 				Description("The queue provisioned for `topic`. Empty derives it from the topic: `"+siQueuePrefix+"` followed by the topic with `*` replaced by `_any_`, `>` by `_all_` and the characters `?<>'\"&;` by `_` (cut to 200 characters with a hash suffix when longer). For example `orders/*/eu/>` gives `"+siQueuePrefix+"orders/_any_/eu/_all_`.").
 				Example("orders-pipeline").Default(""),
 			service.NewObjectField(siFieldSEMP,
-				service.NewStringField(siFieldSEMPURL).
+				service.NewURLField(siFieldSEMPURL).
 					Description("The broker's SEMP endpoint, e.g. `http://broker:8080`."),
 				service.NewStringField(siFieldSEMPUsername).
 					Description("The SEMP user; it needs read access for `queue`, and the rights to create queues and subscriptions for `topic`.").

@@ -28,7 +28,7 @@ const (
 // order they appear in the docs.
 func ConnectionFields() []*service.ConfigField {
 	return []*service.ConfigField{
-		service.NewStringListField(FieldURLs).
+		service.NewURLListField(FieldURLs).
 			Description("Broker URLs, `amqp://host:port` or `amqps://host:port`. With several, they are tried in order and the next one is used after a failure. Comma-separated entries are split.").
 			Example([]string{"amqp://localhost:5672"}).
 			Example([]string{"amqps://broker-a:5671", "amqps://broker-b:5671"}),

@@ -238,7 +238,14 @@ overwritten by it.
 }
 
 func init() {
-	service.MustRegisterBatchInput("solace", solaceInputSpec(),
+	if err := registerSolaceInput(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
+}
+
+// registerSolaceInput adds the solace input to env; see Register.
+func registerSolaceInput(env *service.Environment) error {
+	return env.RegisterBatchInput("solace", solaceInputSpec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
 			return newSolaceReaderFromParsed(conf, mgr)
 		})

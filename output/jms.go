@@ -199,7 +199,14 @@ output:
 }
 
 func init() {
-	service.MustRegisterBatchOutput("jms", jmsOutputSpec(),
+	if err := registerJMSOutput(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
+}
+
+// registerJMSOutput adds the jms output to env; see Register.
+func registerJMSOutput(env *service.Environment) error {
+	return env.RegisterBatchOutput("jms", jmsOutputSpec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, policy service.BatchPolicy, maxInFlight int, err error) {
 			if maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
 				return

@@ -209,7 +209,14 @@ output:
 }
 
 func init() {
-	service.MustRegisterBatchOutput("solace", solaceOutputSpec(),
+	if err := registerSolaceOutput(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
+}
+
+// registerSolaceOutput adds the solace output to env; see Register.
+func registerSolaceOutput(env *service.Environment) error {
+	return env.RegisterBatchOutput("solace", solaceOutputSpec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, pol service.BatchPolicy, maxInFlight int, err error) {
 			var w *solaceWriter
 			if w, err = newSolaceWriterFromParsed(conf, mgr); err != nil {

@@ -1,0 +1,129 @@
+// Package devbroker is the `devbroker` subcommand: it runs the solacetest
+// broker on fixed ports so that pipelines can be developed and tried without a
+// Solace broker. connect-solace ships it; a Benthos build of your own adds it
+// with one CLI option:
+//
+//	service.RunCLI(ctx, devbroker.CLIOpt())
+//
+// It is a development and test tool, never a production broker: messages
+// live in memory. Tests in Go should rather start a broker per test with
+// solacetest.NewTestBroker.
+package devbroker
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/urfave/cli/v2"
+
+	"github.com/connect-solace/connect-solace/solacetest"
+)
+
+// CLIOpt adds the devbroker subcommand to a Benthos CLI built with
+// service.RunCLI.
+func CLIOpt() service.CLIOptFunc {
+	return service.CLIOptAddCommand(Command())
+}
+
+// Command returns the devbroker subcommand, for CLIs assembled with
+// urfave/cli directly.
+func Command() *cli.Command {
+	bin := filepath.Base(os.Args[0])
+	return &cli.Command{
+		Name:  "devbroker",
+		Usage: "Run a local Solace-compatible test broker (SMF + SEMPv2) for development and tests; NOT a production broker",
+		Description: `Runs the solacetest broker: an in-memory broker that speaks enough of
+Solace's SMF protocol for the Solace Go client (and so the solace input and
+output) to connect, publish, subscribe, bind to queues and ack, plus a subset
+of the SEMPv2 management API for queues. Messages live in memory only and are
+lost when it stops. It is meant for development and tests, never production.
+
+Example:
+  ` + bin + ` devbroker --user app:secret --queue orders:orders/>,audit/orders/*`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "smf-addr", Value: "127.0.0.1:55555", Usage: "address for SMF (tcp://) clients"},
+			&cli.StringFlag{Name: "semp-addr", Value: "127.0.0.1:8080", Usage: `address for the SEMPv2 HTTP API, "-" to disable`},
+			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
+			&cli.StringFlag{Name: "semp-user", Value: "admin:admin", Usage: "SEMP basic-auth `NAME:PASSWORD`"},
+			&cli.GenericFlag{Name: "queue", Value: &repeated{}, Usage: "pre-create a durable queue `NAME[:topic,...]`, repeatable"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug shows every subscription and message"},
+		},
+		Action: run,
+	}
+}
+
+func run(c *cli.Context) error {
+	users := map[string]string{}
+	userFlags := c.Generic("user").(*repeated).values
+	if len(userFlags) == 0 {
+		userFlags = []string{"default:default"}
+	}
+	for _, u := range userFlags {
+		name, pass, ok := strings.Cut(u, ":")
+		if !ok || name == "" {
+			return fmt.Errorf("--user %q: want NAME:PASSWORD", u)
+		}
+		users[name] = pass
+	}
+	sempUser, sempPass, ok := strings.Cut(c.String("semp-user"), ":")
+	if !ok || sempUser == "" {
+		return fmt.Errorf("--semp-user: want NAME:PASSWORD")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logger.Warn("devbroker is a test broker for development and tests; it keeps messages in memory and is not a production Solace broker")
+
+	b, err := solacetest.Start(solacetest.Config{
+		Users:        users,
+		SEMPUser:     sempUser,
+		SEMPPassword: sempPass,
+		SMFAddr:      c.String("smf-addr"),
+		SEMPAddr:     c.String("semp-addr"),
+		Logger:       logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = b.Close() }()
+	for _, q := range c.Generic("queue").(*repeated).values {
+		name, topics, _ := strings.Cut(q, ":")
+		cfg := solacetest.QueueConfig{Name: name}
+		if topics != "" {
+			cfg.Subscriptions = strings.Split(topics, ",")
+		}
+		if err := b.CreateQueue("default", cfg); err != nil {
+			return fmt.Errorf("--queue %q: %w", q, err)
+		}
+	}
+	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s semp=%s (dev/test only)\n", b.SMFURL(), b.SEMPURL())
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	select {
+	case s := <-sig:
+		logger.Info("shutting down", "signal", s.String())
+	case <-c.Context.Done():
+	}
+	return nil
+}
+
+// repeated is a repeatable string flag whose values may contain commas (queue
+// subscriptions do), unlike cli.StringSliceFlag, which splits on them.
+type repeated struct{ values []string }
+
+func (r *repeated) Set(v string) error {
+	r.values = append(r.values, v)
+	return nil
+}
+
+func (r *repeated) String() string { return strings.Join(r.values, " ") }

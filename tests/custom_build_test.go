@@ -20,6 +20,7 @@ const customBuildDir = "../examples/custom-build"
 // links. -mod=readonly makes a stale go.mod or an incomplete go.sum fail here
 // rather than on a user's machine.
 func TestCustomBuildExample(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "my-benthos")
 	build := exec.CommandContext(t.Context(), "go", "build", "-mod=readonly", "-o", bin, ".")
 	build.Dir = customBuildDir
@@ -42,6 +43,18 @@ func TestCustomBuildExample(t *testing.T) {
 	out, err = exec.CommandContext(t.Context(), bin, "devbroker", "--help").CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), "my-benthos devbroker")
+}
+
+// TestCustomBuildExampleTests runs the example module's own test, which shows
+// how a user's module tests its pipelines against solacetest.
+func TestCustomBuildExampleTests(t *testing.T) {
+	t.Parallel()
+	cmd := exec.CommandContext(t.Context(), "go", "test", "-mod=readonly", "-vet=off", "-count=1", ".")
+	cmd.Dir = customBuildDir
+	cmd.Env = append(cmd.Environ(), "GOWORK=off", "CGO_ENABLED=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go test in %s:\n%s", customBuildDir, out)
+	require.Contains(t, string(out), "ok  \texample.com/custom-build")
 }
 
 // TestLibraryNeedsNoObservabilityPlugins checks that importing our public

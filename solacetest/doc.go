@@ -1,4 +1,6 @@
-// Package solacetest is a wire-level Solace PubSub+ test broker.
+// Package solacetest is a wire-level Solace PubSub+ test broker for Go tests:
+// start one per test with NewTestBroker and point the real Solace client, or
+// pipelines using the connect-solace plugins, at it instead of a real broker.
 //
 // It speaks SMF (Solace Message Format) over TCP, and over TLS when given a
 // certificate, faithfully enough that the unmodified Solace Go client

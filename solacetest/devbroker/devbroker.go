@@ -1,13 +1,3 @@
-// Package devbroker is the `devbroker` subcommand: it runs the solacetest
-// broker on fixed ports so that pipelines can be developed and tried without a
-// Solace broker. connect-solace ships it; a Benthos build of your own adds it
-// with one CLI option:
-//
-//	service.RunCLI(ctx, devbroker.CLIOpt())
-//
-// It is a development and test tool, never a production broker: messages
-// live in memory. Tests in Go should rather start a broker per test with
-// solacetest.NewTestBroker.
 package devbroker
 
 import (
@@ -15,26 +5,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
-	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/urfave/cli/v2"
 
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
-// CLIOpt adds the devbroker subcommand to a Benthos CLI built with
-// service.RunCLI.
-func CLIOpt() service.CLIOptFunc {
-	return service.CLIOptAddCommand(Command())
-}
-
-// Command returns the devbroker subcommand, for CLIs assembled with
-// urfave/cli directly.
-func Command() *cli.Command {
-	bin := filepath.Base(os.Args[0])
+func devbrokerCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "devbroker",
 		Usage: "Run a local Solace-compatible test broker (SMF + SEMPv2) for development and tests; NOT a production broker",
@@ -45,7 +24,7 @@ of the SEMPv2 management API for queues. Messages live in memory only and are
 lost when it stops. It is meant for development and tests, never production.
 
 Example:
-  ` + bin + ` devbroker --user app:secret --queue orders:orders/>,audit/orders/*`,
+  connect-solace devbroker --user app:secret --queue orders:orders/>,audit/orders/*`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "smf-addr", Value: "127.0.0.1:55555", Usage: "address for SMF (tcp://) clients"},
 			&cli.StringFlag{Name: "semp-addr", Value: "127.0.0.1:8080", Usage: `address for the SEMPv2 HTTP API, "-" to disable`},
@@ -54,11 +33,11 @@ Example:
 			&cli.GenericFlag{Name: "queue", Value: &repeated{}, Usage: "pre-create a durable queue `NAME[:topic,...]`, repeatable"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug shows every subscription and message"},
 		},
-		Action: run,
+		Action: runDevbroker,
 	}
 }
 
-func run(c *cli.Context) error {
+func runDevbroker(c *cli.Context) error {
 	users := map[string]string{}
 	userFlags := c.Generic("user").(*repeated).values
 	if len(userFlags) == 0 {

@@ -67,6 +67,15 @@ func (c *pair) reset() {
 	})
 }
 
+// close closes both sockets normally once both directions ended.
+func (c *pair) close() {
+	c.once.Do(func() {
+		close(c.dead)
+		_ = c.client.Close()
+		_ = c.server.Close()
+	})
+}
+
 // New starts a proxy on 127.0.0.1 (an ephemeral port) that forwards to
 // target ("host:port").
 func New(target string) (*Proxy, error) {
@@ -138,6 +147,7 @@ func (p *Proxy) serve(client net.Conn) {
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.mu.Unlock()
+	c.close()
 }
 
 // pipe copies src to dst, waiting at the gate before every write so that a

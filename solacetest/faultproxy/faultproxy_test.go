@@ -143,3 +143,18 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// A client's FIN reaches the server after what it sent, and the server's
+// close reaches the client: a clean end stays clean through the proxy.
+func TestCleanCloseIsForwarded(t *testing.T) {
+	p := newProxy(t)
+	c, r := dial(t, p)
+	_, err := io.WriteString(c, "last\n")
+	require.NoError(t, err)
+	require.NoError(t, c.(*net.TCPConn).CloseWrite())
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	rest, err := io.ReadAll(r)
+	require.NoError(t, err, "EOF, not a reset")
+	require.Equal(t, "last\n", string(rest))
+	require.Eventually(t, func() bool { return p.Open() == 0 }, 5*time.Second, 5*time.Millisecond)
+}

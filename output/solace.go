@@ -105,6 +105,17 @@ output:
     destination_type: ${! meta("destination_kind") } # "topic" or "queue"
 `+"```"+`
 
+### Memory
+
+Memory is bounded by configuration, not by how many messages a run publishes. The output holds at most
+`+"`max_in_flight`"+` batches (of up to the batch policy's count each). Each of the `+"`clients`"+` sessions holds, in the
+Solace C library, its client buffer (`+"`submission_mode`"+`: `+strconv.Itoa(soHigherThroughputBuffer)+` messages for
+`+"`higher_throughput`"+`, none for `+"`lower_latency`"+`, `+"`back_pressure.buffer_capacity`"+` for `+"`custom`"+`) plus up to
+255 messages the broker has not confirmed yet; each message's copy is freed as soon as the broker confirms it. The
+library takes message data from pools of blocks (the smallest is 10 KB) and keeps freed blocks for reuse, so its memory
+follows the peak number of messages it holds, with the defaults 4 × (1000 + 255), not the number published. Lower
+`+"`clients`"+`, the buffer or `+"`max_in_flight`"+` to use less.
+
 ### Metrics
 
 - `+"`solace_output_published`"+`: messages confirmed by the broker (persistent) or accepted by the client (direct).

@@ -83,7 +83,14 @@
 //     messages are requeued as redeliveries; the client logs in again,
 //     resumes its publisher flow by name (the broker answers with the last
 //     message id it processed, and acks without re-spooling any resent
-//     message at or below it), re-subscribes and re-binds.
+//     message at or below it), re-subscribes and re-binds. As on PubSub+, a
+//     publisher flow takes messages only in sequence (each one's previous id,
+//     P18, must be the last id processed): an out-of-order message is
+//     discarded unacknowledged for the client to resend, frames that reach
+//     the broker late on a replaced connection are discarded, and the resend
+//     of a nacked message is nacked again. The faultproxy sub-package breaks
+//     the network between a client and the broker (resets, black-holes,
+//     refused connections) for tests of this.
 //
 // # Known differences from a real broker
 //

@@ -139,6 +139,12 @@ type Config struct {
 	ConnectRetries int
 	ConnectBackoff Backoff
 	ConnectTimeout time.Duration
+	// KeepAliveInterval and KeepAliveLimit tune how fast the client notices
+	// a silent network (it gives a connection up after KeepAliveLimit
+	// unanswered keepalives sent every KeepAliveInterval); zero keeps the
+	// client's defaults (3 s and 3). Not a spec field: fault tests set them.
+	KeepAliveInterval time.Duration
+	KeepAliveLimit    int
 
 	// SendTimestamps makes the client stamp every published message with
 	// its send time (the SMF sender timestamp). It is not a shared field:
@@ -529,6 +535,12 @@ func (c Config) serviceProperties() config.ServicePropertyMap {
 	}
 	if c.ConnectTimeout > 0 {
 		p[config.TransportLayerPropertyConnectionAttemptsTimeout] = c.ConnectTimeout
+	}
+	if c.KeepAliveInterval > 0 {
+		p[config.TransportLayerPropertyKeepAliveInterval] = c.KeepAliveInterval
+	}
+	if c.KeepAliveLimit > 0 {
+		p[config.TransportLayerPropertyKeepAliveWithoutResponseLimit] = c.KeepAliveLimit
 	}
 	if c.ClientName != "" {
 		p[config.ClientPropertyName] = c.ClientName

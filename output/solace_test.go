@@ -222,6 +222,7 @@ class_of_service: "1"
 partition_key: ${! meta("pk") }
 http_content_type: application/json
 http_content_encoding: gzip
+sender_timestamp: true
 metadata:
   include_prefixes: [ "up_" ]
 `, u, mode, writer))
@@ -265,7 +266,7 @@ func assertAttributes(t *testing.T, in message.InboundMessage) {
 	assert.Equal(t, 9, prio)
 	assert.Equal(t, 1, in.GetClassOfService())
 	ts, ok := in.GetSenderTimestamp()
-	assert.True(t, ok, "sender_timestamp is on by default")
+	assert.True(t, ok, "sender_timestamp: true stamps the send time")
 	assert.WithinDuration(t, time.Now(), ts, time.Minute)
 
 	props := in.GetProperties()

@@ -40,6 +40,7 @@ func fillQueue(b *testing.B, br *benchbroker.Broker, p *siPublisher, topic, queu
 // rawConsumer is a persistent receiver with client acknowledgement that
 // acks each message as it arrives.
 type rawConsumer struct {
+	svc  solace.MessagingService
 	r    solace.PersistentMessageReceiver
 	got  atomic.Int64
 	want int64
@@ -48,13 +49,22 @@ type rawConsumer struct {
 
 // bindRaw binds a raw receiver with delivery paused, so that only the
 // draining is measured.
-func bindRaw(b *testing.B, br *benchbroker.Broker, svc solace.MessagingService, queue string) *rawConsumer {
+func bindRaw(b *testing.B, br *benchbroker.Broker, queue string) *rawConsumer {
 	b.Helper()
+	// A session of its own per round, as the input connects one per round.
+	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
+		config.TransportLayerPropertyHost:                br.SMFURL(),
+		config.ServicePropertyVPNName:                    "default",
+		config.AuthenticationPropertySchemeBasicUserName: "default",
+		config.AuthenticationPropertySchemeBasicPassword: "default",
+	}).Build()
+	require.NoError(b, err)
+	require.NoError(b, svc.Connect())
 	rcv, err := svc.CreatePersistentMessageReceiverBuilder().
 		WithMessageClientAcknowledgement().
 		Build(resource.QueueDurableExclusive(queue))
 	require.NoError(b, err)
-	c := &rawConsumer{r: rcv, want: benchMessages, done: make(chan struct{})}
+	c := &rawConsumer{svc: svc, r: rcv, want: benchMessages, done: make(chan struct{})}
 	require.NoError(b, rcv.ReceiveAsync(func(m message.InboundMessage) {
 		_, _ = m.GetPayloadAsBytes()
 		if err := rcv.Ack(m); err != nil {
@@ -120,15 +130,6 @@ func BenchmarkSolaceInputVsRawReceiver(b *testing.B) {
 			br := benchbroker.Start(b)
 			br.CreateQueue("bench", "bench")
 			pub := newSiPublisherURL(b, br.SMFURL())
-			svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-				config.TransportLayerPropertyHost:                br.SMFURL(),
-				config.ServicePropertyVPNName:                    "default",
-				config.AuthenticationPropertySchemeBasicUserName: "default",
-				config.AuthenticationPropertySchemeBasicPassword: "default",
-			}).Build()
-			require.NoError(b, err)
-			require.NoError(b, svc.Connect())
-			b.Cleanup(func() { _ = svc.Disconnect() })
 
 			var rawM, inM benchbroker.Meter
 			drained := func() {
@@ -137,11 +138,12 @@ func BenchmarkSolaceInputVsRawReceiver(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				fillQueue(b, br, pub, "bench", "bench", benchMessages)
-				rcv := bindRaw(b, br, svc, "bench")
+				rcv := bindRaw(b, br, "bench")
 				b.StartTimer()
 				rawM.Round(benchMessages, func() { consumeRaw(b, br, rcv, benchMessages) })
 				b.StopTimer()
 				require.NoError(b, rcv.r.Terminate(5*time.Second))
+				require.NoError(b, rcv.svc.Disconnect())
 				drained()
 				fillQueue(b, br, pub, "bench", "bench", benchMessages)
 				r := bindInput(b, br, "bench", batchSize)

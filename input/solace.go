@@ -742,10 +742,31 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	for k, v := range in.Properties {
 		msg.MetaSetMut(k, v)
 	}
+	var sent, received any // the timestamps, already boxed
 	for _, f := range in.Meta {
 		msg.MetaSetMut(f.Key, f.Value)
+		switch f.Key {
+		case session.MetaSenderTimestamp:
+			sent = f.Value
+		case session.MetaReceiveTimestamp:
+			received = f.Value
+		}
 	}
-	msg.MetaSetMut(session.MetaTimestamp, r.eventTime(msg, in))
+	// The event time reuses a boxed timestamp when it is one of them.
+	var ts any
+	switch {
+	case r.tsMode == siTimestampMapping:
+	case r.tsMode == siTimestampReceive:
+		ts = received
+	case !in.SenderTimestamp.IsZero():
+		ts = sent
+	default:
+		ts = received
+	}
+	if ts == nil {
+		ts = r.eventTime(msg, in)
+	}
+	msg.MetaSetMut(session.MetaTimestamp, ts)
 	return msg
 }
 

@@ -101,11 +101,13 @@ func bindInput(b *testing.B, br *benchbroker.Broker, queue string, batchSize int
 // ReadBatch, then the pipeline's ack, which settles them with the broker.
 func consumeInput(b *testing.B, br *benchbroker.Broker, r *solaceReader, n int) {
 	br.ResumeDelivery()
+	// One context for the round, as Benthos reads with one long-lived
+	// context rather than a timer per call.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	got := 0
 	for got < n {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		batch, ack, err := r.ReadBatch(ctx)
-		cancel()
 		require.NoError(b, err)
 		for _, m := range batch {
 			_, _ = m.AsBytes()

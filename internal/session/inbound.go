@@ -186,7 +186,31 @@ type Inbound struct {
 	msg  message.InboundMessage
 	flow *flow
 	gen  uint64
+	// metaBuf backs Meta, so that a message's metadata costs no allocation
+	// of its own.
+	metaBuf [24]MetaField
 }
+
+// newInboundFor starts the conversion of msg.
+func newInboundFor(msg message.InboundMessage) *Inbound {
+	in := &Inbound{msg: msg}
+	in.Meta = in.metaBuf[:0]
+	return in
+}
+
+// boxedDestType returns t as an interface value without allocating for the
+// known destination types.
+func boxedDestType(t string) any {
+	switch t {
+	case DestinationTopic:
+		return boxedTopic
+	case DestinationQueue:
+		return boxedQueue
+	}
+	return t
+}
+
+var boxedTopic, boxedQueue any = DestinationTopic, DestinationQueue
 
 // newInbound converts msg. It reads everything it needs from the native
 // message, so the caller may dispose of msg once the message is settled.
@@ -203,7 +227,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	var a C.cs_attrs_t
 	C.cs_read_attrs(C.uintptr_t(h), &a)
 	has := func(bit C.uint32_t) bool { return a.has&bit != 0 }
-	in := &Inbound{msg: msg, Meta: make([]MetaField, 0, 24)}
+	in := newInboundFor(msg)
 	if has(C.CS_PAYLOAD) {
 		in.Payload = C.GoBytes(a.payload, C.int(a.payloadLen))
 	} else {
@@ -224,9 +248,9 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	if dest, ok := str(C.CS_DEST, a.dest); ok {
 		add(MetaDestination, dest)
 		if t := nativeDestType(int(a.destType)); t != "" {
-			add(MetaDestinationType, t)
+			add(MetaDestinationType, boxedDestType(t))
 		} else {
-			add(MetaDestinationType, destinationTypeOf(dest))
+			add(MetaDestinationType, boxedDestType(destinationTypeOf(dest)))
 		}
 	}
 	appID, hasAppID := str(C.CS_APPID, a.appID)
@@ -297,7 +321,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 // newInboundAPI converts msg through the Go API's getters only; used when
 // the native handle cannot be reached.
 func newInboundAPI(msg message.InboundMessage) *Inbound {
-	in := &Inbound{msg: msg, Meta: make([]MetaField, 0, 24)}
+	in := newInboundFor(msg)
 	in.Payload = payloadOf(msg)
 
 	add := func(k string, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }

@@ -689,7 +689,7 @@ func (r *solaceReader) dropDuplicates(ctx context.Context, recv *session.Receive
 	kept := ins[:0]
 	now := time.Now()
 	for _, in := range ins {
-		if in.DedupKey == "" || !r.seen(ctx, in.DedupKey, now) {
+		if key := in.DedupKey(); key == "" || !r.seen(ctx, key, now) {
 			kept = append(kept, in)
 			continue
 		}
@@ -716,11 +716,12 @@ func (r *solaceReader) seen(ctx context.Context, key string, now time.Time) bool
 func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
 	now := time.Now()
 	for _, in := range ins {
-		if in.DedupKey == "" {
+		key := in.DedupKey()
+		if key == "" {
 			continue
 		}
 		if r.dedupWin != nil {
-			r.dedupWin.Add(in.DedupKey, now)
+			r.dedupWin.Add(key, now)
 			continue
 		}
 		var ttl *time.Duration
@@ -728,7 +729,7 @@ func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
 			ttl = &r.dedupTTL
 		}
 		if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
-			if err := c.Set(ctx, in.DedupKey, []byte{1}, ttl); err != nil {
+			if err := c.Set(ctx, key, []byte{1}, ttl); err != nil {
 				r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
 			}
 		}); err != nil {

@@ -179,16 +179,18 @@ type Inbound struct {
 	ReceiveTimestamp time.Time
 	// Redelivered is the broker's redelivery flag.
 	Redelivered bool
-	// DedupKey is the application message id or, without one, the
-	// replication group message id; "" when the message has neither.
-	DedupKey string
+	// appID (when hasAppID) and rgmid make up DedupKey, which is built
+	// only when asked for: most pipelines never de-duplicate.
+	appID    string
+	hasAppID bool
+	rgmid    string
 
 	msg  message.InboundMessage
 	flow *flow
 	gen  uint64
 	// metaBuf backs Meta, so that a message's metadata costs no allocation
 	// of its own.
-	metaBuf [24]MetaField
+	metaBuf [16]MetaField
 }
 
 // newInboundFor starts the conversion of msg.
@@ -311,7 +313,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	if v, ok := str(C.CS_HTTPENC, a.httpEnc); ok {
 		add(MetaHTTPContentEncoding, v)
 	}
-	in.DedupKey = dedupKey(appID, hasAppID, rgmidStr)
+	in.appID, in.hasAppID, in.rgmid = appID, hasAppID, rgmidStr
 	if has(C.CS_PROPS) {
 		in.Properties = propertiesOf(msg)
 	}
@@ -399,7 +401,7 @@ func newInboundAPI(msg message.InboundMessage) *Inbound {
 		add(MetaHTTPContentEncoding, v)
 	}
 
-	in.DedupKey = dedupKey(appID, hasAppID, rgmidStr)
+	in.appID, in.hasAppID, in.rgmid = appID, hasAppID, rgmidStr
 	in.Properties = propertiesOf(msg)
 	return in
 }
@@ -420,12 +422,14 @@ func addExpiry(add func(string, any), exp time.Time, ttl int64, received time.Ti
 	}
 }
 
-func dedupKey(appID string, hasAppID bool, rgmid string) string {
+// DedupKey is the application message id or, without one, the replication
+// group message id, prefixed by which it is; "" when the message has neither.
+func (in *Inbound) DedupKey() string {
 	switch {
-	case hasAppID && appID != "":
-		return "app:" + appID
-	case rgmid != "":
-		return "rgmid:" + rgmid
+	case in.hasAppID && in.appID != "":
+		return "app:" + in.appID
+	case in.rgmid != "":
+		return "rgmid:" + in.rgmid
 	}
 	return ""
 }

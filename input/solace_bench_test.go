@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
-	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
@@ -52,12 +51,7 @@ type rawConsumer struct {
 func bindRaw(b *testing.B, br *benchbroker.Broker, queue string) *rawConsumer {
 	b.Helper()
 	// A session of its own per round, as the input connects one per round.
-	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                br.SMFURL(),
-		config.ServicePropertyVPNName:                    "default",
-		config.AuthenticationPropertySchemeBasicUserName: "default",
-		config.AuthenticationPropertySchemeBasicPassword: "default",
-	}).Build()
+	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(br.ClientProps()).Build()
 	require.NoError(b, err)
 	require.NoError(b, svc.Connect())
 	rcv, err := svc.CreatePersistentMessageReceiverBuilder().

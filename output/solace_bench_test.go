@@ -77,25 +77,6 @@ func BenchmarkSolaceOutput(b *testing.B) {
 	}
 }
 
-// newSoWriterURL is newSoWriter for a broker at url.
-func newSoWriterURL(t testing.TB, url, yaml string) *solaceWriter {
-	t.Helper()
-	conn := fmt.Sprintf("urls: [ %s ]\nusername: default\npassword: default\nconnect_retries: 0\nconnect_timeout: 5s\n", url)
-	pc, err := solaceOutputSpec().ParseYAML(conn+yaml, nil)
-	require.NoError(t, err)
-	w, err := newSolaceWriterFromParsed(pc, service.MockResources())
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, w.Connect(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = w.Close(ctx)
-	})
-	return w
-}
-
 type rawPublisher struct {
 	persistent solace.PersistentMessagePublisher
 	direct     solace.DirectMessagePublisher
@@ -107,12 +88,7 @@ type rawPublisher struct {
 // benchRawPublisher connects a plain client with the same back-pressure
 // settings as the output's default submission mode.
 func benchRawPublisher(b *testing.B, broker *benchbroker.Broker, persistent bool, extra ...config.ServicePropertyMap) (solace.MessagingService, *rawPublisher) {
-	props := config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                broker.SMFURL(),
-		config.ServicePropertyVPNName:                    "default",
-		config.AuthenticationPropertySchemeBasicUserName: "default",
-		config.AuthenticationPropertySchemeBasicPassword: "default",
-	}
+	props := broker.ClientProps()
 	for _, e := range extra {
 		for k, v := range e {
 			props[k] = v

@@ -25,7 +25,9 @@ import (
 )
 
 // soConnYAML is the connection block for b with fast failure settings.
-func soConnYAML(b *solacetest.Broker) string {
+func soConnYAML(b *solacetest.Broker) string { return soConnYAMLURL(b.SMFURL()) }
+
+func soConnYAMLURL(url string) string {
 	return fmt.Sprintf(`urls: [ %s ]
 username: default
 password: default
@@ -33,14 +35,20 @@ connect_retries: 0
 reconnect_attempts: 20
 reconnect_interval: 100ms
 connect_timeout: 5s
-`, b.SMFURL())
+`, url)
 }
 
 // newSoWriter parses yaml (after the connection block), builds and connects
 // the writer.
 func newSoWriter(t testing.TB, b *solacetest.Broker, yaml string) *solaceWriter {
 	t.Helper()
-	pc, err := solaceOutputSpec().ParseYAML(soConnYAML(b)+yaml, nil)
+	return newSoWriterURL(t, b.SMFURL(), yaml)
+}
+
+// newSoWriterURL is newSoWriter for a broker at url.
+func newSoWriterURL(t testing.TB, url, yaml string) *solaceWriter {
+	t.Helper()
+	pc, err := solaceOutputSpec().ParseYAML(soConnYAMLURL(url)+yaml, nil)
 	require.NoError(t, err)
 	w, err := newSolaceWriterFromParsed(pc, service.MockResources())
 	require.NoError(t, err)

@@ -47,37 +47,33 @@ var soStaticCases = []struct {
 	{name: "dynamic topic", yaml: "topic: ${! meta(\"t\") }"},
 }
 
-func TestSolaceOutputStaticValuesLint(t *testing.T) {
-	conn := "urls: [ tcp://127.0.0.1:55555 ]\nusername: u\n"
-	for _, tc := range soStaticCases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := service.NewStreamBuilder().AddOutputYAML("solace:\n" + indentYAML(conn+tc.yaml))
-			if tc.want == nil {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			for _, w := range tc.want {
-				assert.Contains(t, err.Error(), w)
-			}
-		})
-	}
-}
-
-func TestSolaceOutputStaticValuesConstructor(t *testing.T) {
-	for _, tc := range soStaticCases {
-		t.Run(tc.name, func(t *testing.T) {
-			pc, err := solaceOutputSpec().ParseYAML("urls: [ tcp://127.0.0.1:1 ]\nusername: u\n"+tc.yaml, nil)
+// TestSolaceOutputStaticValues: lint (connect-solace lint, which runs no
+// constructor) and the constructor reject the same static values, each
+// naming the field and the allowed range.
+func TestSolaceOutputStaticValues(t *testing.T) {
+	conn := "urls: [ tcp://127.0.0.1:1 ]\nusername: u\n"
+	check := func(t *testing.T, err error, want []string) {
+		t.Helper()
+		if want == nil {
 			require.NoError(t, err)
-			_, err = newSolaceWriterFromParsed(pc, service.MockResources())
-			if tc.want == nil {
+			return
+		}
+		require.Error(t, err)
+		for _, w := range want {
+			assert.Contains(t, err.Error(), w)
+		}
+	}
+	for _, tc := range soStaticCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Run("lint", func(t *testing.T) {
+				check(t, service.NewStreamBuilder().AddOutputYAML("solace:\n"+indentYAML(conn+tc.yaml)), tc.want)
+			})
+			t.Run("constructor", func(t *testing.T) {
+				pc, err := solaceOutputSpec().ParseYAML(conn+tc.yaml, nil)
 				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			for _, w := range tc.want {
-				assert.Contains(t, err.Error(), w)
-			}
+				_, err = newSolaceWriterFromParsed(pc, service.MockResources())
+				check(t, err, tc.want)
+			})
 		})
 	}
 }

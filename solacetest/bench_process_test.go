@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
-	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
@@ -33,12 +32,7 @@ func BenchmarkPersistentPublish(b *testing.B) {
 	}
 	pubs := make([]pub, clients)
 	for i := range pubs {
-		svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-			config.TransportLayerPropertyHost:                br.SMFURL(),
-			config.ServicePropertyVPNName:                    "default",
-			config.AuthenticationPropertySchemeBasicUserName: "default",
-			config.AuthenticationPropertySchemeBasicPassword: "default",
-		}).Build()
+		svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(br.ClientProps()).Build()
 		require.NoError(b, err)
 		require.NoError(b, svc.Connect())
 		b.Cleanup(func() { _ = svc.Disconnect() })

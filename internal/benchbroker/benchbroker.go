@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"solace.dev/go/messaging/pkg/solace/config"
+
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -180,6 +182,17 @@ func (b *Broker) callInt(cmd string) int {
 
 // SMFURL is the broker's tcp:// address.
 func (b *Broker) SMFURL() string { return b.url }
+
+// ClientProps are the Solace client properties of a plain client of the
+// broker, for the raw side of a benchmark.
+func (b *Broker) ClientProps() config.ServicePropertyMap {
+	return config.ServicePropertyMap{
+		config.TransportLayerPropertyHost:                b.url,
+		config.ServicePropertyVPNName:                    "default",
+		config.AuthenticationPropertySchemeBasicUserName: "default",
+		config.AuthenticationPropertySchemeBasicPassword: "default",
+	}
+}
 
 // PublishedCount counts messages received on topic.
 func (b *Broker) PublishedCount(topic string) int { return b.callInt("count " + topic) }

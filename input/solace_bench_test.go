@@ -117,7 +117,8 @@ func consumeInput(b *testing.B, br *benchbroker.Broker, r *solaceReader, n int) 
 // then ack), in alternating rounds. The broker runs in a child process, so
 // getrusage of this process is client CPU alone. It reports
 // throughput_ratio (input/raw, goal >= 0.95), cpu_ratio (input/raw client
-// CPU per message, goal <= 1.1) and allocations per message of each side.
+// CPU per message, goal <= 1.1), both medians over adjacent round pairs (see
+// benchbroker.Report), and allocations per message of each side.
 // Only the draining is measured: connecting and binding happen with delivery
 // paused, before the round starts.
 func BenchmarkSolaceInputVsRawReceiver(b *testing.B) {

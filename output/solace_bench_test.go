@@ -25,8 +25,9 @@ import (
 // loop over the Solace publisher API, in interleaved rounds. The broker runs
 // in a child process, so getrusage of this process is client CPU alone. It
 // reports throughput_ratio (output/raw msgs/s, goal >= 0.95), cpu_ratio
-// (output/raw client CPU per message, goal <= 1.1) and allocations per
-// message of each side.
+// (output/raw client CPU per message, goal <= 1.1), both medians over
+// adjacent round pairs (see benchbroker.Report), and allocations per message
+// of each side.
 func BenchmarkSolaceOutput(b *testing.B) {
 	payload := make([]byte, 1024)
 	for i := range payload {

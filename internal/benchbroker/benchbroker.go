@@ -13,11 +13,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -236,6 +238,13 @@ type Meter struct {
 	Wall   time.Duration
 	CPU    time.Duration
 	Allocs uint64
+	// rounds holds each round's cost, for paired ratios.
+	rounds []round
+}
+
+type round struct {
+	n         int
+	wall, cpu time.Duration
 }
 
 // Round runs f, which handles n messages, and adds its cost. Each round
@@ -246,11 +255,14 @@ func (m *Meter) Round(n int, f func()) {
 	runtime.GC()
 	a0, c0, w0 := heapAllocs(), CPU(), time.Now()
 	f()
-	m.Wall += time.Since(w0)
+	wall := time.Since(w0)
 	runtime.GC()
-	m.CPU += CPU() - c0
+	cpu := CPU() - c0
+	m.Wall += wall
+	m.CPU += cpu
 	m.Allocs += heapAllocs() - a0
 	m.Msgs += n
+	m.rounds = append(m.rounds, round{n: n, wall: wall, cpu: cpu})
 }
 
 // Rate is messages per second.
@@ -265,15 +277,41 @@ func (m *Meter) AllocsPerMsg() float64 { return float64(m.Allocs) / float64(m.Ms
 // Report reports plugin against raw under the given name of the plugin side
 // ("output" or "input"): rates, CPU and allocations per message, and the
 // ratios the performance goals are stated in.
+//
+// The ratios are medians over pairs of adjacent rounds (plugin round i
+// against raw round i), so that a burst of load from other processes on the
+// machine, which hits one round, does not decide the result; the rates and
+// costs per message are totals.
 func Report(b *testing.B, name string, plugin, raw *Meter) {
 	b.ReportMetric(raw.Rate(), "raw_msgs/s")
 	b.ReportMetric(plugin.Rate(), name+"_msgs/s")
-	b.ReportMetric(plugin.Rate()/raw.Rate(), "throughput_ratio")
+	b.ReportMetric(pairedMedian(plugin, raw, func(p, r round) float64 {
+		return (float64(p.n) / p.wall.Seconds()) / (float64(r.n) / r.wall.Seconds())
+	}), "throughput_ratio")
 	b.ReportMetric(raw.CPUPerMsg(), "raw_cpu_ns/msg")
 	b.ReportMetric(plugin.CPUPerMsg(), name+"_cpu_ns/msg")
-	b.ReportMetric(plugin.CPUPerMsg()/raw.CPUPerMsg(), "cpu_ratio")
+	b.ReportMetric(pairedMedian(plugin, raw, func(p, r round) float64 {
+		return (float64(p.cpu) / float64(p.n)) / (float64(r.cpu) / float64(r.n))
+	}), "cpu_ratio")
 	b.ReportMetric(raw.AllocsPerMsg(), "raw_allocs/msg")
 	b.ReportMetric(plugin.AllocsPerMsg(), name+"_allocs/msg")
+}
+
+// pairedMedian is the median of ratio over the rounds both meters have.
+func pairedMedian(plugin, raw *Meter, ratio func(p, r round) float64) float64 {
+	n := min(len(plugin.rounds), len(raw.rounds))
+	if n == 0 {
+		return math.NaN()
+	}
+	rs := make([]float64, n)
+	for i := range n {
+		rs[i] = ratio(plugin.rounds[i], raw.rounds[i])
+	}
+	slices.Sort(rs)
+	if n%2 == 1 {
+		return rs[n/2]
+	}
+	return (rs[n/2-1] + rs[n/2]) / 2
 }
 
 var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}

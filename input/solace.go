@@ -696,7 +696,7 @@ func (r *solaceReader) dropDuplicates(ctx context.Context, recv *session.Receive
 	kept := ins[:0]
 	now := time.Now()
 	for _, in := range ins {
-		if in.DedupKey == "" || !r.seen(ctx, in.DedupKey, now) {
+		if key := in.DedupKey(); key == "" || !r.seen(ctx, key, now) {
 			kept = append(kept, in)
 			continue
 		}
@@ -723,11 +723,12 @@ func (r *solaceReader) seen(ctx context.Context, key string, now time.Time) bool
 func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
 	now := time.Now()
 	for _, in := range ins {
-		if in.DedupKey == "" {
+		key := in.DedupKey()
+		if key == "" {
 			continue
 		}
 		if r.dedupWin != nil {
-			r.dedupWin.Add(in.DedupKey, now)
+			r.dedupWin.Add(key, now)
 			continue
 		}
 		var ttl *time.Duration
@@ -735,7 +736,7 @@ func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
 			ttl = &r.dedupTTL
 		}
 		if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
-			if err := c.Set(ctx, in.DedupKey, []byte{1}, ttl); err != nil {
+			if err := c.Set(ctx, key, []byte{1}, ttl); err != nil {
 				r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
 			}
 		}); err != nil {
@@ -749,10 +750,31 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	for k, v := range in.Properties {
 		msg.MetaSetMut(k, v)
 	}
+	var sent, received any // the timestamps, already boxed
 	for _, f := range in.Meta {
 		msg.MetaSetMut(f.Key, f.Value)
+		switch f.Key {
+		case session.MetaSenderTimestamp:
+			sent = f.Value
+		case session.MetaReceiveTimestamp:
+			received = f.Value
+		}
 	}
-	msg.MetaSetMut(session.MetaTimestamp, r.eventTime(msg, in))
+	// The event time reuses a boxed timestamp when it is one of them.
+	var ts any
+	switch {
+	case r.tsMode == siTimestampMapping:
+	case r.tsMode == siTimestampReceive:
+		ts = received
+	case !in.SenderTimestamp.IsZero():
+		ts = sent
+	default:
+		ts = received
+	}
+	if ts == nil {
+		ts = r.eventTime(msg, in)
+	}
+	msg.MetaSetMut(session.MetaTimestamp, ts)
 	return msg
 }
 

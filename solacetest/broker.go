@@ -67,7 +67,8 @@ type vpnState struct {
 	queues      map[string]*queue
 	pubFlows    map[string]*pubFlow // by flow name
 	clients     map[string]*conn    // live sessions by client name
-	replay      []*storedMsg        // guaranteed messages, oldest first, for replay
+	replay      []*storedMsg        // guaranteed messages, oldest first, from replayHead on, for replay
+	replayHead  int
 	replayBytes int
 }
 

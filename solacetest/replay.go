@@ -26,15 +26,24 @@ const (
 func (v *vpnState) logForReplay(m *storedMsg) {
 	v.replay = append(v.replay, m)
 	v.replayBytes += m.size
-	drop := 0
-	for drop < len(v.replay)-1 && (len(v.replay)-drop > replayLogLimit || v.replayBytes > replayLogBytes) {
-		v.replayBytes -= v.replay[drop].size
-		drop++
+	for len(v.replay)-v.replayHead > 1 && (len(v.replay)-v.replayHead > replayLogLimit || v.replayBytes > replayLogBytes) {
+		v.replayBytes -= v.replay[v.replayHead].size
+		v.replay[v.replayHead] = nil
+		v.replayHead++
 	}
-	if drop > 0 {
-		v.replay = append(v.replay[:0], v.replay[drop:]...)
+	// Dropping advances replayHead instead of copying the log down on every
+	// message (which cost a full log's worth of copying per message once the
+	// log was full); the dead prefix is reclaimed once it is half the slice.
+	if v.replayHead > 0 && v.replayHead >= len(v.replay)/2 {
+		n := copy(v.replay, v.replay[v.replayHead:])
+		clear(v.replay[n:])
+		v.replay = v.replay[:n]
+		v.replayHead = 0
 	}
 }
+
+// replayLog is the logged messages, oldest first.
+func (v *vpnState) replayLog() []*storedMsg { return v.replay[v.replayHead:] }
 
 // startReplay checks a client-initiated replay request for flow f, then
 // replaces the queue's messages with the logged messages it subscribes to
@@ -52,7 +61,7 @@ func (b *Broker) startReplay(f *flow, loc []byte) (uint32, string) {
 	case len(loc) < 1:
 		return 400, "Replay Failed"
 	}
-	log := q.vpn.replay
+	log := q.vpn.replayLog()
 	start := 0
 	switch loc[0] {
 	case replayFromBeginning:

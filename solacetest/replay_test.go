@@ -93,9 +93,9 @@ func TestReplayLogIsBounded(t *testing.T) {
 	for i := range replayLogLimit + 10 {
 		v.logForReplay(&storedMsg{id: uint64(i), size: 1})
 	}
-	require.Len(t, v.replay, replayLogLimit)
-	require.EqualValues(t, 10, v.replay[0].id, "the oldest fall out")
+	require.Len(t, v.replayLog(), replayLogLimit)
+	require.EqualValues(t, 10, v.replayLog()[0].id, "the oldest fall out")
 	v.logForReplay(&storedMsg{id: 1 << 40, size: replayLogBytes})
-	require.Len(t, v.replay, 1, "a byte budget applies too")
+	require.Len(t, v.replayLog(), 1, "a byte budget applies too")
 	require.Equal(t, replayLogBytes, v.replayBytes)
 }

@@ -323,13 +323,16 @@ func (p *Publisher) PublishBatch(ctx context.Context, msgs []*Outbound) []Result
 		p.mu.Unlock()
 	}()
 
+	// One allocation for the user contexts of the whole batch.
+	refs := make([]pendingRef, len(msgs))
 	for i, o := range msgs {
 		m, topic, err := build(p.builder, &p.topics, o)
 		if err != nil {
 			b.resolve(i, Result{Err: err})
 			continue
 		}
-		ref := &pendingRef{b: b, idx: i, start: time.Now()}
+		ref := &refs[i]
+		*ref = pendingRef{b: b, idx: i, start: time.Now()}
 		if err := p.publishPersistent(ctx, m, topic, ref); err != nil {
 			b.resolve(i, Result{Err: err})
 		}

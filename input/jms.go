@@ -58,13 +58,15 @@ A topic is consumed by a subscription. Without `+"`subscription_name`"+` it is a
 
 `+"`client_id`"+` is the AMQP container ID, which brokers take as the JMS client ID that scopes subscription names. A durable subscription attaches a source with `+"`durable: unsettled-state`"+` and `+"`expiry-policy: never`"+`; a shared one adds the source capability `+"`shared`"+` (and `+"`global`"+` without `+"`client_id`"+`). A durable subscription is never removed implicitly: when the input stops, its link is detached without closing, so the broker keeps collecting messages for it. Set `+"`unsubscribe_on_close: true`"+` to close the link on shutdown, which deletes the subscription as JMS `+"`unsubscribe`"+` does.
 
-`+"`selector`"+` is a JMS message selector sent as the `+"`apache.org:selector-filter:string`"+` source filter. A broker that does not echo the filter back does not apply it (RabbitMQ 3.x), and the input then refuses to connect rather than deliver every message.
+`+"`selector`"+` is a JMS message selector sent as the `+"`apache.org:selector-filter:string`"+` source filter. A broker that does not echo the filter back does not apply it, and the input then refuses to connect rather than deliver every message; RabbitMQ 3.x echoes the filter without applying it, so the input refuses selectors there too.
 
 ### Delivery guarantees
 
 The broker may send up to `+"`prefetch`"+` messages that are not yet settled (AMQP link credit); credit is given back as the pipeline settles messages. A message is settled `+"`accepted`"+` only after the pipeline acknowledged it. A message the pipeline rejects is settled with `+"`nack_outcome`"+`. Keep `+"`prefetch`"+` at least as large as any count-based batching downstream, or a batch waits for messages the broker may not send.
 
 When the connection or link fails, the input reconnects through Benthos's connect loop, trying the next URL; unsettled messages are redelivered by the broker (flagged `+"`jms_redelivered`"+`), and late acknowledgements of deliveries from the old link are dropped without failing the pipeline. Delivery is at least once.
+
+A message whose AMQP encoding cannot be decoded at all (go-amqp v1.7.0 implements neither the AMQP `+"`char`"+` nor the `+"`decimal`"+` types) makes the client end the link with `+"`amqp:internal-error`"+`; the broker then redelivers it on the next link, so such a message keeps coming back until the broker's redelivery limit (if any) dead-letters it. JMS producers never send those types.
 
 ### Message body
 
@@ -130,7 +132,7 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 				Default(256),
 			service.NewStringAnnotatedEnumField(jiFieldNackOutcome, map[string]string{
 				jiNackReleased: "Settle `released`: the broker redelivers the message, without counting a failed delivery.",
-				jiNackModified: "Settle `modified` with `delivery-failed`: the broker redelivers it and counts the failure toward its redelivery limit, after which it dead-letters the message.",
+				jiNackModified: "Settle `modified` with `delivery-failed`: the broker redelivers it and counts the failure toward its redelivery limit, after which it dead-letters the message. RabbitMQ 3.x ends the link on this outcome, so there `released` is sent instead (with a warning at connect).",
 				jiNackRejected: "Settle `rejected`: the broker dead-letters the message (or drops it when there is no dead-letter queue).",
 			}).Description("How a message the pipeline rejected is settled.").
 				Default(jiNackModified),
@@ -419,6 +421,11 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 		return nil, nil, service.ErrNotConnected
 	}
 	first, err := rcv.Receive(ctx)
+	if err == nil && rcv.Lost() {
+		// Buffered before the connection ended: the broker redelivers it,
+		// so passing this copy on would only add a duplicate.
+		err = errors.New("connection closed")
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()

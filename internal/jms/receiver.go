@@ -216,6 +216,18 @@ func (r *Receiver) Receive(ctx context.Context) (*amqp.Message, error) {
 	return r.rcv.Receive(ctx, nil)
 }
 
+// Lost reports whether the receiver's connection has ended. Messages still
+// buffered from it cannot be settled and the broker redelivers them, so a
+// caller drops them rather than pass on duplicates.
+func (r *Receiver) Lost() bool {
+	select {
+	case <-r.conn.Done():
+		return true
+	default:
+		return false
+	}
+}
+
 // TryReceive returns a buffered message, or nil without waiting.
 func (r *Receiver) TryReceive() *amqp.Message { return r.rcv.Prefetched() }
 

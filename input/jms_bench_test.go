@@ -24,8 +24,8 @@ import (
 // few thousand messages (as output's test receiver notes), and so does a
 // manual grant of half the window at a time, so the raw receiver grants
 // credit exactly as the input does: 256 at attach, the settled count
-// whenever half the window is settled, and whatever is owed when it finds
-// nothing buffered. Both read on one goroutine and
+// whenever half the window is settled, and at once while the reader waits
+// with nothing buffered. Both read on one goroutine and
 // settle on another, as Benthos reads an input and acks from its output. It
 // reports msgs/s for both and their ratio, and the client CPU (user+system,
 // getrusage) per message for both and their ratio; the goal is a throughput
@@ -133,7 +133,8 @@ type benchRawReceiver struct {
 	half int
 
 	mu      sync.Mutex
-	settled int // since the last grant
+	settled int  // since the last grant
+	waiting bool // the reader waits with nothing buffered
 }
 
 func (r *benchRawReceiver) grant(force bool) error {
@@ -176,8 +177,9 @@ func (r *benchRawReceiver) drain(b *testing.B, n int) {
 			}
 			r.mu.Lock()
 			r.settled++
+			waiting := r.waiting
 			r.mu.Unlock()
-			if e := r.grant(false); e != nil && err == nil {
+			if e := r.grant(waiting); e != nil && err == nil {
 				err = e
 			}
 		}
@@ -187,9 +189,15 @@ func (r *benchRawReceiver) drain(b *testing.B, n int) {
 		m := r.rcv.Prefetched()
 		var err error
 		if m == nil {
+			r.mu.Lock()
+			r.waiting = true
+			r.mu.Unlock()
 			if err = r.grant(true); err == nil {
 				m, err = r.rcv.Receive(ctx, nil)
 			}
+			r.mu.Lock()
+			r.waiting = false
+			r.mu.Unlock()
 		}
 		if err != nil {
 			close(msgs)

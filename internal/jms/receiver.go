@@ -132,7 +132,11 @@ var ErrStaleDelivery = errors.New("the delivery's link is gone; the broker redel
 // Receiver is a receiver link with credit managed for at-least-once
 // consumption: Prefetch credits are granted at attach, and a settled
 // delivery's credit is given back once half the window is settled, or
-// immediately when the caller waits with nothing buffered.
+// immediately while the caller waits with nothing buffered. Credit is never
+// owed while the consumer waits: against RabbitMQ 3.10 both go-amqp's
+// automatic renewal and a plain half-window grant were seen to stall for
+// good (see BenchmarkJMSInputVsRawAMQP), and the amqp_1 input, which uses
+// the former, stalls there too.
 type Receiver struct {
 	conn      *Conn
 	rcv       *amqp.Receiver
@@ -144,6 +148,10 @@ type Receiver struct {
 
 	mu      sync.Mutex
 	pending uint32 // settled since the last credit grant
+	// waiting is set while Receive waits with nothing buffered; a
+	// settlement then grants its credit at once instead of waiting for
+	// half the window, so no credit is owed while the consumer waits.
+	waiting bool
 }
 
 // NewReceiver attaches a receiver link on the connection's session. With a
@@ -212,8 +220,15 @@ func (r *Receiver) Receive(ctx context.Context) (*amqp.Message, error) {
 	if m := r.rcv.Prefetched(); m != nil {
 		return m, nil
 	}
+	r.mu.Lock()
+	r.waiting = true
+	r.mu.Unlock()
 	r.grant(true)
-	return r.rcv.Receive(ctx, nil)
+	m, err := r.rcv.Receive(ctx, nil)
+	r.mu.Lock()
+	r.waiting = false
+	r.mu.Unlock()
+	return m, err
 }
 
 // Lost reports whether the receiver's connection has ended. Messages still
@@ -285,8 +300,9 @@ func (r *Receiver) Settle(ctx context.Context, m *amqp.Message, o Outcome, reaso
 	}
 	r.mu.Lock()
 	r.pending++
+	waiting := r.waiting
 	r.mu.Unlock()
-	r.grant(false)
+	r.grant(waiting)
 	return nil
 }
 

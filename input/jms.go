@@ -85,7 +85,7 @@ A message that does not fit the mapping (an unknown type code, a type code that 
 
 ### Metadata
 
-The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_type`"+`, `+"`jms_delivery_mode`"+` (`+"`persistent`"+` or `+"`non_persistent`"+`), `+"`jms_priority`"+`, `+"`jms_timestamp`"+` and `+"`jms_expiration`"+` (epoch milliseconds, 0 when unset), `+"`jms_redelivered`"+`, `+"`jms_delivery_count`"+` (JMSXDeliveryCount, 1 on first delivery), `+"`jms_reply_to`"+` and `+"`jms_reply_to_type`"+`, `+"`jms_destination`"+` and `+"`jms_destination_type`"+` (names without the address style's prefix), `+"`jms_group_id`"+`, `+"`jms_group_seq`"+`, `+"`jms_user_id`"+`; then `+"`jms_message_type`"+`, `+"`jms_content_type`"+`, and the type metadata above. Each is set when the message carries it. Every application property is added under its own name with its type kept (an AMQP int stays a 32-bit integer, a float a 32-bit float), so the `+"`jms`"+` output sends it back unchanged; a property named like a header above is overwritten by the header.
+The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_type`"+`, `+"`jms_delivery_mode`"+` (`+"`persistent`"+` or `+"`non_persistent`"+`), `+"`jms_priority`"+`, `+"`jms_timestamp`"+` and `+"`jms_expiration`"+` (epoch milliseconds, 0 when unset), `+"`jms_redelivered`"+`, `+"`jms_delivery_count`"+` (JMSXDeliveryCount, 1 on first delivery), `+"`jms_reply_to`"+` and `+"`jms_reply_to_type`"+`, `+"`jms_destination`"+` and `+"`jms_destination_type`"+` (names without the address style's prefix), `+"`jms_group_id`"+`, `+"`jms_group_seq`"+`, `+"`jms_user_id`"+`; then `+"`jms_message_type`"+`, `+"`jms_content_type`"+`, and the type metadata above. `+"`jms_delivery_mode`"+`, `+"`jms_priority`"+` (4 without a header), `+"`jms_redelivered`"+`, `+"`jms_delivery_count`"+`, `+"`jms_timestamp`"+`, `+"`jms_expiration`"+` and `+"`jms_message_type`"+` are always set, the others when the message carries them. Every application property is added under its own name with its type kept (an AMQP int stays a 32-bit integer, a float a 32-bit float), so the `+"`jms`"+` output sends it back unchanged; a property named like a header above is overwritten by the header.
 
 ### Metrics
 
@@ -470,15 +470,15 @@ func (r *jmsReader) ackFunc(rcv *jms.Receiver, batch service.MessageBatch, ams [
 		ix = batch.Index()
 	}
 	return func(ctx context.Context, err error) error {
-		failed := r.failedIndexes(ix, len(ams), err)
+		var failed []bool
 		reason := ""
 		if err != nil {
-			reason = err.Error()
+			failed, reason = r.failedIndexes(ix, len(ams), err), err.Error()
 		}
 		var errs []error
 		for i, am := range ams {
 			o := jms.Accepted
-			if failed[i] {
+			if failed != nil && failed[i] {
 				o = r.nack
 			}
 			if e := r.settle(ctx, rcv, am, o, reason); e != nil {

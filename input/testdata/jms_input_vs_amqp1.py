@@ -122,6 +122,24 @@ def run(kind, q):
     return el, cpu, done_at is not None, last
 
 
+def startup_cpu(binp):
+    """CPU a binary spends starting and stopping (generate 1 -> drop), which
+    the per-message figures below are reported both with and net of."""
+    cfg = 'logger:\n  level: ERROR\ninput:\n  generate:\n    count: 1\n    interval: ""\n    mapping: \'root = "x"\'\noutput:\n  drop: {}\n'
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(cfg)
+    samples = []
+    for _ in range(3):
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([binp, "run", f.name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        samples.append((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime))
+    return statistics.median(samples)
+
+
+base = {"ours": startup_cpu(ours_bin), "peer": startup_cpu(peer_bin)}
+print("startup cpu: ours %.3f s, amqp_1 %.3f s" % (base["ours"], base["peer"]), flush=True)
+net = {"ours": [], "peer": []}
 rates = {"ours": [], "peer": []}
 cpus = {"ours": [], "peer": []}
 for i in range(PAIRS):
@@ -133,9 +151,11 @@ for i in range(PAIRS):
         rates[kind].append(r)
         got = N if ok else max(last, 1)
         cpus[kind].append(cpu * 1e6 / got)
+        net[kind].append(max(cpu - base[kind], 0) * 1e6 / got)
         print("%s run %d: %.2f s, %.0f msg/s, client cpu %.1f us/msg%s" % (
             kind, i + 1, el, r, cpu * 1e6 / got, "" if ok else " (STALLED at %d of %d)" % (last, N)), flush=True)
 mo, mp = statistics.median(rates["ours"]), statistics.median(rates["peer"])
 print("prefetch/credit %d, %d messages of %d bytes" % (PREFETCH, N, SIZE))
 print("median client cpu us/msg: ours %.1f, amqp_1 %.1f" % (statistics.median(cpus["ours"]), statistics.median(cpus["peer"])))
+print("median client cpu us/msg net of startup: ours %.1f, amqp_1 %.1f" % (statistics.median(net["ours"]), statistics.median(net["peer"])))
 print("median msg/s: ours %.0f, amqp_1 %.0f; ratio ours/amqp_1 %.2f" % (mo, mp, mo / mp))

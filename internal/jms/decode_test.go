@@ -320,3 +320,18 @@ func unmarshalOrSkip(data []byte) (m *amqp.Message, ok bool) {
 	}
 	return &am, true
 }
+
+// BenchmarkDecode measures the per-message cost of the JMS mapping on a
+// received BytesMessage as the jms output sends it.
+func BenchmarkDecode(b *testing.B) {
+	rabbit, _ := NewAddresser(StyleRabbitMQ, "", "", nil)
+	dest, _ := rabbit.Resolve(KindQueue, "q")
+	am, err := Encode(&Message{Type: BodyBytes, Body: make([]byte, 1024), Destination: dest, Priority: DefaultPriority})
+	require.NoError(b, err)
+	m := wire(b, am)
+	opts := &DecodeOptions{Addresser: rabbit, Kind: KindQueue, Source: dest.Address}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Decode(m, opts)
+	}
+}

@@ -130,7 +130,7 @@ func Decode(m *amqp.Message, o *DecodeOptions) Inbound {
 
 	problems = in.decodeHeaders(m, o, problems)
 	problems = in.decodeBody(m, problems)
-	in.Meta = append(in.Meta, MetaField{MetaMessageType, string(in.Type)})
+	in.Meta = append(in.Meta, MetaField{MetaMessageType, in.Type.boxedName()})
 	if len(problems) > 0 {
 		msg := strings.Join(problems, "; ")
 		in.Err = fmt.Errorf("JMS decoding: %s", msg)
@@ -141,6 +141,38 @@ func Decode(m *amqp.Message, o *DecodeOptions) Inbound {
 
 func (in *Inbound) add(k string, v any) { in.Meta = append(in.Meta, MetaField{k, v}) }
 
+// Metadata values that repeat on every message, boxed once: converting a
+// string to an interface allocates, and these are set per message.
+var (
+	boxedPersistent    any = DeliveryPersistent
+	boxedNonPersistent any = DeliveryNonPersistent
+	boxedKinds             = map[DestKind]any{}
+	boxedTypes             = map[BodyType]any{}
+)
+
+func init() {
+	for _, k := range []DestKind{KindQueue, KindTopic, KindTempQueue, KindTempTopic} {
+		boxedKinds[k] = k.String()
+	}
+	for _, t := range []BodyType{BodyText, BodyBytes, BodyMap, BodyStream, BodyObject, BodyMessage} {
+		boxedTypes[t] = string(t)
+	}
+}
+
+func (k DestKind) boxedName() any {
+	if v, ok := boxedKinds[k]; ok {
+		return v
+	}
+	return k.String()
+}
+
+func (t BodyType) boxedName() any {
+	if v, ok := boxedTypes[t]; ok {
+		return v
+	}
+	return string(t)
+}
+
 func (in *Inbound) decodeHeaders(m *amqp.Message, o *DecodeOptions, problems []string) []string {
 	priority, persistent, deliveries := int64(DefaultPriority), false, int64(0)
 	var ttl time.Duration
@@ -150,9 +182,9 @@ func (in *Inbound) decodeHeaders(m *amqp.Message, o *DecodeOptions, problems []s
 			deliveries = 1
 		}
 	}
-	mode := DeliveryNonPersistent
+	mode := boxedNonPersistent
 	if persistent {
-		mode = DeliveryPersistent
+		mode = boxedPersistent
 	}
 	in.add(MetaDeliveryMode, mode)
 	in.add(MetaPriority, priority)
@@ -195,7 +227,7 @@ func (in *Inbound) decodeHeaders(m *amqp.Message, o *DecodeOptions, problems []s
 				kind = o.Addresser.KindOf(*p.ReplyTo, KindQueue)
 			}
 			in.add(MetaReplyTo, o.Addresser.NameOf(kind, *p.ReplyTo))
-			in.add(MetaReplyToType, kind.String())
+			in.add(MetaReplyToType, kind.boxedName())
 		}
 		if p.GroupID != nil {
 			in.add(MetaGroupID, *p.GroupID)
@@ -227,7 +259,7 @@ func (in *Inbound) decodeHeaders(m *amqp.Message, o *DecodeOptions, problems []s
 	in.add(MetaExpiration, expiration)
 	if dest != "" {
 		in.add(MetaDestination, o.Addresser.NameOf(destKind, dest))
-		in.add(MetaDestinationType, destKind.String())
+		in.add(MetaDestinationType, destKind.boxedName())
 	}
 	return problems
 }

@@ -1,6 +1,7 @@
 // Package input provides the connect-solace Benthos inputs: solace, which
 // consumes a Solace PubSub+ queue (or a topic through a queue it provisions)
-// with at-least-once delivery. Import it, blank, into a Benthos build of your
+// with at-least-once delivery, and jms, which consumes JMS queues and topic
+// subscriptions over AMQP 1.0 and acknowledges after the pipeline. Import it, blank, into a Benthos build of your
 // own and the inputs appear in that build's config, CLI and docs:
 //
 //	import _ "github.com/connect-solace/connect-solace/input"

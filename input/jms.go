@@ -204,7 +204,14 @@ input:
 }
 
 func init() {
-	service.MustRegisterBatchInput("jms", jmsInputSpec(),
+	if err := registerJMSInput(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
+}
+
+// registerJMSInput adds the jms input to env; see Register.
+func registerJMSInput(env *service.Environment) error {
+	return env.RegisterBatchInput("jms", jmsInputSpec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
 			return newJMSReaderFromParsed(conf, mgr)
 		})

@@ -6,7 +6,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 )
 
-// Register adds this package's inputs (solace) to env. A blank import already
+// Register adds this package's inputs (solace, jms) to env. A blank import already
 // adds them to Benthos's global environment; Register is for builds that
 // assemble their own, e.g. from service.NewEmptyEnvironment, to offer only a
 // chosen set of components. As with any Benthos registration, a component of
@@ -14,5 +14,6 @@ import (
 func Register(env *service.Environment) error {
 	return errors.Join(
 		registerSolaceInput(env),
+		registerJMSInput(env),
 	)
 }

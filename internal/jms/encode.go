@@ -127,6 +127,13 @@ func Encode(m *Message) (*amqp.Message, error) {
 		return nil, fmt.Errorf("unknown message type %q", m.Type)
 	}
 
+	for _, f := range []struct{ name, v string }{
+		{"message_id", m.MessageID}, {"correlation_id", m.CorrelationID}, {"jms_type", m.JMSType}, {"group_id", m.GroupID},
+	} {
+		if !utf8.ValidString(f.v) {
+			return nil, fmt.Errorf("%s is not valid UTF-8, which AMQP strings must be", f.name)
+		}
+	}
 	p := out.Properties
 	id := m.MessageID
 	if id == "" {

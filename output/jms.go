@@ -135,7 +135,7 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 				Description("Pacing of resends after a link or session failure on a connection that is still up (the messages whose fate is unknown are resent on a fresh link). A `max_elapsed_time` of 0 retries without limit. Connection failures are not retried here: Benthos reconnects and resends the batch. Messages the broker rejects are not retried; they fail on their own.").
 				Advanced(),
 			service.NewBoolField(jmsFieldOrdered).
-				Description("Keep JMS per-producer order: one batch at a time (`max_in_flight` is 1), pipelined on its link, and resends never reorder. See Ordering above for the trade-off.").
+				Description("Keep JMS per-producer order: one batch at a time (overriding `max_in_flight`, which becomes 1), pipelined on its link, and resends never reorder. See Ordering above for the trade-off.").
 				Default(false).
 				Advanced(),
 			service.NewDurationField(jmsFieldSendTimeout).
@@ -163,7 +163,6 @@ let t = this.topic.or("") != ""
 root = match {
   !$q && !$t => [ "field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe" ],
   $q && $t => [ "fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them" ],
-  this.ordered.or(false) && this.max_in_flight.or(1) > 1 => [ "fields ordered and max_in_flight > 1 contradict: ordered sends one batch at a time; remove max_in_flight (or set it to 1) and raise batching.count for throughput" ],
 `+jms.ConnectionLintArms+`  _ => [],
 }
 `).
@@ -204,12 +203,18 @@ func init() {
 			if o, err = newJMSOutputFromParsed(conf, mgr); err != nil {
 				return
 			}
-			if o.sendConf.Ordered {
-				maxInFlight = 1 // batches one after another, so they cannot interleave
-			}
-			out = o
+			out, maxInFlight = o, jmsMaxInFlight(o, maxInFlight)
 			return
 		})
+}
+
+// jmsMaxInFlight is 1 in ordered mode: batches go one after another, so they
+// cannot interleave.
+func jmsMaxInFlight(o *jmsOutput, configured int) int {
+	if o.sendConf.Ordered {
+		return 1
+	}
+	return configured
 }
 
 type jmsOutput struct {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/jms/amqppeer"
 )
 
 // TestJMSLintRules checks the spec's lint rules name the field and the fix.
@@ -230,4 +232,75 @@ func (o *jmsOutput) current() (*jms.Conn, jms.Addresser) {
 		return s.Conn(), s.Addresser()
 	}
 	return nil, jms.Addresser{}
+}
+
+// TestJMSWriteBatchAgainstPeer drives WriteBatch against the in-process AMQP
+// peer: a message whose metadata value is not UTF-8 fails alone, naming the
+// key, with no reconnect and no duplicate of the good ones (issue 11 finding
+// 2); a dynamic negative ttl fails its message with the reason; and a
+// dropped connection makes WriteBatch report ErrNotConnected so Benthos
+// reconnects, without the output dialing itself.
+func TestJMSWriteBatchAgainstPeer(t *testing.T) {
+	var drop atomic.Bool
+	p := amqppeer.New(t, func(p *amqppeer.Peer) {
+		p.Decide = func(amqppeer.Delivery, int) amqppeer.Action {
+			if drop.Load() {
+				return amqppeer.DropConn
+			}
+			return amqppeer.Accept
+		}
+	})
+	o := newTestJMSOutput(t, "urls: [ "+p.URL+" ]\nqueue: q\nttl: '${! meta(\"ttl\").or(\"\") }'\nmetadata:\n  include_prefixes: [ app_ ]\n")
+	require.NoError(t, o.Connect(t.Context()))
+	t.Cleanup(func() { _ = o.Close(t.Context()) })
+
+	batch := service.MessageBatch{service.NewMessage([]byte("a")), service.NewMessage([]byte("b")), service.NewMessage([]byte("c")), service.NewMessage([]byte("d"))}
+	batch[1].MetaSetMut("app_name", "bad\xff")
+	batch[2].MetaSetMut("ttl", "-5000")
+	ix := batch.Index()
+	err := o.WriteBatch(t.Context(), batch)
+	var bErr *service.BatchError
+	require.ErrorAs(t, err, &bErr)
+	assert.Equal(t, 2, bErr.IndexedErrors())
+	for i, want := range map[int]string{1: `JMS property "app_name": value is not valid UTF-8`, 2: "field ttl: ttl cannot be negative"} {
+		ierr := indexFailed(ix, bErr, i)
+		require.Error(t, ierr, "message %d", i)
+		assert.Contains(t, ierr.Error(), want)
+	}
+	assert.Equal(t, []string{"a", "d"}, p.Bodies(), "good messages sent once")
+	assert.Equal(t, 1, p.Connections(), "no reconnect")
+
+	drop.Store(true)
+	err = o.WriteBatch(t.Context(), service.MessageBatch{service.NewMessage([]byte("e"))})
+	require.ErrorIs(t, err, service.ErrNotConnected)
+	assert.ErrorIs(t, o.WriteBatch(t.Context(), batch), service.ErrNotConnected, "no dial inside WriteBatch")
+	assert.Equal(t, 1, p.Connections())
+
+	drop.Store(false)
+	require.NoError(t, o.Connect(t.Context()))
+	writeOK(t, o, service.MessageBatch{service.NewMessage([]byte("f"))})
+	assert.Equal(t, 2, p.Connections())
+}
+
+// TestJMSOrdered checks ordered mode sends one batch at a time, whatever
+// max_in_flight says.
+func TestJMSOrdered(t *testing.T) {
+	spec := jmsOutputSpec()
+	for _, tc := range []struct {
+		conf    string
+		ordered bool
+		want    int
+	}{
+		{"ordered: true\nmax_in_flight: 8", true, 1},
+		{"max_in_flight: 8", false, 8},
+	} {
+		conf, err := spec.ParseYAML("urls: [ amqp://h ]\nqueue: q\n"+tc.conf, nil)
+		require.NoError(t, err)
+		o, err := newJMSOutputFromParsed(conf, service.MockResources())
+		require.NoError(t, err)
+		assert.Equal(t, tc.ordered, o.sendConf.Ordered)
+		mif, err := conf.FieldMaxInFlight()
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, jmsMaxInFlight(o, mif))
+	}
 }

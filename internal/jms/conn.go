@@ -418,17 +418,112 @@ func closeSenderAsync(l *Link) {
 	}()
 }
 
-// Link is a sender link. Its mutex is held for the whole run of transfers of
-// one batch, so concurrent batches do not contend for go-amqp's per-sender
-// lock message by message, and each batch's transfers stay contiguous and in
-// order on the wire.
+// Link is a sender link. Concurrent batches do not take turns on it: a
+// batch queues its run of transfers, and whichever sender finds the link
+// idle performs every queued run back to back (flat combining), so go-amqp's
+// per-sender lock is never contended, the other senders sleep once until
+// their run is on the wire, and each run stays contiguous and in order.
 type Link struct {
 	s   *amqp.Sender
 	key string
-	mu  sync.Mutex
+
+	mu    sync.Mutex // held by the sender performing transfers
+	qmu   sync.Mutex
+	queue []*transferReq
 }
 
 func newLink(s *amqp.Sender, key string) *Link { return &Link{s: s, key: key} }
+
+// transferReq is one run of transfers and, once done is closed, its results.
+type transferReq struct {
+	ctx  context.Context
+	msgs []*amqp.Message
+	// sent(k, receipt) or failed(k, err) is called for each message
+	// attempted, by whichever goroutine performs the run.
+	sent   func(int, amqp.SendReceipt)
+	failed func(int, error)
+	n      int   // messages attempted before err
+	err    error // the error that stopped the run
+	done   chan struct{}
+	lead   chan struct{} // the current performer hands over
+}
+
+// maxRounds bounds how many times a performer drains the queue after its
+// own run is done before it hands the queue to a waiting sender.
+const maxRounds = 4
+
+// transfer sends msgs in order without waiting for their settlement. A
+// message error (too large, not encodable) does not stop the run; any other
+// error does, and is returned with the index of the first message not sent.
+func (l *Link) transfer(ctx context.Context, msgs []*amqp.Message, sent func(int, amqp.SendReceipt), failed func(int, error)) (int, error) {
+	r := &transferReq{ctx: ctx, msgs: msgs, sent: sent, failed: failed, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	l.qmu.Lock()
+	l.queue = append(l.queue, r)
+	l.qmu.Unlock()
+	for {
+		l.perform(r)
+		select {
+		case <-r.done:
+			return r.n, r.err
+		case <-r.lead:
+		}
+	}
+}
+
+// perform drains the queue while it holds the link. After each unlock it
+// looks again, because a sender that failed to take the link meanwhile is
+// waiting for it; after maxRounds with its own run done, it hands over to
+// the oldest waiter instead, so it can return.
+func (l *Link) perform(own *transferReq) {
+	for round := 0; l.mu.TryLock(); round++ {
+		l.qmu.Lock()
+		batch := l.queue
+		l.queue = nil
+		l.qmu.Unlock()
+		for _, r := range batch {
+			l.run(r)
+		}
+		l.mu.Unlock()
+
+		l.qmu.Lock()
+		var next *transferReq
+		if len(l.queue) > 0 {
+			next = l.queue[0]
+		}
+		l.qmu.Unlock()
+		if next == nil {
+			return
+		}
+		select {
+		case <-own.done:
+			if round+1 >= maxRounds {
+				select {
+				case next.lead <- struct{}{}:
+				default:
+				}
+				return
+			}
+		default:
+		}
+	}
+}
+
+func (l *Link) run(r *transferReq) {
+	defer close(r.done)
+	for k, m := range r.msgs {
+		rc, err := l.s.SendWithReceipt(r.ctx, m, nil)
+		switch {
+		case err == nil:
+			r.sent(k, rc)
+		case IsMessageError(err):
+			r.failed(k, err)
+		default:
+			r.n, r.err = k, err
+			return
+		}
+	}
+	r.n = len(r.msgs)
+}
 
 // IsMessageError reports whether a send error concerns only that message
 // (it is too large, or cannot be encoded), so the link is still usable.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -98,11 +99,9 @@ func Encode(m *Message) (*amqp.Message, error) {
 			Priority: m.Priority,
 			TTL:      m.TTL,
 		},
-		Annotations: amqp.Annotations{
-			amqp.Symbol(AnnDest): int8(m.Destination.Kind),
-		},
 		Properties: &amqp.MessageProperties{},
 	}
+	var msgType int8
 	switch m.Type {
 	case BodyText, "":
 		if !utf8.Valid(m.Body) {
@@ -110,19 +109,19 @@ func Encode(m *Message) (*amqp.Message, error) {
 		}
 		// A TextMessage is an amqp-value holding a string, as Qpid JMS sends it.
 		out.Value = string(m.Body)
-		out.Annotations[amqp.Symbol(AnnMsgType)] = MsgTypeText
+		msgType = MsgTypeText
 	case BodyBytes:
 		out.Data = [][]byte{m.Body}
 		ct := ContentTypeOctetStream
 		out.Properties.ContentType = &ct
-		out.Annotations[amqp.Symbol(AnnMsgType)] = MsgTypeBytes
+		msgType = MsgTypeBytes
 	case BodyMap:
 		body := m.Map
 		if body == nil {
 			body = map[string]any{}
 		}
 		out.Value = body
-		out.Annotations[amqp.Symbol(AnnMsgType)] = MsgTypeMap
+		msgType = MsgTypeMap
 	default:
 		return nil, fmt.Errorf("unknown message type %q", m.Type)
 	}
@@ -162,11 +161,13 @@ func Encode(m *Message) (*amqp.Message, error) {
 		s := m.JMSType
 		p.Subject = &s
 	}
+	replyKind := int8(-1)
 	if m.ReplyTo != nil {
 		r := m.ReplyTo.Address
 		p.ReplyTo = &r
-		out.Annotations[amqp.Symbol(AnnReplyType)] = int8(m.ReplyTo.Kind)
+		replyKind = int8(m.ReplyTo.Kind)
 	}
+	out.Annotations = sharedAnnotations(msgType, int8(m.Destination.Kind), replyKind)
 	if m.GroupID != "" {
 		g := m.GroupID
 		p.GroupID = &g
@@ -189,4 +190,23 @@ func NewMessageID() string {
 	u[6] = (u[6] & 0x0f) | 0x40
 	u[8] = (u[8] & 0x3f) | 0x80
 	return "ID:" + uuidString(u)
+}
+
+// annotationSets caches the message annotations, which depend only on the
+// message class and the destination kinds: a handful of distinct maps,
+// shared by every message instead of built per message. go-amqp only reads
+// them; nothing may write to a map Encode returns.
+var annotationSets sync.Map // [3]int8 -> amqp.Annotations
+
+func sharedAnnotations(msgType, destKind, replyKind int8) amqp.Annotations {
+	key := [3]int8{msgType, destKind, replyKind}
+	if a, ok := annotationSets.Load(key); ok {
+		return a.(amqp.Annotations)
+	}
+	a := amqp.Annotations{amqp.Symbol(AnnMsgType): msgType, amqp.Symbol(AnnDest): destKind}
+	if replyKind >= 0 {
+		a[amqp.Symbol(AnnReplyType)] = replyKind
+	}
+	v, _ := annotationSets.LoadOrStore(key, a)
+	return v.(amqp.Annotations)
 }

@@ -313,28 +313,6 @@ func (s *Sender) attempt(ctx context.Context, msgs []*Outgoing, pending []int, r
 	return retry, cause
 }
 
-// transfer sends msgs in order without waiting for their settlement, holding
-// the link for the whole run. sent(k, receipt) or failed(k, err) is called
-// for each message attempted; a message error does not stop the run, any
-// other error does and is returned with the index of the first message not
-// sent.
-func (l *Link) transfer(ctx context.Context, msgs []*amqp.Message, sent func(int, amqp.SendReceipt), failed func(int, error)) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for k, m := range msgs {
-		rc, err := l.s.SendWithReceipt(ctx, m, nil)
-		switch {
-		case err == nil:
-			sent(k, rc)
-		case IsMessageError(err):
-			failed(k, err)
-		default:
-			return k, err
-		}
-	}
-	return len(msgs), nil
-}
-
 func (s *Sender) encode(o *Outgoing, dest Destination) (*amqp.Message, error) {
 	m := o.Message
 	m.Destination = dest

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/interp"
@@ -69,7 +68,7 @@ Within a batch, messages to one destination go over one link in batch order. Wit
 
 ### Properties
 
-Metadata selected by `+"`metadata`"+` becomes application properties (JMS message properties). A key that is not a legal JMS property name (a Java identifier, not a selector keyword, not starting with `+"`JMS`"+` unless `+"`JMS_`"+`) fails the message. Values are converted to JMS types, because a broker turns a message carrying an AMQP timestamp, UUID or nested value into an opaque BytesMessage: timestamps become epoch milliseconds, UUIDs and other objects strings, unsigned integers the next wider signed type, nested values their JSON text.
+Metadata selected by `+"`metadata`"+` becomes application properties (JMS message properties). A key that is not a legal JMS property name (a Java identifier, not a selector keyword, not starting with `+"`JMS`"+` unless `+"`JMS_`"+`) fails the message. Values are converted to JMS types, because a broker turns a message carrying an AMQP timestamp, UUID or nested value into an opaque BytesMessage: timestamps become epoch milliseconds, UUIDs and other objects strings, unsigned integers the next wider signed type, nested values their JSON text. A string value that is not valid UTF-8 fails the message, naming the key.
 
 ### Links
 
@@ -339,14 +338,8 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		}
 	}
 
-	retry, err := conf.FieldBackOff(jmsFieldRetry)
-	if err != nil {
+	if o.sendConf.Retry, err = conf.FieldBackOff(jmsFieldRetry); err != nil {
 		return nil, err
-	}
-	o.sendConf.Retry = func() backoff.BackOff {
-		b := *retry
-		b.Reset()
-		return &b
 	}
 	o.sendConf.OnRetry = func(n int, wait time.Duration, cause error) {
 		o.mRetries.Incr(1)
@@ -493,7 +486,11 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 		}
 		// Benthos reconnects and resends the whole batch: at least once.
 		o.log.Warnf("jms output: %v; reconnecting", err)
-		o.mFailures.Incr(1, jms.LabelConnection)
+		for _, r := range res {
+			if errors.Is(r.Err, jms.ErrConnectionLost) {
+				o.mFailures.Incr(1, jms.LabelConnection)
+			}
+		}
 		o.disconnect(s)
 		return service.ErrNotConnected
 	}

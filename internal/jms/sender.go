@@ -42,10 +42,10 @@ type SenderConfig struct {
 	// cost of duplicates of messages already accepted after it).
 	Ordered bool
 	// Retry paces resends after a link or session failure on a connection
-	// that is still up; backoff.Stop ends them. Nil means no resend: those
-	// messages fail. Connection failures are never retried here: Send returns
-	// ErrConnectionLost and the caller reconnects.
-	Retry func() backoff.BackOff
+	// that is still up, until its MaxElapsedTime; each Send uses a fresh copy.
+	// Nil means no resend: those messages fail. Connection failures are never
+	// retried here: Send returns ErrConnectionLost and the caller reconnects.
+	Retry *backoff.ExponentialBackOff
 	// OnRetry, when set, is told about each resend.
 	OnRetry func(messages int, wait time.Duration, cause error)
 }
@@ -135,7 +135,7 @@ func (s *Sender) Send(ctx context.Context, msgs []*Outgoing, res []Result) error
 			pending = append(pending, i)
 		}
 	}
-	var bo backoff.BackOff
+	var bo *backoff.ExponentialBackOff
 	for attempt := 1; len(pending) > 0; attempt++ {
 		retry, cause := s.attempt(ctx, msgs, pending, res)
 		if len(retry) == 0 {
@@ -163,7 +163,9 @@ func (s *Sender) Send(ctx context.Context, msgs []*Outgoing, res []Result) error
 			return err
 		}
 		if bo == nil && s.cfg.Retry != nil {
-			bo = s.cfg.Retry()
+			b := *s.cfg.Retry
+			bo = &b
+			bo.Reset()
 		}
 		wait := backoff.Stop
 		if bo != nil {
@@ -294,6 +296,12 @@ func (s *Sender) attempt(ctx context.Context, msgs []*Outgoing, pending []int, r
 	for k := range flights {
 		f := &flights[k]
 		state, err := f.receipt.Wait(ctx)
+		// go-amqp's Wait picks at random between a settlement that arrived
+		// and its link having ended since; a delivery settled just before
+		// its link detached is settled, so look again before resending it.
+		for tries := 0; err != nil && ctx.Err() == nil && tries < 16; tries++ {
+			state, err = f.receipt.Wait(ctx)
+		}
 		if err != nil {
 			if cause == nil {
 				cause = err

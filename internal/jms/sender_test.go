@@ -44,11 +44,11 @@ func bodies(n int) []string {
 	return out
 }
 
-func fastRetry() backoff.BackOff {
+var fastRetry = func() *backoff.ExponentialBackOff {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = time.Millisecond, 5*time.Millisecond, 5*time.Second
 	return b
-}
+}()
 
 func one(int) string { return "q" }
 
@@ -218,8 +218,7 @@ func TestSenderOrderedResend(t *testing.T) {
 }
 
 // TestSenderConnectionLoss drops the TCP connection mid-batch: Send reports
-// ErrConnectionLost, the accepted messages keep their success and only the
-// unknown ones carry the error.
+// ErrConnectionLost, and every message not known to be accepted carries it.
 func TestSenderConnectionLoss(t *testing.T) {
 	p := amqppeer.New(t, func(p *amqppeer.Peer) {
 		p.Decide = func(_ amqppeer.Delivery, n int) amqppeer.Action {
@@ -234,8 +233,14 @@ func TestSenderConnectionLoss(t *testing.T) {
 	res := make([]Result, len(msgs))
 	err := s.Send(t.Context(), msgs, res)
 	require.ErrorIs(t, err, ErrConnectionLost)
-	assert.NoError(t, res[0].Err)
-	assert.NoError(t, res[1].Err)
+	// The peer settled 0 and 1 before it vanished, but go-amqp may end the
+	// session before it reads those settlements: then their fate is unknown
+	// too, and they are resent (at least once).
+	for i := range 2 {
+		if res[i].Err != nil {
+			assert.ErrorIs(t, res[i].Err, ErrConnectionLost, "message %d", i)
+		}
+	}
 	for i := 2; i < 6; i++ {
 		assert.ErrorIs(t, res[i].Err, ErrConnectionLost, "message %d", i)
 	}

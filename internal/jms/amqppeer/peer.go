@@ -17,6 +17,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -503,6 +504,7 @@ func (pc *peerConn) serve() {
 			pc.attach(ch, d)
 		case pTransfer:
 			if !pc.transfer(ch, d, payload) {
+				pc.drop()
 				return
 			}
 		case pDetach:
@@ -523,6 +525,17 @@ func (pc *peerConn) serve() {
 			_ = pc.write(0, 0, perf(pClose), nil)
 			return
 		}
+	}
+}
+
+// drop ends the connection as a vanished broker would, but with a FIN
+// after everything already written rather than a reset that would discard
+// it: the client sees the settlements sent so far, then end of stream.
+func (pc *peerConn) drop() {
+	if tc, ok := pc.c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+		_ = tc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, _ = io.Copy(io.Discard, tc)
 	}
 }
 

@@ -220,27 +220,27 @@ const (
 	saslCodeAuth = 1
 )
 
-// Sender returns a link that delivers to dest and a release func to call
-// once the caller no longer waits on deliveries sent over it. A link evicted
-// from the cache is closed only after its last user released it, so no
-// in-flight delivery is cut off. When the session ended (a broker refusing
-// an address, say) a new one is begun first; when the connection ended, the
+// Sender returns a link that delivers to dest; call Release with it once
+// no delivery sent over it is waited on any more. A link evicted from the
+// cache is closed only after its last user released it, so no in-flight
+// delivery is cut off. When the session ended (a broker refusing an
+// address, say) a new one is begun first; when the connection ended, the
 // error is a *amqp.ConnError.
-func (c *Conn) Sender(ctx context.Context, dest Destination) (*Link, func(), error) {
+func (c *Conn) Sender(ctx context.Context, dest Destination) (*Link, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.ensureSessionLocked(ctx); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if c.relay {
 		if c.relaySender == nil {
 			s, err := c.sess.NewSender(ctx, "", senderOptions(Destination{}))
 			if err != nil {
-				return nil, nil, c.attachError(err, "")
+				return nil, c.attachError(err, "")
 			}
 			c.relaySender = newLink(s, "")
 		}
-		return c.relaySender, func() {}, nil
+		return c.relaySender, nil
 	}
 
 	key := dest.Address + "\x00" + strings.Join(dest.Capabilities, ",")
@@ -251,29 +251,34 @@ func (c *Conn) Sender(ctx context.Context, dest Destination) (*Link, func(), err
 	if !ok {
 		s, err := c.sess.NewSender(ctx, dest.Address, senderOptions(dest))
 		if err != nil {
-			return nil, nil, c.attachError(err, dest.Address)
+			return nil, c.attachError(err, dest.Address)
 		}
 		e = &linkEntry{key: key, sender: newLink(s, key)}
+		e.sender.entry = e
 		e.elem = c.lru.PushFront(e)
 		c.links[key] = e
 		for c.lru.Len() > c.cacheSize {
 			c.evictLocked(c.lru.Back().Value.(*linkEntry))
 		}
-	} else {
+	} else if c.lru.Front() != e.elem {
 		c.lru.MoveToFront(e.elem)
 	}
 	e.users++
-	var once sync.Once
-	return e.sender, func() {
-		once.Do(func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			e.users--
-			if e.evicted && e.users == 0 {
-				closeSenderAsync(e.sender)
-			}
-		})
-	}, nil
+	return e.sender, nil
+}
+
+// Release ends one use of a link returned by Sender.
+func (c *Conn) Release(l *Link) {
+	e := l.entry
+	if e == nil {
+		return // the anonymous-relay link is never evicted
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.users--
+	if e.evicted && e.users == 0 {
+		closeSenderAsync(e.sender)
+	}
 }
 
 // ensureSessionLocked begins a new session when the last one ended. Links of
@@ -424,8 +429,9 @@ func closeSenderAsync(l *Link) {
 // per-sender lock is never contended, the other senders sleep once until
 // their run is on the wire, and each run stays contiguous and in order.
 type Link struct {
-	s   *amqp.Sender
-	key string
+	s     *amqp.Sender
+	key   string
+	entry *linkEntry // nil for the anonymous-relay link
 
 	mu    sync.Mutex // held by the sender performing transfers
 	qmu   sync.Mutex

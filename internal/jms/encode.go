@@ -93,14 +93,12 @@ func Encode(m *Message) (*amqp.Message, error) {
 	if m.Destination.Address == "" {
 		return nil, errors.New("message has no destination address")
 	}
-	out := &amqp.Message{
-		Header: &amqp.MessageHeader{
-			Durable:  m.Persistent,
-			Priority: m.Priority,
-			TTL:      m.TTL,
-		},
-		Properties: &amqp.MessageProperties{},
-	}
+	// One allocation for the message and the sections and values it points
+	// to, rather than one for each.
+	e := &encodedMessage{}
+	e.header = amqp.MessageHeader{Durable: m.Persistent, Priority: m.Priority, TTL: m.TTL}
+	out := &e.msg
+	out.Header, out.Properties = &e.header, &e.props
 	var msgType int8
 	switch m.Type {
 	case BodyText, "":
@@ -111,9 +109,10 @@ func Encode(m *Message) (*amqp.Message, error) {
 		out.Value = string(m.Body)
 		msgType = MsgTypeText
 	case BodyBytes:
-		out.Data = [][]byte{m.Body}
-		ct := ContentTypeOctetStream
-		out.Properties.ContentType = &ct
+		e.data[0] = m.Body
+		out.Data = e.data[:]
+		e.ct = ContentTypeOctetStream
+		out.Properties.ContentType = &e.ct
 		msgType = MsgTypeBytes
 	case BodyMap:
 		body := m.Map
@@ -141,40 +140,40 @@ func Encode(m *Message) (*amqp.Message, error) {
 		id = "ID:" + id
 	}
 	p.MessageID = id
-	to := m.Destination.Address
-	p.To = &to
+	e.to = m.Destination.Address
+	p.To = &e.to
 	created := m.CreationTime
 	if created.IsZero() {
 		created = time.Now()
 	}
 	// AMQP timestamps have millisecond precision.
-	created = created.Truncate(time.Millisecond)
-	p.CreationTime = &created
+	e.created = created.Truncate(time.Millisecond)
+	p.CreationTime = &e.created
 	if m.TTL > 0 {
-		exp := created.Add(m.TTL)
-		p.AbsoluteExpiryTime = &exp
+		e.expiry = e.created.Add(m.TTL)
+		p.AbsoluteExpiryTime = &e.expiry
 	}
 	if m.CorrelationID != "" {
 		p.CorrelationID = m.CorrelationID
 	}
 	if m.JMSType != "" {
-		s := m.JMSType
-		p.Subject = &s
+		e.subject = m.JMSType
+		p.Subject = &e.subject
 	}
 	replyKind := int8(-1)
 	if m.ReplyTo != nil {
-		r := m.ReplyTo.Address
-		p.ReplyTo = &r
+		e.replyTo = m.ReplyTo.Address
+		p.ReplyTo = &e.replyTo
 		replyKind = int8(m.ReplyTo.Kind)
 	}
 	out.Annotations = sharedAnnotations(msgType, int8(m.Destination.Kind), replyKind)
 	if m.GroupID != "" {
-		g := m.GroupID
-		p.GroupID = &g
+		e.groupID = m.GroupID
+		p.GroupID = &e.groupID
 	}
 	if m.GroupSequence != nil {
-		s := *m.GroupSequence
-		p.GroupSequence = &s
+		e.groupSeq = *m.GroupSequence
+		p.GroupSequence = &e.groupSeq
 	}
 	if len(m.Properties) > 0 {
 		out.ApplicationProperties = m.Properties
@@ -209,4 +208,16 @@ func sharedAnnotations(msgType, destKind, replyKind int8) amqp.Annotations {
 	}
 	v, _ := annotationSets.LoadOrStore(key, a)
 	return v.(amqp.Annotations)
+}
+
+// encodedMessage holds an encoded message and everything its sections point
+// to, so Encode allocates once.
+type encodedMessage struct {
+	msg                               amqp.Message
+	header                            amqp.MessageHeader
+	props                             amqp.MessageProperties
+	data                              [1][]byte
+	to, ct, subject, replyTo, groupID string
+	created, expiry                   time.Time
+	groupSeq                          uint32
 }

@@ -234,10 +234,10 @@ func (s *Sender) attempt(ctx context.Context, msgs []*Outgoing, pending []int, r
 	defer s.outstanding.Add(-int64(len(pending)))
 
 	flights := make([]inflight, 0, len(pending))
-	var releases []func()
+	var links []*Link
 	defer func() {
-		for _, r := range releases {
-			r()
+		for _, l := range links {
+			s.conn.Release(l)
 		}
 	}()
 	run := make([]*amqp.Message, 0, len(pending))
@@ -257,7 +257,7 @@ func (s *Sender) attempt(ctx context.Context, msgs []*Outgoing, pending []int, r
 			failAll(res, group, &MessageError{Label: LabelEncoding, Err: err})
 			continue
 		}
-		link, release, err := s.conn.Sender(ctx, dest)
+		link, err := s.conn.Sender(ctx, dest)
 		if err != nil {
 			var refused *RefusedError
 			if errors.As(err, &refused) {
@@ -266,7 +266,7 @@ func (s *Sender) attempt(ctx context.Context, msgs []*Outgoing, pending []int, r
 			}
 			return slices.Concat(retry, group, rest), err
 		}
-		releases = append(releases, release)
+		links = append(links, link)
 
 		run, runIdx = run[:0], runIdx[:0]
 		for _, i := range group {

@@ -264,7 +264,10 @@ func (s *Sender) attempt(ctx context.Context, msgs []*Outgoing, pending []int, r
 				failAll(res, group, err)
 				continue
 			}
-			return slices.Concat(retry, group, rest), err
+			// Not sent; what is already in flight is still waited for.
+			retry = slices.Concat(retry, group, rest)
+			cause = err
+			break
 		}
 		links = append(links, link)
 

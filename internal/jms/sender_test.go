@@ -142,6 +142,37 @@ func TestSenderRefusedAddress(t *testing.T) {
 	assert.Equal(t, 1, p.Connections())
 }
 
+// TestSenderAttachFailsMidBatch fails the attach of the second destination
+// once with a condition that is not a refusal: the messages already in
+// flight on the first link still get their own outcome (here rejected), and
+// the rest are sent on a second attempt.
+func TestSenderAttachFailsMidBatch(t *testing.T) {
+	var refused atomic.Bool
+	p := amqppeer.New(t, func(p *amqppeer.Peer) {
+		p.RefuseCondition = "amqp:internal-error"
+		p.Refuse = func(target string) bool { return target == "queue://b" && refused.CompareAndSwap(false, true) }
+		p.Decide = func(d amqppeer.Delivery, _ int) amqppeer.Action {
+			if d.To == "queue://a" {
+				return amqppeer.Reject
+			}
+			return amqppeer.Accept
+		}
+	})
+	s := dialTestSender(t, p, false, SenderConfig{Retry: fastRetry})
+	dests := []string{"a", "a", "b", "b"}
+	msgs := batchOf(bodies(len(dests)), func(i int) string { return dests[i] })
+	res := make([]Result, len(msgs))
+	require.NoError(t, s.Send(t.Context(), msgs, res))
+	for i := range 2 {
+		var oe *OutcomeError
+		require.ErrorAs(t, res[i].Err, &oe, "message %d was in flight when the attach failed", i)
+		assert.Equal(t, "rejected", oe.Outcome)
+	}
+	assert.NoError(t, res[2].Err)
+	assert.NoError(t, res[3].Err)
+	assert.Equal(t, []string{"0", "1", "2", "3"}, p.Bodies())
+}
+
 // TestSenderLinkLoss cuts the link or the session in the middle of a
 // pipelined batch: the messages whose fate is unknown are resent on a new
 // link (and session) of the same connection, and every message ends up

@@ -340,6 +340,9 @@ type Peer struct {
 	// Refuse whether to refuse a link's target address (amqp:not-found).
 	Decide func(d Delivery, n int) Action
 	Refuse func(target string) bool
+	// RefuseCondition is the condition of a refusal; amqp:not-found when
+	// empty.
+	RefuseCondition string
 
 	mu       sync.Mutex
 	got      []Delivery
@@ -550,8 +553,12 @@ func (pc *peerConn) attach(ch uint16, d *described) {
 	pc.p.mu.Unlock()
 	if pc.p.Refuse(target) {
 		_ = pc.write(0, ch, perf(pAttach, name, handle, true, field(d, 3), field(d, 4), field(d, 5), nil), nil)
+		cond := pc.p.RefuseCondition
+		if cond == "" {
+			cond = "amqp:not-found"
+		}
 		pc.detaching[handle] = true
-		_ = pc.write(0, ch, perf(pDetach, handle, true, perf(pError, sym("amqp:not-found"), "no such address "+target)), nil)
+		_ = pc.write(0, ch, perf(pDetach, handle, true, perf(pError, sym(cond), "no such address "+target)), nil)
 		return
 	}
 	pc.links[handle] = &peerLink{target: target}

@@ -76,7 +76,7 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 
 ### Metrics
 
-`+"`jms_messages_sent`"+`, `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` for messages cut off by a connection failure, which Benthos resends after reconnecting, `+"`refused`"+` for an address refused with a broker-specific condition, or `+"`encoding`"+` for messages that cannot be encoded, including bad dynamic header values), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (send to settlement).`).
+`+"`jms_messages_sent`"+`, `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` for messages cut off by a connection failure, which Benthos resends after reconnecting, `+"`refused`"+` for an address refused with a broker-specific condition, or `+"`encoding`"+` for messages that cannot be encoded, including bad dynamic header values), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (per batch: from its first transfer to its last settlement).`).
 		Fields(jms.ConnectionFields()...).
 		Fields(
 			service.NewInterpolatedStringField(jmsFieldQueue).
@@ -328,7 +328,6 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if err != nil {
 		return nil, err
 	}
-	o.replyToKind = jms.KindQueue
 	if rt == "topic" {
 		o.replyToKind = jms.KindTopic
 	}
@@ -494,11 +493,14 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 		o.disconnect(s)
 		return service.ErrNotConnected
 	}
-	var bErr *service.BatchError
+	var (
+		bErr    *service.BatchError
+		sent    int64
+		latency time.Duration // of the batch: until its last settlement
+	)
 	for i, r := range res {
 		if r.Err == nil {
-			o.mSent.Incr(1)
-			o.mLatency.Timing(r.Latency.Nanoseconds())
+			sent, latency = sent+1, max(latency, r.Latency)
 			continue
 		}
 		o.mFailures.Incr(1, jms.FailureLabel(r.Err))
@@ -506,6 +508,10 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 			bErr = service.NewBatchError(batch, r.Err)
 		}
 		bErr.Failed(i, r.Err)
+	}
+	if sent > 0 {
+		o.mSent.Incr(sent)
+		o.mLatency.Timing(latency.Nanoseconds())
 	}
 	if bErr != nil {
 		return bErr

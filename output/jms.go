@@ -14,27 +14,24 @@ import (
 )
 
 const (
-	jmsFieldQueue          = "queue"
-	jmsFieldTopic          = "topic"
-	jmsFieldMessageType    = "message_type"
-	jmsFieldDeliveryMode   = "delivery_mode"
-	jmsFieldPriority       = "priority"
-	jmsFieldTTL            = "ttl"
-	jmsFieldMessageID      = "message_id"
-	jmsFieldCorrelationID  = "correlation_id"
-	jmsFieldJMSType        = "jms_type"
-	jmsFieldReplyTo        = "reply_to"
-	jmsFieldReplyToType    = "reply_to_type"
-	jmsFieldGroupID        = "group_id"
-	jmsFieldGroupSequence  = "group_sequence"
-	jmsFieldMetadata       = "metadata"
-	jmsFieldRetry          = "retry"
-	jmsFieldOrdered        = "ordered"
-	jmsFieldSendTimeout    = "send_timeout"
-	jmsFieldAnonymousRelay = "anonymous_relay"
-	jmsFieldLinkCacheSize  = "link_cache_size"
-	jmsFieldContainerID    = "container_id"
-	jmsFieldBatching       = "batching"
+	jmsFieldQueue         = "queue"
+	jmsFieldTopic         = "topic"
+	jmsFieldMessageType   = "message_type"
+	jmsFieldDeliveryMode  = "delivery_mode"
+	jmsFieldPriority      = "priority"
+	jmsFieldTTL           = "ttl"
+	jmsFieldMessageID     = "message_id"
+	jmsFieldCorrelationID = "correlation_id"
+	jmsFieldJMSType       = "jms_type"
+	jmsFieldReplyTo       = "reply_to"
+	jmsFieldReplyToType   = "reply_to_type"
+	jmsFieldGroupID       = "group_id"
+	jmsFieldGroupSequence = "group_sequence"
+	jmsFieldMetadata      = "metadata"
+	jmsFieldRetry         = "retry"
+	jmsFieldOrdered       = "ordered"
+	jmsFieldSendTimeout   = "send_timeout"
+	jmsFieldBatching      = "batching"
 
 	jmsDeliveryPersistent    = "persistent"
 	jmsDeliveryNonPersistent = "non_persistent"
@@ -141,18 +138,9 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 				Description("How long deliveries may wait without the broker settling any of them before the connection is treated as failed (and Benthos reconnects).").
 				Default("30s").
 				Advanced(),
-			service.NewBoolField(jmsFieldAnonymousRelay).
-				Description("Send over one anonymous-relay link when the broker offers `ANONYMOUS-RELAY`. Disable to always use a link per destination.").
-				Default(true).
-				Advanced(),
-			service.NewIntField(jmsFieldLinkCacheSize).
-				Description("How many per-destination links to keep open when anonymous relay is not used.").
-				Default(64).
-				Advanced(),
-			service.NewStringField(jmsFieldContainerID).
-				Description("AMQP container ID (the JMS client ID seen by the broker). Empty means random.").
-				Default("").
-				Advanced(),
+		).
+		Fields(jms.SenderLinkFields()...).
+		Fields(
 			service.NewOutputMaxInFlightField(),
 			service.NewBatchPolicyField(jmsFieldBatching),
 		).
@@ -258,16 +246,7 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		return nil, err
 	}
 	o.connConf = conn
-	if o.link.AnonymousRelay, err = conf.FieldBool(jmsFieldAnonymousRelay); err != nil {
-		return nil, err
-	}
-	if o.link.LinkCacheSize, err = conf.FieldInt(jmsFieldLinkCacheSize); err != nil {
-		return nil, err
-	}
-	if o.link.LinkCacheSize < 1 {
-		return nil, fmt.Errorf("field %s must be at least 1, got %d", jmsFieldLinkCacheSize, o.link.LinkCacheSize)
-	}
-	if o.link.ContainerID, err = conf.FieldString(jmsFieldContainerID); err != nil {
+	if o.link, err = jms.LinkSettingsFromParsed(conf); err != nil {
 		return nil, err
 	}
 

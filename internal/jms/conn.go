@@ -53,12 +53,18 @@ type Conn struct {
 	sess        *amqp.Session
 	sessionLost error // set once the session ended; the next Sender begins a new one
 	relaySender *Link
-	links       map[string]*linkEntry
+	links       map[linkKey]*linkEntry
 	lru         *list.List // of *linkEntry, most recent at the front
 }
 
+// linkKey identifies a cached link: its target and how it was attached.
+type linkKey struct {
+	address, caps string
+	durable       bool
+}
+
 type linkEntry struct {
-	key     string
+	key     linkKey
 	sender  *Link
 	users   int
 	evicted bool
@@ -179,7 +185,7 @@ func Dial(ctx context.Context, cfg DialConfig, rawURL string) (*Conn, error) {
 		caps:      caps,
 		relay:     cfg.AnonymousRelay && slices.Contains(caps, CapAnonymousRelay),
 		cacheSize: size,
-		links:     map[string]*linkEntry{},
+		links:     map[linkKey]*linkEntry{},
 		lru:       list.New(),
 	}, nil
 }
@@ -238,22 +244,20 @@ func (c *Conn) Sender(ctx context.Context, dest Destination) (*Link, error) {
 			if err != nil {
 				return nil, c.attachError(err, "")
 			}
-			c.relaySender = newLink(s, "")
+			c.relaySender = newLink(s)
 		}
 		return c.relaySender, nil
 	}
 
-	key := dest.Address + "\x00" + strings.Join(dest.Capabilities, ",")
-	if dest.Durable {
-		key += "\x00durable"
-	}
+	// A struct key: no string built per send.
+	key := linkKey{address: dest.Address, caps: strings.Join(dest.Capabilities, ","), durable: dest.Durable}
 	e, ok := c.links[key]
 	if !ok {
 		s, err := c.sess.NewSender(ctx, dest.Address, senderOptions(dest))
 		if err != nil {
 			return nil, c.attachError(err, dest.Address)
 		}
-		e = &linkEntry{key: key, sender: newLink(s, key)}
+		e = &linkEntry{key: key, sender: newLink(s)}
 		e.sender.entry = e
 		e.elem = c.lru.PushFront(e)
 		c.links[key] = e
@@ -284,6 +288,9 @@ func (c *Conn) Release(l *Link) {
 // ensureSessionLocked begins a new session when the last one ended. Links of
 // the old session died with it and are forgotten.
 func (c *Conn) ensureSessionLocked(ctx context.Context) error {
+	if c.sessionLost == nil && c.sess != nil {
+		return nil // a dead connection fails the attach or send with its error
+	}
 	select {
 	case <-c.amqp.Done():
 		err := c.amqp.Err()
@@ -293,9 +300,6 @@ func (c *Conn) ensureSessionLocked(ctx context.Context) error {
 		return err
 	default:
 	}
-	if c.sessionLost == nil && c.sess != nil {
-		return nil
-	}
 	sess, err := c.amqp.NewSession(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("beginning a new AMQP session on %s: %w", c.url, err)
@@ -304,7 +308,7 @@ func (c *Conn) ensureSessionLocked(ctx context.Context) error {
 		c.lru.Remove(e.elem)
 		e.evicted = true
 	}
-	c.links = map[string]*linkEntry{}
+	c.links = map[linkKey]*linkEntry{}
 	c.relaySender = nil
 	c.sess, c.sessionLost = sess, nil
 	return nil
@@ -343,7 +347,7 @@ func (c *Conn) linkFailed(l *Link, err error) {
 		c.relaySender = nil
 		return
 	}
-	if e, ok := c.links[l.key]; ok && e.sender == l {
+	if e := l.entry; e != nil && c.links[e.key] == e {
 		c.evictLocked(e)
 	}
 }
@@ -430,7 +434,6 @@ func closeSenderAsync(l *Link) {
 // their run is on the wire, and each run stays contiguous and in order.
 type Link struct {
 	s     *amqp.Sender
-	key   string
 	entry *linkEntry // nil for the anonymous-relay link
 
 	mu    sync.Mutex // held by the sender performing transfers
@@ -438,7 +441,7 @@ type Link struct {
 	queue []*transferReq
 }
 
-func newLink(s *amqp.Sender, key string) *Link { return &Link{s: s, key: key} }
+func newLink(s *amqp.Sender) *Link { return &Link{s: s} }
 
 // transferReq is one run of transfers and, once done is closed, its results.
 type transferReq struct {

@@ -2,6 +2,7 @@ package jms
 
 import (
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -188,7 +189,19 @@ func NewMessageID() string {
 	_, _ = rand.Read(u[:])
 	u[6] = (u[6] & 0x0f) | 0x40
 	u[8] = (u[8] & 0x3f) | 0x80
-	return "ID:" + uuidString(u)
+	// "ID:" and the UUID's text in one allocation.
+	var buf [39]byte
+	copy(buf[:], "ID:")
+	hex.Encode(buf[3:11], u[0:4])
+	buf[11] = '-'
+	hex.Encode(buf[12:16], u[4:6])
+	buf[16] = '-'
+	hex.Encode(buf[17:21], u[6:8])
+	buf[21] = '-'
+	hex.Encode(buf[22:26], u[8:10])
+	buf[26] = '-'
+	hex.Encode(buf[27:], u[10:])
+	return string(buf[:])
 }
 
 // annotationSets caches the message annotations, which depend only on the

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/go-amqp"
@@ -436,36 +437,51 @@ type Link struct {
 	s     *amqp.Sender
 	entry *linkEntry // nil for the anonymous-relay link
 
-	mu    sync.Mutex // held by the sender performing transfers
+	mu    sync.Mutex     // held by the sender performing transfers
+	spare []*transferReq // guarded by mu
 	qmu   sync.Mutex
 	queue []*transferReq
 }
 
 func newLink(s *amqp.Sender) *Link { return &Link{s: s} }
 
-// transferReq is one run of transfers and, once done is closed, its results.
+// transferReq is one run of transfers and, once finished, its results.
+// Requests are pooled with their channels, so a run costs no allocation.
 type transferReq struct {
 	ctx  context.Context
 	msgs []*amqp.Message
-	// sent(k, receipt) or failed(k, err) is called for each message
-	// attempted, by whichever goroutine performs the run.
-	sent   func(int, amqp.SendReceipt)
-	failed func(int, error)
-	n      int   // messages attempted before err
-	err    error // the error that stopped the run
-	done   chan struct{}
-	lead   chan struct{} // the current performer hands over
+	// Results per message attempted, written by whichever goroutine
+	// performs the run: a receipt, or the message's own error.
+	receipts []amqp.SendReceipt
+	errs     []error
+	n        int   // messages attempted before err
+	err      error // the error that stopped the run
+
+	finished atomic.Bool
+	done     chan struct{} // receives one token when finished
+	lead     chan struct{} // the current performer hands over
 }
+
+var transferReqs = sync.Pool{New: func() any {
+	return &transferReq{done: make(chan struct{}, 1), lead: make(chan struct{}, 1)}
+}}
 
 // maxRounds bounds how many times a performer drains the queue after its
 // own run is done before it hands the queue to a waiting sender.
 const maxRounds = 4
 
-// transfer sends msgs in order without waiting for their settlement. A
-// message error (too large, not encodable) does not stop the run; any other
-// error does, and is returned with the index of the first message not sent.
-func (l *Link) transfer(ctx context.Context, msgs []*amqp.Message, sent func(int, amqp.SendReceipt), failed func(int, error)) (int, error) {
-	r := &transferReq{ctx: ctx, msgs: msgs, sent: sent, failed: failed, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+// transfer sends msgs in order without waiting for their settlement and
+// returns a request holding, per message attempted, its receipt or its own
+// error (too large, not encodable: those do not stop the run). Any other
+// error stops the run: it is in err, with n the index of the first message
+// not sent. Give the request back with putTransferReq.
+func (l *Link) transfer(ctx context.Context, msgs []*amqp.Message) *transferReq {
+	r := transferReqs.Get().(*transferReq)
+	r.ctx, r.msgs, r.n, r.err = ctx, msgs, 0, nil
+	r.receipts = slices.Grow(r.receipts[:0], len(msgs))[:len(msgs)]
+	r.errs = slices.Grow(r.errs[:0], len(msgs))[:len(msgs)]
+	clear(r.errs)
+	r.finished.Store(false)
 	l.qmu.Lock()
 	l.queue = append(l.queue, r)
 	l.qmu.Unlock()
@@ -473,25 +489,38 @@ func (l *Link) transfer(ctx context.Context, msgs []*amqp.Message, sent func(int
 		l.perform(r)
 		select {
 		case <-r.done:
-			return r.n, r.err
+			return r
 		case <-r.lead:
 		}
 	}
 }
 
+func putTransferReq(r *transferReq) {
+	select {
+	case <-r.lead: // a late hand-over is harmless, but not for the next user
+	default:
+	}
+	r.ctx, r.msgs = nil, nil
+	clear(r.receipts)
+	transferReqs.Put(r)
+}
+
 // perform drains the queue while it holds the link. After each unlock it
 // looks again, because a sender that failed to take the link meanwhile is
 // waiting for it; after maxRounds with its own run done, it hands over to
-// the oldest waiter instead, so it can return.
+// the oldest waiter instead, so it can return. (A hand-over that reaches a
+// request already finished only makes its owner look at the queue once.)
 func (l *Link) perform(own *transferReq) {
 	for round := 0; l.mu.TryLock(); round++ {
 		l.qmu.Lock()
 		batch := l.queue
-		l.queue = nil
+		l.queue = l.spare[:0]
 		l.qmu.Unlock()
 		for _, r := range batch {
 			l.run(r)
 		}
+		clear(batch)
+		l.spare = batch
 		l.mu.Unlock()
 
 		l.qmu.Lock()
@@ -503,29 +532,28 @@ func (l *Link) perform(own *transferReq) {
 		if next == nil {
 			return
 		}
-		select {
-		case <-own.done:
-			if round+1 >= maxRounds {
-				select {
-				case next.lead <- struct{}{}:
-				default:
-				}
-				return
+		if own.finished.Load() && round+1 >= maxRounds {
+			select {
+			case next.lead <- struct{}{}:
+			default:
 			}
-		default:
+			return
 		}
 	}
 }
 
 func (l *Link) run(r *transferReq) {
-	defer close(r.done)
+	defer func() {
+		r.finished.Store(true)
+		r.done <- struct{}{}
+	}()
 	for k, m := range r.msgs {
 		rc, err := l.s.SendWithReceipt(r.ctx, m, nil)
 		switch {
 		case err == nil:
-			r.sent(k, rc)
+			r.receipts[k] = rc
 		case IsMessageError(err):
-			r.failed(k, err)
+			r.errs[k] = err
 		default:
 			r.n, r.err = k, err
 			return

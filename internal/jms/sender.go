@@ -282,11 +282,16 @@ func (s *Sender) attempt(ctx context.Context, msgs []*Outgoing, pending []int, r
 			runIdx = append(runIdx, i)
 		}
 		start := time.Now()
-		sent, err := link.transfer(ctx, run, func(k int, rc amqp.SendReceipt) {
-			flights = append(flights, inflight{idx: runIdx[k], receipt: rc, start: start, address: dest.Address, link: link})
-		}, func(k int, err error) {
-			res[runIdx[k]] = Result{Err: &MessageError{Label: messageErrorLabel(err), Err: fmt.Errorf("sending to %s: %w", dest.Address, err)}}
-		})
+		tr := link.transfer(ctx, run)
+		for k := range tr.n {
+			if err := tr.errs[k]; err != nil {
+				res[runIdx[k]] = Result{Err: &MessageError{Label: messageErrorLabel(err), Err: fmt.Errorf("sending to %s: %w", dest.Address, err)}}
+				continue
+			}
+			flights = append(flights, inflight{idx: runIdx[k], receipt: tr.receipts[k], start: start, address: dest.Address, link: link})
+		}
+		sent, err := tr.n, tr.err
+		putTransferReq(tr)
 		if err != nil {
 			s.conn.linkFailed(link, err)
 			retry = append(retry, runIdx[sent:]...)

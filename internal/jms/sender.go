@@ -129,15 +129,18 @@ func (s *Sender) watchdog() {
 // Send returns it, wrapping ErrConnectionLost. When ctx ends, Send returns
 // its error.
 func (s *Sender) Send(ctx context.Context, msgs []*Outgoing, res []Result) error {
-	pending := make([]int, 0, len(msgs))
+	sc := scratches.Get().(*scratch)
+	defer sc.put()
+	pending := sc.pending[:0]
 	for i, m := range msgs {
 		if m != nil && res[i].Err == nil {
 			pending = append(pending, i)
 		}
 	}
+	sc.pending = pending
 	var bo *backoff.ExponentialBackOff
 	for attempt := 1; len(pending) > 0; attempt++ {
-		retry, cause := s.attempt(ctx, msgs, pending, res)
+		retry, cause := s.attempt(ctx, sc, msgs, pending, res)
 		if len(retry) == 0 {
 			return nil
 		}
@@ -217,6 +220,23 @@ func (s *Sender) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// scratch holds a Send's working slices, pooled so a small batch costs no
+// allocations for them.
+type scratch struct {
+	pending []int
+	flights []inflight
+	links   []*Link
+	run     []*amqp.Message
+	runIdx  []int
+}
+
+var scratches = sync.Pool{New: func() any { return &scratch{} }}
+
+func (sc *scratch) put() {
+	sc.pending = sc.pending[:0]
+	scratches.Put(sc)
+}
+
 type inflight struct {
 	idx     int
 	receipt amqp.SendReceipt
@@ -229,19 +249,25 @@ type inflight struct {
 // then waits for their settlements. It fills res for settled and
 // permanently failed messages and returns those whose fate a link, session
 // or connection failure left unknown, with that failure.
-func (s *Sender) attempt(ctx context.Context, msgs []*Outgoing, pending []int, res []Result) (retry []int, cause error) {
+func (s *Sender) attempt(ctx context.Context, sc *scratch, msgs []*Outgoing, pending []int, res []Result) (retry []int, cause error) {
 	s.outstanding.Add(int64(len(pending)))
 	defer s.outstanding.Add(-int64(len(pending)))
 
-	flights := make([]inflight, 0, len(pending))
-	var links []*Link
+	flights := sc.flights[:0]
+	links := sc.links[:0]
 	defer func() {
 		for _, l := range links {
 			s.conn.Release(l)
 		}
+		clear(links)
+		clear(flights)
+		sc.flights, sc.links = flights[:0], links[:0]
 	}()
-	run := make([]*amqp.Message, 0, len(pending))
-	runIdx := make([]int, 0, len(pending))
+	run, runIdx := sc.run[:0], sc.runIdx[:0]
+	defer func() {
+		clear(run)
+		sc.run, sc.runIdx = run[:0], runIdx[:0]
+	}()
 
 	for n := 0; n < len(pending); {
 		first := msgs[pending[n]]

@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,9 +22,13 @@ import (
 // output and, interleaved in the same run, through a bare go-amqp sender
 // pipelined as well as it can be (one link, a sender goroutine and a receipt
 // waiter with a window of unsettled deliveries), sending byte-identical
-// messages. It reports msgs/s for both and their ratio; the goal is a ratio
-// of at least 0.9. The output is driven as Benthos drives it with the default
-// max_in_flight of 64, with batches of 4 so both keep 256 deliveries in flight.
+// messages. It reports msgs/s for both and their ratio (ratio), and the
+// client CPU (user+system, getrusage of this process around each round) per
+// message for both and their ratio (cpu_ratio): the output should be at
+// least as fast as the raw sender at no more CPU per message. The output is
+// driven as Benthos drives it with the default max_in_flight of 64, with
+// batches of 4 so both keep 256 deliveries in flight, and (batch1) with one
+// message per batch, as a pipeline without batching does.
 //
 //	go test -run '^$' -bench JMSOutputVsRawAMQP -benchtime 20000x ./output/
 func BenchmarkJMSOutputVsRawAMQP(b *testing.B) {
@@ -30,8 +36,12 @@ func BenchmarkJMSOutputVsRawAMQP(b *testing.B) {
 	const window = 256 // unsettled deliveries in flight, for both senders
 	payload := bytes.Repeat([]byte("x"), 1024)
 
-	for _, mode := range []string{jmsDeliveryPersistent, jmsDeliveryNonPersistent} {
-		b.Run(mode, func(b *testing.B) {
+	for _, bc := range []struct {
+		mode      string
+		batchSize int
+	}{{jmsDeliveryPersistent, 4}, {jmsDeliveryNonPersistent, 4}, {jmsDeliveryPersistent + "/batch1", 1}} {
+		mode := strings.TrimSuffix(bc.mode, "/batch1")
+		b.Run(bc.mode, func(b *testing.B) {
 			rawQueue := jmsRandName("jms-bench-raw-")
 			outQueue := jmsRandName("jms-bench-out-")
 			b.Cleanup(func() { deleteBenchQueues(rawQueue, outQueue) })
@@ -40,8 +50,9 @@ func BenchmarkJMSOutputVsRawAMQP(b *testing.B) {
 			defer raw.close()
 
 			// max_in_flight writers of batch size window/writers: the same
-			// number of deliveries in flight as the raw sender.
-			const writers, batchSize = 64, window / 64
+			// number of deliveries in flight as the raw sender (batch1: 64).
+			const writers = 64
+			batchSize := bc.batchSize
 			o := newTestJMSOutput(b, broker.yaml()+"queue: "+outQueue+"\nmessage_type: bytes\ndelivery_mode: "+mode+"\n")
 			require.NoError(b, o.Connect(b.Context()))
 			defer func() { _ = o.Close(context.Background()) }()
@@ -50,28 +61,42 @@ func BenchmarkJMSOutputVsRawAMQP(b *testing.B) {
 			raw.send(b, payload, window)
 			writeOK(b, o, service.MessageBatch{service.NewMessage(payload)})
 
-			var rawTime, outTime time.Duration
+			var rawTime, outTime, rawCPU, outCPU time.Duration
 			const chunk = 4096
 			b.ResetTimer()
 			for done := 0; done < b.N; done += chunk {
 				n := min(chunk, b.N-done)
-				start := time.Now()
+				start, cpu := time.Now(), processCPU(b)
 				raw.send(b, payload, n)
 				rawTime += time.Since(start)
+				rawCPU += processCPU(b) - cpu
 
-				start = time.Now()
+				start, cpu = time.Now(), processCPU(b)
 				sendThroughOutput(b, o, payload, n, writers, batchSize)
 				outTime += time.Since(start)
+				outCPU += processCPU(b) - cpu
 			}
 			b.StopTimer()
 			rawRate := float64(b.N) / rawTime.Seconds()
 			outRate := float64(b.N) / outTime.Seconds()
+			rawPer := float64(rawCPU.Microseconds()) / float64(b.N)
+			outPer := float64(outCPU.Microseconds()) / float64(b.N)
 			b.ReportMetric(rawRate, "raw_msgs/s")
 			b.ReportMetric(outRate, "output_msgs/s")
 			b.ReportMetric(outRate/rawRate, "ratio")
+			b.ReportMetric(rawPer, "raw_cpu_us/msg")
+			b.ReportMetric(outPer, "output_cpu_us/msg")
+			b.ReportMetric(outPer/rawPer, "cpu_ratio")
 			b.ReportMetric(0, "ns/op") // the per-op time mixes both senders
 		})
 	}
+}
+
+// processCPU is the user and system CPU time this process used so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // sendThroughOutput writes n messages with concurrent WriteBatch calls, as

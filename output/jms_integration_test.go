@@ -398,7 +398,6 @@ func TestIntegrationJMSBrokerRestart(t *testing.T) {
 	queue := jmsRandName("jms-restart-")
 	o := newTestJMSOutput(t, b.yaml()+"queue: "+queue+`
 retry:
-  max_retries: 100
   initial_interval: 50ms
   max_interval: 500ms
   max_elapsed_time: 60s
@@ -437,7 +436,7 @@ send_timeout: 5s
 					return
 				}
 				ix := batch.Index()
-				err := o.WriteBatch(t.Context(), batch)
+				err := writeReconnecting(t.Context(), o, batch)
 				var bErr *service.BatchError
 				if err != nil && !errors.As(err, &bErr) {
 					producerDone <- err
@@ -672,6 +671,27 @@ func (r *pyReceiver) wait(t testing.TB) []receivedMsg {
 func receiveWithPython(t testing.TB, b jmsBroker, address string, count int) []receivedMsg {
 	t.Helper()
 	return startPyReceiver(t, b, address, count).wait(t)
+}
+
+// writeReconnecting writes batch as Benthos's output loop does: while the
+// output reports ErrNotConnected, reconnect (with Benthos's pacing) and
+// write the batch again.
+func writeReconnecting(ctx context.Context, o *jmsOutput, batch service.MessageBatch) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := o.WriteBatch(ctx, batch)
+		if !errors.Is(err, service.ErrNotConnected) {
+			return err
+		}
+		for o.Connect(ctx) != nil {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			wait = min(2*wait, time.Second)
+		}
+	}
 }
 
 // writeOK writes batch and requires it to be delivered.

@@ -4,15 +4,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/Azure/go-amqp"
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/jms/amqppeer"
 )
 
 // TestJMSLintRules checks the spec's lint rules name the field and the fix.
@@ -58,7 +60,10 @@ func TestJMSConstructorErrors(t *testing.T) {
 		{"empty urls", "urls: [ ' , ' ]\nqueue: q", "at least one broker URL"},
 		{"static priority out of range", "urls: [ amqp://h ]\nqueue: q\npriority: '12'", "0 to 9"},
 		{"link cache", "urls: [ amqp://h ]\nqueue: q\nlink_cache_size: 0", "link_cache_size"},
-		{"negative retries", "urls: [ amqp://h ]\nqueue: q\nretry:\n  max_retries: -1", "negative"},
+		{"static negative ttl", "urls: [ amqp://h ]\nqueue: q\nttl: '-5000'", "field ttl: ttl cannot be negative"},
+		{"static negative ttl duration", "urls: [ amqp://h ]\nqueue: q\nttl: -5s", "field ttl: ttl cannot be negative"},
+		{"static bad ttl", "urls: [ amqp://h ]\nqueue: q\nttl: soon", "field ttl: ttl must be a duration"},
+		{"static bad group sequence", "urls: [ amqp://h ]\nqueue: q\ngroup_sequence: '-1'", "field group_sequence"},
 		{"password and password_file", "urls: [ amqp://h ]\nqueue: q\nusername: u\npassword: p\npassword_file: /run/p", "fields password and password_file: both are set"},
 	}
 	for _, tc := range tests {
@@ -74,7 +79,7 @@ func TestJMSConstructorErrors(t *testing.T) {
 
 func TestJMSURLsAreSplit(t *testing.T) {
 	o := newTestJMSOutput(t, "urls: [ 'amqp://a:1, amqp://b:2', amqps://c ]\nqueue: q")
-	assert.Equal(t, []string{"amqp://a:1", "amqp://b:2", "amqps://c"}, o.dial.URLs)
+	assert.Equal(t, []string{"amqp://a:1", "amqp://b:2", "amqps://c"}, o.connConf.Dial.URLs)
 }
 
 // TestJMSPrepare checks the per-message view built from interpolations,
@@ -85,7 +90,7 @@ func TestJMSPrepare(t *testing.T) {
 		conf    string
 		payload string
 		meta    map[string]any
-		check   func(t *testing.T, p *jmsPrepared)
+		check   func(t *testing.T, p *jms.Outgoing)
 		wantErr string
 	}{
 		{
@@ -93,28 +98,28 @@ func TestJMSPrepare(t *testing.T) {
 			conf:    "topic: 'px.${! meta(\"s\") }'\npriority: '${! meta(\"p\") }'\nttl: '${! meta(\"ttl\") }'\ngroup_sequence: '${! meta(\"seq\") }'\nmessage_id: abc\nreply_to: r",
 			payload: "x",
 			meta:    map[string]any{"s": "EUR", "p": "9", "ttl": "1500", "seq": "42"},
-			check: func(t *testing.T, p *jmsPrepared) {
-				assert.Equal(t, "px.EUR", p.destName)
-				assert.Equal(t, uint8(9), p.msg.Priority)
-				assert.Equal(t, 1500*time.Millisecond, p.msg.TTL)
-				assert.Equal(t, uint32(42), *p.msg.GroupSequence)
-				assert.Equal(t, "abc", p.msg.MessageID)
-				assert.Equal(t, "r", p.replyTo)
-				assert.True(t, p.msg.Persistent)
+			check: func(t *testing.T, p *jms.Outgoing) {
+				assert.Equal(t, "px.EUR", p.DestName)
+				assert.Equal(t, uint8(9), p.Priority)
+				assert.Equal(t, 1500*time.Millisecond, p.TTL)
+				assert.Equal(t, uint32(42), *p.GroupSequence)
+				assert.Equal(t, "abc", p.MessageID)
+				assert.Equal(t, "r", p.ReplyToName)
+				assert.True(t, p.Persistent)
 			},
 		},
 		{
 			name:    "defaults",
 			conf:    "queue: q\ndelivery_mode: non_persistent",
 			payload: "x",
-			check: func(t *testing.T, p *jmsPrepared) {
-				assert.Equal(t, jms.DefaultPriority, p.msg.Priority)
-				assert.Zero(t, p.msg.TTL)
-				assert.Regexp(t, "^ID:", p.msg.MessageID, "generated once, kept across retries")
-				assert.False(t, p.msg.Persistent)
-				assert.Nil(t, p.msg.GroupSequence)
-				assert.Nil(t, p.msg.Properties)
-				assert.False(t, p.msg.CreationTime.IsZero())
+			check: func(t *testing.T, p *jms.Outgoing) {
+				assert.Equal(t, jms.DefaultPriority, p.Priority)
+				assert.Zero(t, p.TTL)
+				assert.Regexp(t, "^ID:", p.MessageID, "generated once, kept across retries")
+				assert.False(t, p.Persistent)
+				assert.Nil(t, p.GroupSequence)
+				assert.Nil(t, p.Properties)
+				assert.False(t, p.CreationTime.IsZero())
 			},
 		},
 		{
@@ -122,25 +127,26 @@ func TestJMSPrepare(t *testing.T) {
 			conf:    "queue: q\nmetadata:\n  include_prefixes: [ app_ ]",
 			payload: "x",
 			meta:    map[string]any{"app_n": uint16(7), "app_t": time.UnixMilli(99), "other": "no"},
-			check: func(t *testing.T, p *jmsPrepared) {
-				assert.Equal(t, map[string]any{"app_n": int32(7), "app_t": int64(99)}, p.msg.Properties)
+			check: func(t *testing.T, p *jms.Outgoing) {
+				assert.Equal(t, map[string]any{"app_n": int32(7), "app_t": int64(99)}, p.Properties)
 			},
 		},
 		{
 			name:    "map payload",
 			conf:    "queue: q\nmessage_type: map",
 			payload: `{"a":1,"b":"x"}`,
-			check: func(t *testing.T, p *jmsPrepared) {
-				assert.Equal(t, map[string]any{"a": int64(1), "b": "x"}, p.msg.Map)
+			check: func(t *testing.T, p *jms.Outgoing) {
+				assert.Equal(t, map[string]any{"a": int64(1), "b": "x"}, p.Map)
 			},
 		},
 		{name: "illegal property name", conf: "queue: q\nmetadata:\n  include_patterns: [ '.*' ]", payload: "x", meta: map[string]any{"kafka-key": "k"}, wantErr: "kafka-key"},
 		{name: "nested map value", conf: "queue: q\nmessage_type: map", payload: `{"a":{"b":1}}`, wantErr: `map entry "a": a nested object`},
 		{name: "map needs JSON", conf: "queue: q\nmessage_type: map", payload: `not json`, wantErr: "JSON object"},
 		{name: "bad priority", conf: "queue: q\npriority: '${! meta(\"p\") }'", payload: "x", meta: map[string]any{"p": "high"}, wantErr: "0 to 9"},
-		{name: "bad ttl", conf: "queue: q\nttl: soon", payload: "x", wantErr: "ttl must be a duration"},
-		{name: "negative ttl", conf: "queue: q\nttl: '-5'", payload: "x", wantErr: "negative"},
-		{name: "bad group sequence", conf: "queue: q\ngroup_sequence: '-1'", payload: "x", wantErr: "unsigned 32-bit"},
+		{name: "dynamic bad ttl", conf: "queue: q\nttl: '${! meta(\"ttl\") }'", payload: "x", meta: map[string]any{"ttl": "soon"}, wantErr: "field ttl: ttl must be a duration"},
+		{name: "dynamic negative ttl", conf: "queue: q\nttl: '${! meta(\"ttl\") }'", payload: "x", meta: map[string]any{"ttl": "-5000"}, wantErr: "field ttl: ttl cannot be negative"},
+		{name: "dynamic bad group sequence", conf: "queue: q\ngroup_sequence: '${! meta(\"g\") }'", payload: "x", meta: map[string]any{"g": "-1"}, wantErr: "unsigned 32-bit"},
+		{name: "invalid UTF-8 property value", conf: "queue: q\nmetadata:\n  include_prefixes: [ app_ ]", payload: "x", meta: map[string]any{"app_bad": "a\xffb"}, wantErr: `JMS property "app_bad": value is not valid UTF-8`},
 		{name: "empty destination", conf: "queue: '${! meta(\"missing\").or(\"\") }'", payload: "x", wantErr: "empty"},
 	}
 	for _, tc := range tests {
@@ -150,7 +156,8 @@ func TestJMSPrepare(t *testing.T) {
 			for k, v := range tc.meta {
 				m.MetaSetMut(k, v)
 			}
-			p, err := o.prepare(o.newEval(service.MessageBatch{m}), 0)
+			batch := service.MessageBatch{m}
+			p, err := o.prepare(batch, interp.NewBatch(batch), 0)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -160,49 +167,6 @@ func TestJMSPrepare(t *testing.T) {
 			tc.check(t, p)
 		})
 	}
-}
-
-func TestJMSOutcomes(t *testing.T) {
-	tests := []struct {
-		name      string
-		state     amqp.DeliveryState
-		outcome   string
-		condition string
-		text      string
-	}{
-		{"accepted", &amqp.StateAccepted{}, "", "", ""},
-		{"rejected with error", &amqp.StateRejected{Error: &amqp.Error{Condition: "amqp:resource-limit-exceeded", Description: "queue full"}}, "rejected", "amqp:resource-limit-exceeded", "broker rejected the message: amqp:resource-limit-exceeded: queue full"},
-		{"rejected bare", &amqp.StateRejected{}, "rejected", "rejected", "broker rejected the message"},
-		{"released", &amqp.StateReleased{}, "released", "released", "broker released the message"},
-		{"modified", &amqp.StateModified{UndeliverableHere: true}, "modified", "modified", "undeliverable here"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := jmsOutcome(tc.state)
-			if tc.outcome == "" {
-				require.NoError(t, err)
-				return
-			}
-			var oe *jmsOutcomeError
-			require.ErrorAs(t, err, &oe)
-			assert.Equal(t, tc.outcome, oe.Outcome)
-			assert.Equal(t, tc.condition, oe.metricCondition())
-			assert.Contains(t, err.Error(), tc.text)
-		})
-	}
-}
-
-func TestJMSBackoff(t *testing.T) {
-	r := jmsRetry{initial: 100 * time.Millisecond, max: time.Second}
-	for n, want := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
-		want *= time.Millisecond
-		for range 50 {
-			d := r.backoff(n)
-			require.GreaterOrEqual(t, d, want/2, "retry %d", n)
-			require.LessOrEqual(t, d, want, "retry %d", n)
-		}
-	}
-	assert.Zero(t, jmsRetry{}.backoff(3))
 }
 
 func TestJMSWriteWithoutConnection(t *testing.T) {
@@ -247,7 +211,7 @@ func TestJMSPasswordFile(t *testing.T) {
 				require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o600))
 			}
 			o := newTestJMSOutput(t, "urls: [ amqp://127.0.0.1:1 ]\nqueue: q\nusername: u\npassword_file: "+path)
-			assert.Empty(t, o.dial.Password, "the file is not read at parse")
+			assert.Empty(t, o.connConf.Dial.Password, "the file is not read at parse")
 			assert.Equal(t, path, o.connConf.PasswordFile)
 			err := o.Connect(t.Context())
 			require.Error(t, err)
@@ -259,5 +223,84 @@ func TestJMSPasswordFile(t *testing.T) {
 			}
 			assert.NotContains(t, err.Error(), "hunter2")
 		})
+	}
+}
+
+// current returns the connection and its addresser, nil when disconnected.
+func (o *jmsOutput) current() (*jms.Conn, jms.Addresser) {
+	if s := o.currentSender(); s != nil {
+		return s.Conn(), s.Addresser()
+	}
+	return nil, jms.Addresser{}
+}
+
+// TestJMSWriteBatchAgainstPeer drives WriteBatch against the in-process AMQP
+// peer: a message whose metadata value is not UTF-8 fails alone, naming the
+// key, with no reconnect and no duplicate of the good ones (issue 11 finding
+// 2); a dynamic negative ttl fails its message with the reason; and a
+// dropped connection makes WriteBatch report ErrNotConnected so Benthos
+// reconnects, without the output dialing itself.
+func TestJMSWriteBatchAgainstPeer(t *testing.T) {
+	var drop atomic.Bool
+	p := amqppeer.New(t, func(p *amqppeer.Peer) {
+		p.Decide = func(amqppeer.Delivery, int) amqppeer.Action {
+			if drop.Load() {
+				return amqppeer.DropConn
+			}
+			return amqppeer.Accept
+		}
+	})
+	o := newTestJMSOutput(t, "urls: [ "+p.URL+" ]\nqueue: q\nttl: '${! meta(\"ttl\").or(\"\") }'\nmetadata:\n  include_prefixes: [ app_ ]\n")
+	require.NoError(t, o.Connect(t.Context()))
+	t.Cleanup(func() { _ = o.Close(t.Context()) })
+
+	batch := service.MessageBatch{service.NewMessage([]byte("a")), service.NewMessage([]byte("b")), service.NewMessage([]byte("c")), service.NewMessage([]byte("d"))}
+	batch[1].MetaSetMut("app_name", "bad\xff")
+	batch[2].MetaSetMut("ttl", "-5000")
+	ix := batch.Index()
+	err := o.WriteBatch(t.Context(), batch)
+	var bErr *service.BatchError
+	require.ErrorAs(t, err, &bErr)
+	assert.Equal(t, 2, bErr.IndexedErrors())
+	for i, want := range map[int]string{1: `JMS property "app_name": value is not valid UTF-8`, 2: "field ttl: ttl cannot be negative"} {
+		ierr := indexFailed(ix, bErr, i)
+		require.Error(t, ierr, "message %d", i)
+		assert.Contains(t, ierr.Error(), want)
+	}
+	assert.Equal(t, []string{"a", "d"}, p.Bodies(), "good messages sent once")
+	assert.Equal(t, 1, p.Connections(), "no reconnect")
+
+	drop.Store(true)
+	err = o.WriteBatch(t.Context(), service.MessageBatch{service.NewMessage([]byte("e"))})
+	require.ErrorIs(t, err, service.ErrNotConnected)
+	assert.ErrorIs(t, o.WriteBatch(t.Context(), batch), service.ErrNotConnected, "no dial inside WriteBatch")
+	assert.Equal(t, 1, p.Connections())
+
+	drop.Store(false)
+	require.NoError(t, o.Connect(t.Context()))
+	writeOK(t, o, service.MessageBatch{service.NewMessage([]byte("f"))})
+	assert.Equal(t, 2, p.Connections())
+}
+
+// TestJMSOrdered checks ordered mode sends one batch at a time, whatever
+// max_in_flight says.
+func TestJMSOrdered(t *testing.T) {
+	spec := jmsOutputSpec()
+	for _, tc := range []struct {
+		conf    string
+		ordered bool
+		want    int
+	}{
+		{"ordered: true\nmax_in_flight: 8", true, 1},
+		{"max_in_flight: 8", false, 8},
+	} {
+		conf, err := spec.ParseYAML("urls: [ amqp://h ]\nqueue: q\n"+tc.conf, nil)
+		require.NoError(t, err)
+		o, err := newJMSOutputFromParsed(conf, service.MockResources())
+		require.NoError(t, err)
+		assert.Equal(t, tc.ordered, o.sendConf.Ordered)
+		mif, err := conf.FieldMaxInFlight()
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, jmsMaxInFlight(o, mif))
 	}
 }

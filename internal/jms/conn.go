@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/go-amqp"
@@ -40,10 +41,11 @@ type DialConfig struct {
 	LinkCacheSize int
 }
 
-// Conn is one AMQP connection with one session and its sender links.
+// Conn is one AMQP connection with one session and its sender links. The
+// session can be replaced while the connection lives: RabbitMQ 3.x refuses an
+// address by ending the whole session, which must not cost a reconnect.
 type Conn struct {
 	amqp  *amqp.Conn
-	sess  *amqp.Session
 	url   string
 	caps  []string
 	relay bool
@@ -51,14 +53,21 @@ type Conn struct {
 	cacheSize int
 
 	mu          sync.Mutex
-	sessionLost error // set once the session ended; the Conn is then useless
+	sess        *amqp.Session
+	sessionLost error // set once the session ended; the next Sender begins a new one
 	relaySender *Link
-	links       map[string]*linkEntry
+	links       map[linkKey]*linkEntry
 	lru         *list.List // of *linkEntry, most recent at the front
 }
 
+// linkKey identifies a cached link: its target and how it was attached.
+type linkKey struct {
+	address, caps string
+	durable       bool
+}
+
 type linkEntry struct {
-	key     string
+	key     linkKey
 	sender  *Link
 	users   int
 	evicted bool
@@ -144,7 +153,7 @@ func Dial(ctx context.Context, cfg DialConfig, rawURL string) (*Conn, error) {
 		nc = tconn
 	}
 
-	sniff := newOpenSniffer(nc)
+	sniff := newOpenSniffer(newCoalescingConn(nc))
 	opts := &amqp.ConnOptions{
 		HostName:    host,
 		ContainerID: cfg.ContainerID,
@@ -156,9 +165,14 @@ func Dial(ctx context.Context, cfg DialConfig, rawURL string) (*Conn, error) {
 	}
 	ac, err := amqp.NewConn(ctx, sniff, opts)
 	if err != nil {
-		_ = nc.Close()
-		if strings.Contains(err.Error(), "auth failed") {
-			return nil, fmt.Errorf("connecting to %s as %q: %w (%v)", safe, user, ErrAuth, err)
+		_ = sniff.Close()
+		// go-amqp reports a refused login as plain text; the sasl-outcome
+		// code read off the wire says what happened.
+		if code, ok := sniff.SASLOutcome(); ok && code != saslCodeOK {
+			if code == saslCodeAuth {
+				return nil, fmt.Errorf("connecting to %s as %q: %w (%v)", safe, user, ErrAuth, err)
+			}
+			return nil, fmt.Errorf("connecting to %s: broker refused the SASL login with code %d (a broker-side error): %w", safe, code, err)
 		}
 		return nil, fmt.Errorf("opening AMQP connection to %s: %w", safe, err)
 	}
@@ -179,7 +193,7 @@ func Dial(ctx context.Context, cfg DialConfig, rawURL string) (*Conn, error) {
 		caps:      caps,
 		relay:     cfg.AnonymousRelay && slices.Contains(caps, CapAnonymousRelay),
 		cacheSize: size,
-		links:     map[string]*linkEntry{},
+		links:     map[linkKey]*linkEntry{},
 		lru:       list.New(),
 	}, nil
 }
@@ -214,64 +228,136 @@ func senderOptions(dest Destination) *amqp.SenderOptions {
 	return o
 }
 
-// Sender returns a link that delivers to dest and a release func to call
-// once the caller no longer waits on deliveries sent over it. A link evicted
-// from the cache is closed only after its last user released it, so no
-// in-flight delivery is cut off.
-func (c *Conn) Sender(ctx context.Context, dest Destination) (*Link, func(), error) {
+// SASL outcome codes (AMQP 1.0 part 5.3.3.6).
+const (
+	saslCodeOK   = 0
+	saslCodeAuth = 1
+)
+
+// Sender returns a link that delivers to dest; call Release with it once
+// no delivery sent over it is waited on any more. A link evicted from the
+// cache is closed only after its last user released it, so no in-flight
+// delivery is cut off. When the session ended (a broker refusing an
+// address, say) a new one is begun first; when the connection ended, the
+// error is a *amqp.ConnError.
+func (c *Conn) Sender(ctx context.Context, dest Destination) (*Link, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sessionLost != nil {
-		return nil, nil, fmt.Errorf("session on %s ended: %w", c.url, c.sessionLost)
+	if err := c.ensureSessionLocked(ctx); err != nil {
+		return nil, err
 	}
 	if c.relay {
 		if c.relaySender == nil {
 			s, err := c.sess.NewSender(ctx, "", senderOptions(Destination{}))
 			if err != nil {
-				return nil, nil, c.attachError(err, "anonymous-relay link")
+				return nil, c.attachError(err, "")
 			}
-			c.relaySender = newLink(s, c.amqp.Done())
+			c.relaySender = newLink(s)
 		}
-		return c.relaySender, func() {}, nil
+		return c.relaySender, nil
 	}
 
-	key := dest.Address + "\x00" + strings.Join(dest.Capabilities, ",")
-	if dest.Durable {
-		key += "\x00durable"
-	}
+	// A struct key: no string built per send.
+	key := linkKey{address: dest.Address, caps: strings.Join(dest.Capabilities, ","), durable: dest.Durable}
 	e, ok := c.links[key]
 	if !ok {
 		s, err := c.sess.NewSender(ctx, dest.Address, senderOptions(dest))
 		if err != nil {
-			return nil, nil, c.attachError(err, fmt.Sprintf("sender link to %q", dest.Address))
+			return nil, c.attachError(err, dest.Address)
 		}
-		e = &linkEntry{key: key, sender: newLink(s, c.amqp.Done())}
+		e = &linkEntry{key: key, sender: newLink(s)}
+		e.sender.entry = e
 		e.elem = c.lru.PushFront(e)
 		c.links[key] = e
 		for c.lru.Len() > c.cacheSize {
-			old := c.lru.Back().Value.(*linkEntry)
-			c.lru.Remove(old.elem)
-			delete(c.links, old.key)
-			old.evicted = true
-			if old.users == 0 {
-				closeSenderAsync(old.sender)
-			}
+			c.evictLocked(c.lru.Back().Value.(*linkEntry))
 		}
-	} else {
+	} else if c.lru.Front() != e.elem {
 		c.lru.MoveToFront(e.elem)
 	}
 	e.users++
-	var once sync.Once
-	return e.sender, func() {
-		once.Do(func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			e.users--
-			if e.evicted && e.users == 0 {
-				closeSenderAsync(e.sender)
-			}
-		})
-	}, nil
+	return e.sender, nil
+}
+
+// Release ends one use of a link returned by Sender.
+func (c *Conn) Release(l *Link) {
+	e := l.entry
+	if e == nil {
+		return // the anonymous-relay link is never evicted
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.users--
+	if e.evicted && e.users == 0 {
+		closeSenderAsync(e.sender)
+	}
+}
+
+// ensureSessionLocked begins a new session when the last one ended. Links of
+// the old session died with it and are forgotten.
+func (c *Conn) ensureSessionLocked(ctx context.Context) error {
+	if c.sessionLost == nil && c.sess != nil {
+		return nil // a dead connection fails the attach or send with its error
+	}
+	select {
+	case <-c.amqp.Done():
+		err := c.amqp.Err()
+		if err == nil {
+			err = &amqp.ConnError{}
+		}
+		return err
+	default:
+	}
+	sess, err := c.amqp.NewSession(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("beginning a new AMQP session on %s: %w", c.url, err)
+	}
+	for _, e := range c.links {
+		c.lru.Remove(e.elem)
+		e.evicted = true
+	}
+	c.links = map[linkKey]*linkEntry{}
+	c.relaySender = nil
+	c.sess, c.sessionLost = sess, nil
+	return nil
+}
+
+func (c *Conn) evictLocked(e *linkEntry) {
+	if e.evicted {
+		return
+	}
+	c.lru.Remove(e.elem)
+	delete(c.links, e.key)
+	e.evicted = true
+	if e.users == 0 {
+		closeSenderAsync(e.sender)
+	}
+}
+
+// linkFailed records that a send on l failed with err: a detached link is
+// dropped from the cache so the next Sender attaches afresh, and an ended
+// session is marked so the next Sender begins a new one.
+func (c *Conn) linkFailed(l *Link, err error) {
+	var (
+		se *amqp.SessionError
+		le *amqp.LinkError
+	)
+	isSession := errors.As(err, &se)
+	if !isSession && !errors.As(err, &le) {
+		return // a cancelled context or a lost connection: the link is fine or moot
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if isSession && c.sessionLost == nil {
+		c.sessionLost = err
+	}
+	if l == c.relaySender {
+		c.relaySender = nil
+		return
+	}
+	if e := l.entry; e != nil && c.links[e.key] == e {
+		c.evictLocked(e)
+	}
 }
 
 // RefusedError is a broker's refusal of an address: retrying or reconnecting
@@ -298,36 +384,40 @@ var refusalConditions = map[amqp.ErrCond]bool{
 	amqp.ErrCondNotImplemented:     true,
 }
 
-// attachError classifies a failed attach. Brokers refuse an address either by
-// detaching the link (ActiveMQ, Artemis) or by ending the whole session
-// (RabbitMQ 3.x); in the latter case the Conn is marked lost so later senders
-// are told to reconnect rather than blamed for the refusal.
-func (c *Conn) attachError(err error, what string) error {
-	var le *amqp.LinkError
-	isLink := errors.As(err, &le)
-	var se *amqp.SessionError
-	var ce *amqp.ConnError
-	if !isLink && (errors.As(err, &se) || errors.As(err, &ce) || isRemote(err)) {
+// attachError classifies a failed attach of a link to address ("" for the
+// anonymous relay). Brokers refuse an address either by detaching the link
+// (ActiveMQ, Artemis) or by ending the whole session (RabbitMQ 3.x); in the
+// latter case the session is marked lost so the next Sender begins a new one
+// rather than blaming later addresses for the refusal.
+func (c *Conn) attachError(err error, address string) error {
+	var (
+		le *amqp.LinkError
+		se *amqp.SessionError
+		ce *amqp.ConnError
+		ae *amqp.Error
+	)
+	isConn := errors.As(err, &ce)
+	if !errors.As(err, &le) && !isConn && (errors.As(err, &se) || errors.As(err, &ae)) {
 		c.sessionLost = err
 	}
-	var ae *amqp.Error
-	if errors.As(err, &ae) && refusalConditions[ae.Condition] && (ce == nil) {
-		addr := strings.TrimPrefix(strings.TrimSuffix(what, "\""), "sender link to \"")
-		return &RefusedError{Address: addr, Err: ae}
+	if !isConn && errors.As(err, &ae) && refusalConditions[ae.Condition] {
+		return &RefusedError{Address: address, Err: ae}
+	}
+	what := "anonymous-relay link"
+	if address != "" {
+		what = fmt.Sprintf("sender link to %q", address)
 	}
 	return fmt.Errorf("attaching %s on %s: %w", what, c.url, err)
 }
 
-func isRemote(err error) bool {
-	var ae *amqp.Error
-	return errors.As(err, &ae)
-}
-
-// Lost reports whether the session ended, so the Conn must be replaced.
+// Lost reports whether the connection ended, so the Conn must be replaced.
 func (c *Conn) Lost() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sessionLost != nil
+	select {
+	case <-c.amqp.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // OpenLinks returns how many per-destination links are cached.
@@ -338,7 +428,6 @@ func (c *Conn) OpenLinks() int {
 }
 
 func closeSenderAsync(l *Link) {
-	l.stop()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -346,89 +435,158 @@ func closeSenderAsync(l *Link) {
 	}()
 }
 
-// Link is a sender link with one goroutine that performs every transfer on
-// it. Concurrent writers hand it whole runs of messages instead of contending
-// for go-amqp's per-sender lock message by message, so transfers stream
-// back to back exactly as a single pipelined sender would issue them.
+// Link is a sender link. Concurrent batches do not take turns on it: a
+// batch queues its run of transfers, and whichever sender finds the link
+// idle performs every queued run back to back (flat combining), so go-amqp's
+// per-sender lock is never contended, the other senders sleep once until
+// their run is on the wire, and each run stays contiguous and in order.
 type Link struct {
 	s     *amqp.Sender
-	reqs  chan *sendReq
-	quit  chan struct{}
-	once  sync.Once
-	connD <-chan struct{}
+	entry *linkEntry // nil for the anonymous-relay link
+
+	mu    sync.Mutex     // held by the sender performing transfers
+	spare []*transferReq // guarded by mu
+	qmu   sync.Mutex
+	queue []*transferReq
 }
 
-type sendReq struct {
-	ctx     context.Context
-	msgs    []*amqp.Message
-	results []SendResult
-	done    chan struct{}
+func newLink(s *amqp.Sender) *Link { return &Link{s: s} }
+
+// transferReq is one run of transfers and, once finished, its results.
+// Requests are pooled with their channels, so a run costs no allocation.
+type transferReq struct {
+	ctx  context.Context
+	msgs []*amqp.Message
+	// Results per message attempted, written by whichever goroutine
+	// performs the run: a receipt, or the message's own error.
+	receipts []amqp.SendReceipt
+	errs     []error
+	n        int   // messages attempted before err
+	err      error // the error that stopped the run
+
+	finished atomic.Bool
+	done     chan struct{} // receives one token when finished
+	lead     chan struct{} // the current performer hands over
 }
 
-// SendResult is the fate of one transfer: a receipt to wait on, or why the
-// message was not sent.
-type SendResult struct {
-	Receipt amqp.SendReceipt
-	Err     error
-}
+var transferReqs = sync.Pool{New: func() any {
+	return &transferReq{done: make(chan struct{}, 1), lead: make(chan struct{}, 1)}
+}}
 
-// IsMessageError reports whether a send error concerns only that message
-// (it is too large), so the link is still usable.
-func IsMessageError(err error) bool {
-	var ae *amqp.Error
-	return errors.As(err, &ae) && ae.Condition == amqp.ErrCondMessageSizeExceeded
-}
+// maxRounds bounds how many times a performer drains the queue after its
+// own run is done before it hands the queue to a waiting sender.
+const maxRounds = 4
 
-func newLink(s *amqp.Sender, connDone <-chan struct{}) *Link {
-	// Unbuffered: a request handed over is owned by the pump, which always
-	// completes it, so SendAll can wait for it unconditionally.
-	l := &Link{s: s, reqs: make(chan *sendReq), quit: make(chan struct{}), connD: connDone}
-	go l.pump()
-	return l
-}
-
-func (l *Link) pump() {
+// transfer sends msgs in order without waiting for their settlement and
+// returns a request holding, per message attempted, its receipt or its own
+// error (too large, not encodable: those do not stop the run). Any other
+// error stops the run: it is in err, with n the index of the first message
+// not sent. Give the request back with putTransferReq.
+func (l *Link) transfer(ctx context.Context, msgs []*amqp.Message) *transferReq {
+	r := transferReqs.Get().(*transferReq)
+	r.ctx, r.msgs, r.n, r.err = ctx, msgs, 0, nil
+	r.receipts = slices.Grow(r.receipts[:0], len(msgs))[:len(msgs)]
+	r.errs = slices.Grow(r.errs[:0], len(msgs))[:len(msgs)]
+	clear(r.errs)
+	r.finished.Store(false)
+	l.qmu.Lock()
+	l.queue = append(l.queue, r)
+	l.qmu.Unlock()
 	for {
+		l.perform(r)
 		select {
-		case r := <-l.reqs:
-			for _, m := range r.msgs {
-				rc, err := l.s.SendWithReceipt(r.ctx, m, nil)
-				r.results = append(r.results, SendResult{Receipt: rc, Err: err})
-				if err != nil && !IsMessageError(err) {
-					break
-				}
-			}
-			close(r.done)
-		case <-l.quit:
+		case <-r.done:
+			return r
+		case <-r.lead:
+		}
+	}
+}
+
+func putTransferReq(r *transferReq) {
+	select {
+	case <-r.lead: // a late hand-over is harmless, but not for the next user
+	default:
+	}
+	r.ctx, r.msgs = nil, nil
+	clear(r.receipts)
+	transferReqs.Put(r)
+}
+
+// perform drains the queue while it holds the link. After each unlock it
+// looks again, because a sender that failed to take the link meanwhile is
+// waiting for it; after maxRounds with its own run done, it hands over to
+// the oldest waiter instead, so it can return. (A hand-over that reaches a
+// request already finished only makes its owner look at the queue once.)
+func (l *Link) perform(own *transferReq) {
+	for round := 0; l.mu.TryLock(); round++ {
+		l.qmu.Lock()
+		batch := l.queue
+		l.queue = l.spare[:0]
+		l.qmu.Unlock()
+		for _, r := range batch {
+			l.run(r)
+		}
+		clear(batch)
+		l.spare = batch
+		l.mu.Unlock()
+
+		l.qmu.Lock()
+		var next *transferReq
+		if len(l.queue) > 0 {
+			next = l.queue[0]
+		}
+		l.qmu.Unlock()
+		if next == nil {
 			return
-		case <-l.connD:
+		}
+		if own.finished.Load() && round+1 >= maxRounds {
+			select {
+			case next.lead <- struct{}{}:
+			default:
+			}
 			return
 		}
 	}
 }
 
-func (l *Link) stop() { l.once.Do(func() { close(l.quit) }) }
-
-// errLinkStopped is returned for sends on a link being torn down.
-var errLinkStopped = errors.New("sender link closed")
-
-// SendAll transfers msgs in order without waiting for their settlement and
-// returns one result per message attempted. A message error (too large) does
-// not stop the run; any other error does, and the messages after it were not
-// attempted.
-func (l *Link) SendAll(ctx context.Context, msgs []*amqp.Message) []SendResult {
-	r := &sendReq{ctx: ctx, msgs: msgs, results: make([]SendResult, 0, len(msgs)), done: make(chan struct{})}
-	var err error
-	select {
-	case l.reqs <- r:
-		<-r.done
-		return r.results
-	case <-l.quit:
-		err = errLinkStopped
-	case <-l.connD:
-		err = errLinkStopped
-	case <-ctx.Done():
-		err = ctx.Err()
+func (l *Link) run(r *transferReq) {
+	defer func() {
+		r.finished.Store(true)
+		r.done <- struct{}{}
+	}()
+	for k, m := range r.msgs {
+		rc, err := l.s.SendWithReceipt(r.ctx, m, nil)
+		switch {
+		case err == nil:
+			r.receipts[k] = rc
+		case IsMessageError(err):
+			r.errs[k] = err
+		default:
+			r.n, r.err = k, err
+			return
+		}
 	}
-	return []SendResult{{Err: err}}
+	r.n = len(r.msgs)
+}
+
+// IsMessageError reports whether a send error concerns only that message
+// (it is too large, or cannot be encoded), so the link is still usable.
+func IsMessageError(err error) bool {
+	var (
+		ae *amqp.Error
+		le *amqp.LinkError
+		se *amqp.SessionError
+		ce *amqp.ConnError
+	)
+	switch {
+	case errors.As(err, &le), errors.As(err, &se), errors.As(err, &ce):
+		return false
+	case errors.As(err, &ae):
+		return ae.Condition == amqp.ErrCondMessageSizeExceeded
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	// Anything else comes from marshalling the message before a frame was
+	// queued (an invalid UTF-8 string, an unsupported value type).
+	return true
 }

@@ -2,9 +2,11 @@ package jms
 
 import (
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -92,17 +94,13 @@ func Encode(m *Message) (*amqp.Message, error) {
 	if m.Destination.Address == "" {
 		return nil, errors.New("message has no destination address")
 	}
-	out := &amqp.Message{
-		Header: &amqp.MessageHeader{
-			Durable:  m.Persistent,
-			Priority: m.Priority,
-			TTL:      m.TTL,
-		},
-		Annotations: amqp.Annotations{
-			amqp.Symbol(AnnDest): int8(m.Destination.Kind),
-		},
-		Properties: &amqp.MessageProperties{},
-	}
+	// One allocation for the message and the sections and values it points
+	// to, rather than one for each.
+	e := &encodedMessage{}
+	e.header = amqp.MessageHeader{Durable: m.Persistent, Priority: m.Priority, TTL: m.TTL}
+	out := &e.msg
+	out.Header, out.Properties = &e.header, &e.props
+	var msgType int8
 	switch m.Type {
 	case BodyText, "":
 		if !utf8.Valid(m.Body) {
@@ -110,23 +108,31 @@ func Encode(m *Message) (*amqp.Message, error) {
 		}
 		// A TextMessage is an amqp-value holding a string, as Qpid JMS sends it.
 		out.Value = string(m.Body)
-		out.Annotations[amqp.Symbol(AnnMsgType)] = MsgTypeText
+		msgType = MsgTypeText
 	case BodyBytes:
-		out.Data = [][]byte{m.Body}
-		ct := ContentTypeOctetStream
-		out.Properties.ContentType = &ct
-		out.Annotations[amqp.Symbol(AnnMsgType)] = MsgTypeBytes
+		e.data[0] = m.Body
+		out.Data = e.data[:]
+		e.ct = ContentTypeOctetStream
+		out.Properties.ContentType = &e.ct
+		msgType = MsgTypeBytes
 	case BodyMap:
 		body := m.Map
 		if body == nil {
 			body = map[string]any{}
 		}
 		out.Value = body
-		out.Annotations[amqp.Symbol(AnnMsgType)] = MsgTypeMap
+		msgType = MsgTypeMap
 	default:
 		return nil, fmt.Errorf("unknown message type %q", m.Type)
 	}
 
+	for _, f := range []struct{ name, v string }{
+		{"message_id", m.MessageID}, {"correlation_id", m.CorrelationID}, {"jms_type", m.JMSType}, {"group_id", m.GroupID},
+	} {
+		if !utf8.ValidString(f.v) {
+			return nil, fmt.Errorf("%s is not valid UTF-8, which AMQP strings must be", f.name)
+		}
+	}
 	p := out.Properties
 	id := m.MessageID
 	if id == "" {
@@ -135,38 +141,40 @@ func Encode(m *Message) (*amqp.Message, error) {
 		id = "ID:" + id
 	}
 	p.MessageID = id
-	to := m.Destination.Address
-	p.To = &to
+	e.to = m.Destination.Address
+	p.To = &e.to
 	created := m.CreationTime
 	if created.IsZero() {
 		created = time.Now()
 	}
 	// AMQP timestamps have millisecond precision.
-	created = created.Truncate(time.Millisecond)
-	p.CreationTime = &created
+	e.created = created.Truncate(time.Millisecond)
+	p.CreationTime = &e.created
 	if m.TTL > 0 {
-		exp := created.Add(m.TTL)
-		p.AbsoluteExpiryTime = &exp
+		e.expiry = e.created.Add(m.TTL)
+		p.AbsoluteExpiryTime = &e.expiry
 	}
 	if m.CorrelationID != "" {
 		p.CorrelationID = m.CorrelationID
 	}
 	if m.JMSType != "" {
-		s := m.JMSType
-		p.Subject = &s
+		e.subject = m.JMSType
+		p.Subject = &e.subject
 	}
+	replyKind := int8(-1)
 	if m.ReplyTo != nil {
-		r := m.ReplyTo.Address
-		p.ReplyTo = &r
-		out.Annotations[amqp.Symbol(AnnReplyType)] = int8(m.ReplyTo.Kind)
+		e.replyTo = m.ReplyTo.Address
+		p.ReplyTo = &e.replyTo
+		replyKind = int8(m.ReplyTo.Kind)
 	}
+	out.Annotations = sharedAnnotations(msgType, int8(m.Destination.Kind), replyKind)
 	if m.GroupID != "" {
-		g := m.GroupID
-		p.GroupID = &g
+		e.groupID = m.GroupID
+		p.GroupID = &e.groupID
 	}
 	if m.GroupSequence != nil {
-		s := *m.GroupSequence
-		p.GroupSequence = &s
+		e.groupSeq = *m.GroupSequence
+		p.GroupSequence = &e.groupSeq
 	}
 	if len(m.Properties) > 0 {
 		out.ApplicationProperties = m.Properties
@@ -181,5 +189,48 @@ func NewMessageID() string {
 	_, _ = rand.Read(u[:])
 	u[6] = (u[6] & 0x0f) | 0x40
 	u[8] = (u[8] & 0x3f) | 0x80
-	return "ID:" + uuidString(u)
+	// "ID:" and the UUID's text in one allocation.
+	var buf [39]byte
+	copy(buf[:], "ID:")
+	hex.Encode(buf[3:11], u[0:4])
+	buf[11] = '-'
+	hex.Encode(buf[12:16], u[4:6])
+	buf[16] = '-'
+	hex.Encode(buf[17:21], u[6:8])
+	buf[21] = '-'
+	hex.Encode(buf[22:26], u[8:10])
+	buf[26] = '-'
+	hex.Encode(buf[27:], u[10:])
+	return string(buf[:])
+}
+
+// annotationSets caches the message annotations, which depend only on the
+// message class and the destination kinds: a handful of distinct maps,
+// shared by every message instead of built per message. go-amqp only reads
+// them; nothing may write to a map Encode returns.
+var annotationSets sync.Map // [3]int8 -> amqp.Annotations
+
+func sharedAnnotations(msgType, destKind, replyKind int8) amqp.Annotations {
+	key := [3]int8{msgType, destKind, replyKind}
+	if a, ok := annotationSets.Load(key); ok {
+		return a.(amqp.Annotations)
+	}
+	a := amqp.Annotations{amqp.Symbol(AnnMsgType): msgType, amqp.Symbol(AnnDest): destKind}
+	if replyKind >= 0 {
+		a[amqp.Symbol(AnnReplyType)] = replyKind
+	}
+	v, _ := annotationSets.LoadOrStore(key, a)
+	return v.(amqp.Annotations)
+}
+
+// encodedMessage holds an encoded message and everything its sections point
+// to, so Encode allocates once.
+type encodedMessage struct {
+	msg                               amqp.Message
+	header                            amqp.MessageHeader
+	props                             amqp.MessageProperties
+	data                              [1][]byte
+	to, ct, subject, replyTo, groupID string
+	created, expiry                   time.Time
+	groupSeq                          uint32
 }

@@ -28,9 +28,13 @@ type openSniffer struct {
 	done bool
 	caps []string
 	err  error
+	// saslCode is the code of the broker's sasl-outcome frame, -1 until one
+	// is seen: go-amqp reports a refused login as plain text, so the code
+	// read off the wire is what tells a wrong password from a dead broker.
+	saslCode int
 }
 
-func newOpenSniffer(c net.Conn) *openSniffer { return &openSniffer{Conn: c} }
+func newOpenSniffer(c net.Conn) *openSniffer { return &openSniffer{Conn: c, saslCode: -1} }
 
 func (s *openSniffer) Read(p []byte) (int, error) {
 	n, err := s.Conn.Read(p)
@@ -82,12 +86,42 @@ func (s *openSniffer) scan() {
 		}
 		body := s.buf[doff:size]
 		s.buf = s.buf[size:]
-		if ftype != 0 || len(body) == 0 {
-			continue // SASL frame or heartbeat
+		if ftype == 1 {
+			if code, ok := decodeSASLOutcome(body); ok {
+				s.saslCode = code
+			}
+			continue
+		}
+		if len(body) == 0 {
+			continue // heartbeat
 		}
 		caps, err := decodeOpenCapabilities(body)
 		s.finish(caps, err)
 	}
+}
+
+// SASLOutcome returns the code of the broker's sasl-outcome frame (0 ok,
+// 1 auth, 2 sys, 3 sys-perm, 4 sys-temp) and whether one was seen.
+func (s *openSniffer) SASLOutcome() (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saslCode, s.saslCode >= 0
+}
+
+// decodeSASLOutcome reads the code of a sasl-outcome performative
+// (descriptor 0x44, a list whose first field is a ubyte).
+func decodeSASLOutcome(b []byte) (int, bool) {
+	if len(b) < 3 || b[0] != 0x00 || b[1] != 0x53 || b[2] != 0x44 {
+		return 0, false
+	}
+	b = b[3:]
+	switch {
+	case len(b) >= 5 && b[0] == 0xc0 && b[3] == 0x50:
+		return int(b[4]), true
+	case len(b) >= 11 && b[0] == 0xd0 && b[9] == 0x50:
+		return int(b[10]), true
+	}
+	return 0, false
 }
 
 func (s *openSniffer) finish(caps []string, err error) {

@@ -165,6 +165,9 @@ func Properties(in map[string]any) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("JMS property %q: %w", k, err)
 		}
+		if s, ok := cv.(string); ok && !utf8.ValidString(s) {
+			return nil, fmt.Errorf("JMS property %q: value is not valid UTF-8, which AMQP strings must be: fix or drop the metadata value, or leave the key out of metadata", k)
+		}
 		out[k] = cv
 	}
 	return out, nil

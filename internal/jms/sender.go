@@ -1,0 +1,529 @@
+package jms
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/cenkalti/backoff/v4"
+)
+
+// Outgoing is one message for Sender.Send: its JMS view, with destinations
+// given by name, because how a name becomes an address depends on the broker
+// the connection reached.
+type Outgoing struct {
+	Message
+	DestKind    DestKind
+	DestName    string
+	ReplyToKind DestKind
+	ReplyToName string // "" for no JMSReplyTo
+}
+
+// Result is the fate of one message of a batch.
+type Result struct {
+	// Err is nil when the broker accepted the message.
+	Err error
+	// Latency is the time from transfer to settlement of an accepted message.
+	Latency time.Duration
+}
+
+// SenderConfig says how a Sender sends.
+type SenderConfig struct {
+	// SendTimeout bounds how long deliveries may be outstanding without any
+	// settlement arriving; then the connection is closed as dead. 0 disables.
+	SendTimeout time.Duration
+	// Ordered resends, after a link or session failure, every message from the
+	// first unsettled one on, in batch order, so a retry never reorders (at the
+	// cost of duplicates of messages already accepted after it).
+	Ordered bool
+	// Retry paces resends after a link or session failure on a connection
+	// that is still up, until its MaxElapsedTime; each Send uses a fresh copy.
+	// Nil means no resend: those messages fail. Connection failures are never
+	// retried here: Send returns ErrConnectionLost and the caller reconnects.
+	Retry *backoff.ExponentialBackOff
+	// OnRetry, when set, is told about each resend.
+	OnRetry func(messages int, wait time.Duration, cause error)
+}
+
+// ErrConnectionLost says the connection failed during Send, so the fate of
+// some messages is unknown and the Sender is unusable.
+var ErrConnectionLost = errors.New("connection to the broker lost")
+
+// Sender sends batches over one connection: per destination it transfers a
+// batch's messages back to back on one link without waiting in between, then
+// collects the settlements, and returns one Result per message. Many batches
+// may be sent concurrently.
+type Sender struct {
+	conn *Conn
+	addr Addresser
+	cfg  SenderConfig
+
+	// Watchdog state: deliveries outstanding and settlements seen.
+	outstanding atomic.Int64
+	settled     atomic.Uint64
+	timedOut    atomic.Bool
+	stop        chan struct{}
+	stopOnce    sync.Once
+}
+
+// NewSender sends over conn, addressing with addr.
+func NewSender(conn *Conn, addr Addresser, cfg SenderConfig) *Sender {
+	s := &Sender{conn: conn, addr: addr, cfg: cfg, stop: make(chan struct{})}
+	if cfg.SendTimeout > 0 {
+		go s.watchdog()
+	}
+	return s
+}
+
+// Conn is the connection the Sender sends over.
+func (s *Sender) Conn() *Conn { return s.conn }
+
+// Addresser is how the Sender turns names into addresses.
+func (s *Sender) Addresser() Addresser { return s.addr }
+
+// Close stops the Sender and closes its connection.
+func (s *Sender) Close() error {
+	s.stopOnce.Do(func() { close(s.stop) })
+	return s.conn.Close()
+}
+
+// watchdog closes the connection when deliveries are outstanding but no
+// settlement arrived for SendTimeout: one ticker per connection instead of a
+// context timer per send.
+func (s *Sender) watchdog() {
+	tick := max(s.cfg.SendTimeout/4, 10*time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	last, since := s.settled.Load(), time.Now()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.conn.Done():
+			return
+		case now := <-t.C:
+			n := s.settled.Load()
+			if n != last || s.outstanding.Load() == 0 {
+				last, since = n, now
+				continue
+			}
+			if now.Sub(since) >= s.cfg.SendTimeout {
+				s.timedOut.Store(true)
+				_ = s.conn.Close()
+				return
+			}
+		}
+	}
+}
+
+// Send sends every msgs[i] that is not nil and whose res[i].Err is not set
+// yet, and fills res. A message the broker did not accept fails on its own
+// (an *OutcomeError, a *RefusedError or a *MessageError); messages cut off by
+// a link or session failure are resent as cfg.Retry allows. When the
+// connection failed, the messages whose fate is unknown get that error and
+// Send returns it, wrapping ErrConnectionLost. When ctx ends, Send returns
+// its error.
+func (s *Sender) Send(ctx context.Context, msgs []*Outgoing, res []Result) error {
+	sc := scratches.Get().(*scratch)
+	defer sc.put()
+	pending := sc.pending[:0]
+	for i, m := range msgs {
+		if m != nil && res[i].Err == nil {
+			pending = append(pending, i)
+		}
+	}
+	sc.pending = pending
+	var bo *backoff.ExponentialBackOff
+	for attempt := 1; len(pending) > 0; attempt++ {
+		retry, cause := s.attempt(ctx, sc, msgs, pending, res)
+		if len(retry) == 0 {
+			return nil
+		}
+		if s.cfg.Ordered {
+			retry = s.fromFirst(pending, retry, res)
+		}
+		fail := func(err error) {
+			for _, i := range retry {
+				res[i] = Result{Err: err}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			fail(err)
+			return err
+		}
+		var ce *amqp.ConnError
+		if s.conn.Lost() || errors.As(cause, &ce) {
+			if s.timedOut.Load() {
+				cause = fmt.Errorf("no settlement within send_timeout %v: %w", s.cfg.SendTimeout, cause)
+			}
+			err := fmt.Errorf("%w (%s): %w", ErrConnectionLost, s.conn.URL(), cause)
+			fail(err)
+			return err
+		}
+		if bo == nil && s.cfg.Retry != nil {
+			b := *s.cfg.Retry
+			bo = &b
+			bo.Reset()
+		}
+		wait := backoff.Stop
+		if bo != nil {
+			wait = bo.NextBackOff()
+		}
+		if wait == backoff.Stop {
+			fail(fmt.Errorf("sending on %s failed after %d attempts: %w", s.conn.URL(), attempt, cause))
+			return nil
+		}
+		if s.cfg.OnRetry != nil {
+			s.cfg.OnRetry(len(retry), wait, cause)
+		}
+		if err := s.sleep(ctx, wait); err != nil {
+			fail(err)
+			return err
+		}
+		pending = retry
+	}
+	return nil
+}
+
+// fromFirst widens retry to every pending message from the first one in
+// retry on that did not fail on its own, in batch order.
+func (s *Sender) fromFirst(pending, retry []int, res []Result) []int {
+	first := slices.Min(retry)
+	out := retry[:0:0]
+	for _, i := range pending {
+		if i < first {
+			continue
+		}
+		if slices.Contains(retry, i) || res[i].Err == nil {
+			res[i] = Result{}
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (s *Sender) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.conn.Done():
+		return nil // the next attempt reports the lost connection
+	}
+}
+
+// scratch holds a Send's working slices, pooled so a small batch costs no
+// allocations for them.
+type scratch struct {
+	pending []int
+	flights []inflight
+	links   []*Link
+	run     []*amqp.Message
+	runIdx  []int
+}
+
+var scratches = sync.Pool{New: func() any { return &scratch{} }}
+
+func (sc *scratch) put() {
+	sc.pending = sc.pending[:0]
+	scratches.Put(sc)
+}
+
+type inflight struct {
+	idx     int
+	receipt amqp.SendReceipt
+	start   time.Time
+	address string
+	link    *Link
+}
+
+// attempt transfers the pending messages, run by run of one destination,
+// then waits for their settlements. It fills res for settled and
+// permanently failed messages and returns those whose fate a link, session
+// or connection failure left unknown, with that failure.
+func (s *Sender) attempt(ctx context.Context, sc *scratch, msgs []*Outgoing, pending []int, res []Result) (retry []int, cause error) {
+	s.outstanding.Add(int64(len(pending)))
+	defer s.outstanding.Add(-int64(len(pending)))
+
+	flights := sc.flights[:0]
+	links := sc.links[:0]
+	defer func() {
+		for _, l := range links {
+			s.conn.Release(l)
+		}
+		clear(links)
+		clear(flights)
+		sc.flights, sc.links = flights[:0], links[:0]
+	}()
+	run, runIdx := sc.run[:0], sc.runIdx[:0]
+	defer func() {
+		clear(run)
+		sc.run, sc.runIdx = run[:0], runIdx[:0]
+	}()
+
+	for n := 0; n < len(pending); {
+		first := msgs[pending[n]]
+		end := n + 1
+		for end < len(pending) && msgs[pending[end]].DestName == first.DestName && msgs[pending[end]].DestKind == first.DestKind {
+			end++
+		}
+		group, rest := pending[n:end], pending[end:]
+		n = end
+
+		dest, err := s.addr.Resolve(first.DestKind, first.DestName)
+		if err != nil {
+			failAll(res, group, &MessageError{Label: LabelEncoding, Err: err})
+			continue
+		}
+		link, err := s.conn.Sender(ctx, dest)
+		if err != nil {
+			var refused *RefusedError
+			if errors.As(err, &refused) {
+				failAll(res, group, err)
+				continue
+			}
+			// Not sent; what is already in flight is still waited for.
+			retry = slices.Concat(retry, group, rest)
+			cause = err
+			break
+		}
+		links = append(links, link)
+
+		run, runIdx = run[:0], runIdx[:0]
+		for _, i := range group {
+			am, err := s.encode(msgs[i], dest)
+			if err != nil {
+				res[i] = Result{Err: err}
+				continue
+			}
+			run = append(run, am)
+			runIdx = append(runIdx, i)
+		}
+		start := time.Now()
+		tr := link.transfer(ctx, run)
+		for k := range tr.n {
+			if err := tr.errs[k]; err != nil {
+				res[runIdx[k]] = Result{Err: &MessageError{Label: messageErrorLabel(err), Err: fmt.Errorf("sending to %s: %w", dest.Address, err)}}
+				continue
+			}
+			flights = append(flights, inflight{idx: runIdx[k], receipt: tr.receipts[k], start: start, address: dest.Address, link: link})
+		}
+		sent, err := tr.n, tr.err
+		putTransferReq(tr)
+		if err != nil {
+			s.conn.linkFailed(link, err)
+			retry = append(retry, runIdx[sent:]...)
+			retry = append(retry, rest...)
+			cause = err
+			break
+		}
+	}
+
+	for k := range flights {
+		f := &flights[k]
+		state, err := f.receipt.Wait(ctx)
+		// go-amqp's Wait picks at random between a settlement that arrived
+		// and its link having ended since; a delivery settled just before
+		// its link detached is settled, so look again before resending it.
+		for tries := 0; err != nil && ctx.Err() == nil && tries < 16; tries++ {
+			state, err = f.receipt.Wait(ctx)
+		}
+		if err != nil {
+			if cause == nil {
+				cause = err
+			}
+			s.conn.linkFailed(f.link, err)
+			retry = append(retry, f.idx)
+			continue
+		}
+		s.settled.Add(1)
+		if oerr := SendOutcome(state, f.address); oerr != nil {
+			res[f.idx] = Result{Err: oerr}
+			continue
+		}
+		res[f.idx] = Result{Latency: time.Since(f.start)}
+	}
+	slices.Sort(retry)
+	return retry, cause
+}
+
+func (s *Sender) encode(o *Outgoing, dest Destination) (*amqp.Message, error) {
+	m := o.Message
+	m.Destination = dest
+	m.ReplyTo = nil
+	if o.ReplyToName != "" {
+		rt, err := s.addr.Resolve(o.ReplyToKind, o.ReplyToName)
+		if err != nil {
+			return nil, &MessageError{Label: LabelEncoding, Err: fmt.Errorf("reply_to: %w", err)}
+		}
+		m.ReplyTo = &rt
+	}
+	am, err := Encode(&m)
+	if err != nil {
+		return nil, &MessageError{Label: LabelEncoding, Err: err}
+	}
+	return am, nil
+}
+
+func failAll(res []Result, idx []int, err error) {
+	for _, i := range idx {
+		res[i] = Result{Err: err}
+	}
+}
+
+// Failure labels for metrics: bounded names, never error text.
+const (
+	LabelEncoding   = "encoding"
+	LabelConnection = "connection"
+	LabelRefused    = "refused"
+)
+
+// MessageError is a message that cannot be sent as it is (it cannot be
+// encoded, or is too large): sending it again would fail again.
+type MessageError struct {
+	Label string
+	Err   error
+}
+
+func (e *MessageError) Error() string { return e.Err.Error() }
+func (e *MessageError) Unwrap() error { return e.Err }
+
+func messageErrorLabel(err error) string {
+	var ae *amqp.Error
+	if errors.As(err, &ae) {
+		return string(ae.Condition)
+	}
+	return LabelEncoding
+}
+
+// OutcomeError is a delivery the broker settled other than accepted.
+type OutcomeError struct {
+	Outcome     string // rejected, released or modified
+	Condition   string
+	Description string
+	Address     string
+}
+
+func (e *OutcomeError) Error() string {
+	s := "broker " + e.Outcome + " the message"
+	if e.Condition != "" {
+		s += ": " + e.Condition
+	}
+	if e.Description != "" {
+		s += ": " + e.Description
+	}
+	if e.Address != "" {
+		s += fmt.Sprintf(" (destination %q)", e.Address)
+	}
+	return s
+}
+
+// SendOutcome returns nil for an accepted delivery state and an *OutcomeError
+// for any other.
+func SendOutcome(state amqp.DeliveryState, address string) error {
+	var e *OutcomeError
+	switch st := state.(type) {
+	case *amqp.StateAccepted:
+		return nil
+	case *amqp.StateRejected:
+		e = &OutcomeError{Outcome: "rejected"}
+		if st.Error != nil {
+			e.Condition, e.Description = string(st.Error.Condition), st.Error.Description
+		}
+	case *amqp.StateReleased:
+		e = &OutcomeError{Outcome: "released", Description: "the broker did not process it; it may be resent"}
+	case *amqp.StateModified:
+		e = &OutcomeError{Outcome: "modified"}
+		if st.UndeliverableHere {
+			e.Description = "undeliverable here"
+		}
+	case nil:
+		e = &OutcomeError{Outcome: "settled without an outcome"}
+	default:
+		e = &OutcomeError{Outcome: "settled with an unknown state"}
+	}
+	e.Address = address
+	return e
+}
+
+// knownConditions are the AMQP 1.0 error conditions; a broker's own
+// condition symbols are reported by outcome instead, so labels stay bounded.
+var knownConditions = map[amqp.ErrCond]bool{
+	amqp.ErrCondDecodeError: true, amqp.ErrCondFrameSizeTooSmall: true, amqp.ErrCondIllegalState: true,
+	amqp.ErrCondInternalError: true, amqp.ErrCondInvalidField: true, amqp.ErrCondNotAllowed: true,
+	amqp.ErrCondNotFound: true, amqp.ErrCondNotImplemented: true, amqp.ErrCondPreconditionFailed: true,
+	amqp.ErrCondResourceDeleted: true, amqp.ErrCondResourceLimitExceeded: true, amqp.ErrCondResourceLocked: true,
+	amqp.ErrCondUnauthorizedAccess: true, amqp.ErrCondConnectionForced: true, amqp.ErrCondConnectionRedirect: true,
+	amqp.ErrCondFramingError: true, amqp.ErrCondErrantLink: true, amqp.ErrCondHandleInUse: true,
+	amqp.ErrCondUnattachedHandle: true, amqp.ErrCondWindowViolation: true, amqp.ErrCondDetachForced: true,
+	amqp.ErrCondLinkRedirect: true, amqp.ErrCondMessageSizeExceeded: true, amqp.ErrCondStolen: true,
+	amqp.ErrCondTransferLimitExceeded: true,
+}
+
+// FailureLabel names why a message failed, for a metric label: an AMQP
+// error condition, an outcome, "encoding", "refused" or "connection".
+func FailureLabel(err error) string {
+	var (
+		oe *OutcomeError
+		re *RefusedError
+		me *MessageError
+	)
+	switch {
+	case errors.As(err, &oe):
+		if knownConditions[amqp.ErrCond(oe.Condition)] {
+			return oe.Condition
+		}
+		switch oe.Outcome {
+		case "rejected", "released", "modified":
+			return oe.Outcome
+		}
+		return "unknown_outcome"
+	case errors.As(err, &re):
+		if knownConditions[re.Err.Condition] {
+			return string(re.Err.Condition)
+		}
+		return LabelRefused
+	case errors.As(err, &me):
+		if knownConditions[amqp.ErrCond(me.Label)] || me.Label == LabelEncoding {
+			return me.Label
+		}
+		return LabelEncoding
+	}
+	return LabelConnection
+}
+
+// LinkSettings are a sending component's own connection settings, on top of
+// the shared ConnConfig.
+type LinkSettings struct {
+	AnonymousRelay bool
+	LinkCacheSize  int
+	ContainerID    string
+}
+
+// DialSender connects to the first reachable URL from index start (reading
+// a password file afresh) and returns a Sender over it with the URL index.
+func (c ConnConfig) DialSender(ctx context.Context, link LinkSettings, start int, cfg SenderConfig) (*Sender, int, error) {
+	dial, err := c.ResolvedDial()
+	if err != nil {
+		return nil, start, err
+	}
+	dial.AnonymousRelay, dial.LinkCacheSize, dial.ContainerID = link.AnonymousRelay, link.LinkCacheSize, link.ContainerID
+	conn, idx, err := DialAny(ctx, dial, start)
+	if err != nil {
+		return nil, start, err
+	}
+	addr, err := c.Addresser(conn.Properties())
+	if err != nil {
+		_ = conn.Close()
+		return nil, start, err
+	}
+	return NewSender(conn, addr, cfg), idx, nil
+}

@@ -27,8 +27,11 @@ type Config struct {
 	SEMPAddr               string            // "" means "127.0.0.1:0"; "-" disables SEMP
 	TLS                    *tls.Config       // non-nil: also listen for tcps:// on TLSAddr
 	TLSAddr                string            // "" means 127.0.0.1:0
-	RouterName             string            // "" means "solacetest"
-	Logger                 *slog.Logger      // nil means discard
+	// HealthAddr is the health-check HTTP listener's address (PubSub+
+	// serves it on port 5550); "" means none.
+	HealthAddr string
+	RouterName string       // "" means "solacetest"
+	Logger     *slog.Logger // nil means discard
 }
 
 // Broker is a running test broker. All of its methods are safe for concurrent
@@ -37,8 +40,8 @@ type Broker struct {
 	cfg Config
 	log *slog.Logger
 
-	smfLn, tlsLn, sempLn net.Listener
-	sempSrv              *http.Server
+	smfLn, tlsLn, sempLn, healthLn net.Listener
+	sempSrv, healthSrv             *http.Server
 
 	wg        sync.WaitGroup
 	done      chan struct{}
@@ -67,7 +70,8 @@ type vpnState struct {
 	queues      map[string]*queue
 	pubFlows    map[string]*pubFlow // by flow name
 	clients     map[string]*conn    // live sessions by client name
-	replay      []*storedMsg        // guaranteed messages, oldest first, for replay
+	cfg         VPNConfig
+	replay      []*storedMsg // guaranteed messages, oldest first, for replay
 	replayBytes int
 }
 
@@ -108,35 +112,26 @@ func Start(cfg Config) (*Broker, error) {
 		spoolerID: uint64(time.Now().UnixNano()) & 0x0000ffffffffffff,
 	}
 	for _, v := range cfg.VPNs {
-		b.vpns[v] = &vpnState{name: v, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
+		b.vpns[v] = &vpnState{name: v, cfg: defaultVPNConfig(v), queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
 	}
-	var err error
-	if b.smfLn, err = net.Listen("tcp", cfg.SMFAddr); err != nil {
-		return nil, fmt.Errorf("listening for SMF on %s: %w", cfg.SMFAddr, err)
-	}
-	if cfg.TLS != nil {
-		if b.tlsLn, err = tls.Listen("tcp", cfg.TLSAddr, cfg.TLS); err != nil {
-			_ = b.smfLn.Close()
-			return nil, fmt.Errorf("listening for SMF over TLS on %s: %w", cfg.TLSAddr, err)
-		}
-	}
-	if cfg.SEMPAddr != "-" {
-		if b.sempLn, err = net.Listen("tcp", cfg.SEMPAddr); err != nil {
-			_ = b.smfLn.Close()
-			if b.tlsLn != nil {
-				_ = b.tlsLn.Close()
+	if err := b.listen(); err != nil {
+		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn} {
+			if ln != nil {
+				_ = ln.Close()
 			}
-			return nil, fmt.Errorf("listening for SEMP on %s: %w", cfg.SEMPAddr, err)
 		}
+		return nil, err
+	}
+	if b.sempLn != nil {
 		b.sempSrv = &http.Server{
 			Handler:           sempHandler(b, cfg.SEMPUser, cfg.SEMPPassword, b.log),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			_ = b.sempSrv.Serve(b.sempLn)
-		}()
+		b.serveHTTP(b.sempSrv, b.sempLn)
+	}
+	if b.healthLn != nil {
+		b.healthSrv = &http.Server{Handler: healthHandler(b), ReadHeaderTimeout: 10 * time.Second}
+		b.serveHTTP(b.healthSrv, b.healthLn)
 	}
 	b.wg.Add(2)
 	go b.acceptLoop(b.smfLn)
@@ -146,8 +141,41 @@ func Start(cfg Config) (*Broker, error) {
 		go b.acceptLoop(b.tlsLn)
 	}
 	b.log.Info("solacetest broker started (for development and tests only, not a production broker)",
-		"smf", b.SMFURL(), "smfs", b.SMFSURL(), "semp", b.SEMPURL())
+		"smf", b.SMFURL(), "smfs", b.SMFSURL(), "semp", b.SEMPURL(), "health", b.HealthURL())
 	return b, nil
+}
+
+// listen opens the configured listeners; the caller closes them on error.
+func (b *Broker) listen() error {
+	cfg := b.cfg
+	var err error
+	if b.smfLn, err = net.Listen("tcp", cfg.SMFAddr); err != nil {
+		return fmt.Errorf("listening for SMF on %s: %w", cfg.SMFAddr, err)
+	}
+	if cfg.TLS != nil {
+		if b.tlsLn, err = tls.Listen("tcp", cfg.TLSAddr, cfg.TLS); err != nil {
+			return fmt.Errorf("listening for SMF over TLS on %s: %w", cfg.TLSAddr, err)
+		}
+	}
+	if cfg.SEMPAddr != "-" {
+		if b.sempLn, err = net.Listen("tcp", cfg.SEMPAddr); err != nil {
+			return fmt.Errorf("listening for SEMP on %s: %w", cfg.SEMPAddr, err)
+		}
+	}
+	if cfg.HealthAddr != "" {
+		if b.healthLn, err = net.Listen("tcp", cfg.HealthAddr); err != nil {
+			return fmt.Errorf("listening for health checks on %s: %w", cfg.HealthAddr, err)
+		}
+	}
+	return nil
+}
+
+func (b *Broker) serveHTTP(srv *http.Server, ln net.Listener) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		_ = srv.Serve(ln)
+	}()
 }
 
 // NewTestBroker starts a broker for t and closes it when the test ends.
@@ -190,10 +218,12 @@ func (b *Broker) Close() error {
 		if b.tlsLn != nil {
 			errs = append(errs, ignoreClosed(b.tlsLn.Close()))
 		}
-		if b.sempSrv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			errs = append(errs, b.sempSrv.Shutdown(ctx))
-			cancel()
+		for _, srv := range []*http.Server{b.sempSrv, b.healthSrv} {
+			if srv != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				errs = append(errs, srv.Shutdown(ctx))
+				cancel()
+			}
 		}
 		b.mu.Lock()
 		for c := range b.conns {

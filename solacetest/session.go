@@ -45,6 +45,9 @@ type conn struct {
 	subs       map[string]struct{}
 	pubFlow    *pubFlow
 	flows      map[uint32]*flow
+	login      loginInfo
+
+	stats connStats // atomic, see clients.go
 }
 
 // pubFlow is a publisher flow. It outlives its connection so that a client
@@ -79,9 +82,15 @@ func (c *conn) close() {
 	})
 }
 
-// send queues bytes for the writer goroutine. It never blocks on the network,
-// so it may be called with Broker.mu held.
+// send queues a control frame for the writer goroutine (data messages go
+// through sendData). It never blocks on the network, so it may be called with
+// Broker.mu held.
 func (c *conn) send(b []byte) {
+	c.stats.countTx(false, len(b))
+	c.enqueue(b)
+}
+
+func (c *conn) enqueue(b []byte) {
 	c.outMu.Lock()
 	c.out = append(c.out, b)
 	c.outMu.Unlock()
@@ -142,6 +151,7 @@ func (c *conn) readLoop() {
 			}
 			return
 		}
+		c.stats.countRx(f)
 		if !c.handle(f) {
 			return
 		}
@@ -284,12 +294,15 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	if time.Now().Before(b.faults.refuseLoginsUntil) {
 		return fail(503, "Service Unavailable")
 	}
-	if want, ok := b.cfg.Users[user]; !ok || want != pass {
-		return fail(401, "Unauthorized")
-	}
 	v, ok := b.vpns[vpnName]
 	if !ok {
+		if want, known := b.cfg.Users[user]; !known || want != pass {
+			return fail(401, "Unauthorized")
+		}
 		return fail(403, "Message VPN Not Allowed")
+	}
+	if code, text := b.authenticateLocked(v, user, pass); code != 0 {
+		return fail(code, text)
 	}
 	if clientName == "" {
 		clientName = "solacetest-client-" + strconv.Itoa(len(b.conns))
@@ -300,6 +313,7 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		old.close()
 	}
 	c.loggedIn, c.vpn, c.user, c.clientName = true, v, user, clientName
+	c.login = newLoginInfo(cc)
 	// The login's keep-alive value matched the client's interval in seconds
 	// (smf-wire-notes §2.1). A dead client that keeps its TCP connection
 	// open is dropped after three silent intervals, so its unsettled
@@ -421,7 +435,7 @@ func (b *Broker) fanoutDirect(v *vpnState, topic string, data func() []byte) {
 				if out == nil {
 					out = data()
 				}
-				s.send(out)
+				s.sendData(out)
 				break
 			}
 		}

@@ -331,7 +331,7 @@ func (b *Broker) deliver(f *flow, qm *qmsg) {
 	f.prevID = id
 	fr := &frame{Flags: m.flags | flagADF, UH: 2, Proto: protoTrMsg, Byte2: m.byte2, TTL: 255,
 		rawParams: m.kept, Params: params, Payload: m.payload}
-	f.c.send(fr.encode(nil))
+	f.c.sendData(fr.encode(nil))
 }
 
 // settle applies one application-ack range of flow f.

@@ -35,6 +35,7 @@ Example:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "smf-addr", Value: "127.0.0.1:55555", Usage: "address for SMF (tcp://) clients"},
 			&cli.StringFlag{Name: "semp-addr", Value: "127.0.0.1:8080", Usage: `address for the SEMPv2 HTTP API, "-" to disable`},
+			&cli.StringFlag{Name: "health-addr", Value: "127.0.0.1:5550", Usage: `address for the health-check HTTP listener (/health-check/direct-active, /health-check/guaranteed-active), "-" to disable`},
 			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
 			&cli.StringFlag{Name: "semp-user", Value: "admin:admin", Usage: "SEMP basic-auth `NAME:PASSWORD`"},
 			&cli.GenericFlag{Name: "queue", Value: &repeated{}, Usage: "pre-create a durable queue `NAME[:topic,...]`, repeatable"},
@@ -74,6 +75,7 @@ func runDevbroker(c *cli.Context) error {
 		SEMPPassword: sempPass,
 		SMFAddr:      c.String("smf-addr"),
 		SEMPAddr:     c.String("semp-addr"),
+		HealthAddr:   healthAddr(c.String("health-addr")),
 		Logger:       logger,
 	})
 	if err != nil {
@@ -90,7 +92,7 @@ func runDevbroker(c *cli.Context) error {
 			return fmt.Errorf("--queue %q: %w", q, err)
 		}
 	}
-	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s semp=%s (dev/test only)\n", b.SMFURL(), b.SEMPURL())
+	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s semp=%s health=%s (dev/test only)\n", b.SMFURL(), b.SEMPURL(), b.HealthURL())
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -101,6 +103,14 @@ func runDevbroker(c *cli.Context) error {
 	case <-c.Context.Done():
 	}
 	return nil
+}
+
+// healthAddr maps the flag's "-" (no listener) to Config's "".
+func healthAddr(v string) string {
+	if v == "-" {
+		return ""
+	}
+	return v
 }
 
 // repeated is a repeatable string flag whose values may contain commas (queue

@@ -1,0 +1,47 @@
+package solacetest
+
+// This file lists the SEMP resources beyond queues and routes them with
+// net/http.ServeMux patterns. Queue resources are served by route
+// (semp_queues.go), the mux's fallback.
+
+// brokerAdmin is what the SEMP resources beyond queues need; *Broker
+// implements it. A queueAdmin that does not (the tests' in-memory fake)
+// gets the queue resources only.
+type brokerAdmin interface {
+	queueAdmin
+	Client(vpn, name string) (ClientInfo, error)
+	Clients(vpn string) ([]ClientInfo, error)
+	DisconnectClient(vpn, name string) error
+	QueueMsgs(vpn, queue string) ([]QueueMsg, error)
+	VPN(vpn string) (VPNConfig, error)
+	UpdateVPN(vpn string, update func(*VPNConfig)) error
+}
+
+func (s *sempServer) registerRoutes(b brokerAdmin) {
+	const (
+		config  = sempConfigBase + "/msgVpns/{vpn}"
+		monitor = sempMonitorBase + "/msgVpns/{vpn}"
+		action  = sempActionBase + "/msgVpns/{vpn}"
+	)
+	// semp_vpn.go
+	s.handle("GET "+config, func(c *sempCall) *sempErr { return getVPN(c, b) })
+	s.handle("PATCH "+config, func(c *sempCall) *sempErr { return updateVPN(c, b) })
+	s.handle("GET "+monitor, func(c *sempCall) *sempErr { return getVPN(c, b) })
+	// semp_clients.go
+	s.handle("GET "+monitor+"/clients", func(c *sempCall) *sempErr { return listClients(c, b) })
+	s.handle("GET "+monitor+"/clients/{client}", func(c *sempCall) *sempErr { return getClient(c, b) })
+	s.handle("GET "+monitor+"/clients/{client}/subscriptions", func(c *sempCall) *sempErr { return listClientSubscriptions(c, b) })
+	s.handle("PUT "+action+"/clients/{client}/disconnect", func(c *sempCall) *sempErr { return disconnectClient(c, b) })
+	// semp_queue_msgs.go
+	s.handle("GET "+monitor+"/queues/{queue}/msgs", func(c *sempCall) *sempErr { return listQueueMsgs(c, b) })
+	s.handle("GET "+monitor+"/queues/{queue}/msgs/{msg}", func(c *sempCall) *sempErr { return getQueueMsg(c, b) })
+}
+
+// vpnOf returns the request's {vpn}, which must exist.
+func vpnOf(c *sempCall, b queueAdmin) (string, *sempErr) {
+	vpn := c.r.PathValue("vpn")
+	if !b.HasVPN(vpn) {
+		return "", errNotFound("could not find match for msgVpn %q", vpn)
+	}
+	return vpn, nil
+}

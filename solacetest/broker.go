@@ -71,6 +71,7 @@ type vpnState struct {
 	pubFlows    map[string]*pubFlow // by flow name
 	clients     map[string]*conn    // live sessions by client name
 	cfg         VPNConfig
+	profiles    map[string]*ClientProfile
 	replay      []*storedMsg // guaranteed messages, oldest first, for replay
 	replayBytes int
 }
@@ -112,7 +113,8 @@ func Start(cfg Config) (*Broker, error) {
 		spoolerID: uint64(time.Now().UnixNano()) & 0x0000ffffffffffff,
 	}
 	for _, v := range cfg.VPNs {
-		b.vpns[v] = &vpnState{name: v, cfg: defaultVPNConfig(v), queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
+		b.vpns[v] = &vpnState{name: v, cfg: defaultVPNConfig(v),
+			profiles: map[string]*ClientProfile{defaultClientProfile: defaultClientProfileConfig()}, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
 	}
 	if err := b.listen(); err != nil {
 		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn} {

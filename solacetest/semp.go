@@ -58,8 +58,9 @@ const (
 
 	// sempDefaultDMQ and sempDefaultSpoolMB are SEMP's defaults for a queue
 	// created without them.
-	sempDefaultDMQ     = "#DEAD_MSG_QUEUE"
-	sempDefaultSpoolMB = 5000
+	sempDefaultDMQ        = "#DEAD_MSG_QUEUE"
+	sempDefaultSpoolMB    = 5000
+	sempDefaultMaxMsgSize = 10000000
 )
 
 // SEMP error codes (meta.error.code) and status strings. NOT_FOUND (6) and

@@ -272,3 +272,35 @@ func TestSEMPMsgVpn(t *testing.T) {
 	status, _ = s.do("PATCH", "config/msgVpns/nope", `{"enabled":true}`)
 	assert.Equal(t, 404, status)
 }
+
+func TestSEMPClientProfile(t *testing.T) {
+	b := NewTestBroker(t, Config{})
+	s := newBrokerSEMP(t, b)
+	const path = "config/msgVpns/default/clientProfiles/default"
+
+	status, body := s.do("GET", path, "")
+	require.Equal(t, 200, status)
+	assert.Equal(t, true, dataOf(body)["allowGuaranteedEndpointCreateEnabled"])
+	assert.Equal(t, "all", dataOf(body)["allowGuaranteedEndpointCreateDurability"])
+
+	status, body = s.do("PATCH", path, `{"allowGuaranteedEndpointCreateEnabled":false,"allowGuaranteedEndpointCreateDurability":"durable","rejectMsgToSenderOnNoSubscriptionMatchEnabled":true}`)
+	require.Equal(t, 200, status, body)
+	p, err := b.ClientProfile("default", "default")
+	require.NoError(t, err)
+	assert.Equal(t, ClientProfile{Name: "default", EndpointCreateDurability: "durable", RejectMsgToSenderOnNoSubscriptionMatch: true}, p)
+
+	status, body = s.do("GET", "monitor/msgVpns/default/clientProfiles", "")
+	require.Equal(t, 200, status)
+	require.Len(t, listOf(body), 1)
+
+	for _, tt := range []struct{ path, body, want string }{
+		{path, `{"allowGuaranteedEndpointCreateDurability":"some"}`, "INVALID_PARAMETER"},
+		{path, `{"allowGuaranteedMsgSendEnabled":false}`, "NOT_SUPPORTED"},
+		{path, `{"maxConnectionCountPerClientUsername":3}`, "NOT_SUPPORTED"},
+		{path, `{"clientProfileName":"other"}`, "INVALID_PARAMETER"},
+		{"config/msgVpns/default/clientProfiles/nope", `{}`, "NOT_FOUND"},
+	} {
+		_, body = s.do("PATCH", tt.path, tt.body)
+		assert.Equal(t, tt.want, errStatusOf(body), tt.body)
+	}
+}

@@ -171,6 +171,10 @@ func configQueueJSON(vpn string, cfg QueueConfig) sempConfigQueue {
 		q.Permission = cfg.Permission
 	}
 	q.RespectTTLEnabled = cfg.RespectTTL
+	q.MaxMsgSize = int32(cfg.MaxMsgSize)
+	if cfg.RejectMsgToSenderOnDiscard != "" {
+		q.RejectMsgToSenderOnDiscardBehavior = cfg.RejectMsgToSenderOnDiscard
+	}
 	return q
 }
 
@@ -197,8 +201,11 @@ type sempMonitorQueue struct {
 	QueueName           string `json:"queueName"`
 	RedeliveredMsgCount int64  `json:"redeliveredMsgCount"`
 	RedeliveryEnabled   bool   `json:"redeliveryEnabled"`
-	RespectTTLEnabled   bool   `json:"respectTtlEnabled"`
-	SpooledByteCount    int64  `json:"spooledByteCount"`
+	// RejectMsgToSenderOnDiscardBehavior is "always", "when-queue-enabled"
+	// or "never".
+	RejectMsgToSenderOnDiscardBehavior string `json:"rejectMsgToSenderOnDiscardBehavior"`
+	RespectTTLEnabled                  bool   `json:"respectTtlEnabled"`
+	SpooledByteCount                   int64  `json:"spooledByteCount"`
 	// SpooledMsgCount is the number of messages held now, delivered or not
 	// (the spec words it as a count of messages spooled).
 	SpooledMsgCount   int64  `json:"spooledMsgCount"`
@@ -209,29 +216,30 @@ type sempMonitorQueue struct {
 func monitorQueueJSON(vpn string, cfg QueueConfig, st QueueStats) sempMonitorQueue {
 	c := configQueueJSON(vpn, cfg)
 	return sempMonitorQueue{
-		AccessType:                     c.AccessType,
-		DeadMsgQueue:                   c.DeadMsgQueue,
-		Durable:                        cfg.Durable,
-		EgressEnabled:                  c.EgressEnabled,
-		IngressEnabled:                 c.IngressEnabled,
-		MaxBindCount:                   c.MaxBindCount,
-		MaxDeliveredUnackedMsgsPerFlow: c.MaxDeliveredUnackedMsgsPerFlow,
-		MaxMsgSize:                     c.MaxMsgSize,
-		MaxMsgSpoolUsage:               c.MaxMsgSpoolUsage,
-		MaxRedeliveryCount:             c.MaxRedeliveryCount,
-		MaxTTL:                         c.MaxTTL,
-		MsgSpoolUsage:                  st.SpooledBytes,
-		MsgVpnName:                     vpn,
-		Owner:                          c.Owner,
-		Permission:                     c.Permission,
-		QueueName:                      cfg.Name,
-		RedeliveredMsgCount:            int64(st.Redelivered),
-		RedeliveryEnabled:              c.RedeliveryEnabled,
-		RespectTTLEnabled:              c.RespectTTLEnabled,
-		SpooledByteCount:               st.SpooledBytes,
-		SpooledMsgCount:                int64(st.SpooledMsgCount),
-		TxUnackedMsgCount:              int64(st.Unacked),
-		VirtualRouter:                  "primary",
+		AccessType:                         c.AccessType,
+		DeadMsgQueue:                       c.DeadMsgQueue,
+		Durable:                            cfg.Durable,
+		EgressEnabled:                      c.EgressEnabled,
+		IngressEnabled:                     c.IngressEnabled,
+		MaxBindCount:                       c.MaxBindCount,
+		MaxDeliveredUnackedMsgsPerFlow:     c.MaxDeliveredUnackedMsgsPerFlow,
+		MaxMsgSize:                         c.MaxMsgSize,
+		MaxMsgSpoolUsage:                   c.MaxMsgSpoolUsage,
+		MaxRedeliveryCount:                 c.MaxRedeliveryCount,
+		MaxTTL:                             c.MaxTTL,
+		MsgSpoolUsage:                      st.SpooledBytes,
+		MsgVpnName:                         vpn,
+		Owner:                              c.Owner,
+		Permission:                         c.Permission,
+		QueueName:                          cfg.Name,
+		RedeliveredMsgCount:                int64(st.Redelivered),
+		RedeliveryEnabled:                  c.RedeliveryEnabled,
+		RejectMsgToSenderOnDiscardBehavior: c.RejectMsgToSenderOnDiscardBehavior,
+		RespectTTLEnabled:                  c.RespectTTLEnabled,
+		SpooledByteCount:                   st.SpooledBytes,
+		SpooledMsgCount:                    int64(st.SpooledMsgCount),
+		TxUnackedMsgCount:                  int64(st.Unacked),
+		VirtualRouter:                      "primary",
 	}
 }
 
@@ -271,6 +279,8 @@ type queueChanges struct {
 	deadMsgQueue                   *string
 	ingress, egress, respectTTL    *bool
 	maxRedeliveryCount, maxSpoolMB *int64
+	maxMsgSize                     *int64
+	rejectOnDiscard                *string
 }
 
 // sempQueueDefaultAttrs holds the JSON default of every MsgVpnQueue attribute
@@ -280,7 +290,8 @@ var sempQueueDefaultAttrs = func() map[string]any {
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
 	for _, k := range []string{"queueName", "msgVpnName", "accessType", "permission", "owner", "deadMsgQueue",
-		"ingressEnabled", "egressEnabled", "respectTtlEnabled", "maxRedeliveryCount", "maxMsgSpoolUsage"} {
+		"ingressEnabled", "egressEnabled", "respectTtlEnabled", "maxRedeliveryCount", "maxMsgSpoolUsage",
+		"maxMsgSize", "rejectMsgToSenderOnDiscardBehavior"} {
 		delete(m, k)
 	}
 	return m
@@ -301,6 +312,7 @@ func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
 	}{
 		{"queueName", &q.name}, {"msgVpnName", &q.vpn}, {"accessType", &q.accessType},
 		{"permission", &q.permission}, {"owner", &q.owner}, {"deadMsgQueue", &q.deadMsgQueue},
+		{"rejectMsgToSenderOnDiscardBehavior", &q.rejectOnDiscard},
 	} {
 		if err := decodeAttr(attrs, d.name, d.dst); err != nil {
 			return nil, err
@@ -317,7 +329,7 @@ func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
 	for _, d := range []struct {
 		name string
 		dst  **int64
-	}{{"maxRedeliveryCount", &q.maxRedeliveryCount}, {"maxMsgSpoolUsage", &q.maxSpoolMB}} {
+	}{{"maxRedeliveryCount", &q.maxRedeliveryCount}, {"maxMsgSpoolUsage", &q.maxSpoolMB}, {"maxMsgSize", &q.maxMsgSize}} {
 		if err := decodeAttr(attrs, d.name, d.dst); err != nil {
 			return nil, err
 		}
@@ -330,6 +342,12 @@ func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
 	}
 	if q.maxRedeliveryCount != nil && (*q.maxRedeliveryCount < 0 || *q.maxRedeliveryCount > 255) {
 		return nil, errInvalid("maxRedeliveryCount %d is outside 0-255", *q.maxRedeliveryCount)
+	}
+	if q.maxMsgSize != nil && (*q.maxMsgSize < 0 || *q.maxMsgSize > maxFrameSize) {
+		return nil, errInvalid("maxMsgSize %d is outside 0-%d", *q.maxMsgSize, maxFrameSize)
+	}
+	if q.rejectOnDiscard != nil && !slices.Contains([]string{"always", "when-queue-enabled", "never"}, *q.rejectOnDiscard) {
+		return nil, errInvalid("rejectMsgToSenderOnDiscardBehavior %q is not one of always, when-queue-enabled, never", *q.rejectOnDiscard)
 	}
 	if q.maxSpoolMB != nil && *q.maxSpoolMB < 0 {
 		return nil, errInvalid("maxMsgSpoolUsage %d is negative", *q.maxSpoolMB)
@@ -391,6 +409,12 @@ func (q *queueChanges) apply(cfg *QueueConfig) {
 	if q.maxRedeliveryCount != nil {
 		cfg.MaxRedeliveryCount = int(*q.maxRedeliveryCount)
 	}
+	if q.maxMsgSize != nil {
+		cfg.MaxMsgSize = int(*q.maxMsgSize)
+	}
+	if q.rejectOnDiscard != nil {
+		cfg.RejectMsgToSenderOnDiscard = *q.rejectOnDiscard
+	}
 	if q.maxSpoolMB != nil {
 		// SEMP's 0 means "only the last message"; the broker's 0 means no
 		// limit. Nobody configures the former on purpose.
@@ -417,6 +441,7 @@ func newQueueConfig(name string, q *queueChanges) QueueConfig {
 	cfg := QueueConfig{
 		Name: name, AccessType: AccessExclusive, Permission: "no-access", DeadMsgQueue: sempDefaultDMQ,
 		MaxMsgSpoolUsage: sempDefaultSpoolMB, IngressEnabled: true, EgressEnabled: true, Durable: true,
+		MaxMsgSize: sempDefaultMaxMsgSize,
 	}
 	q.apply(&cfg)
 	return cfg

@@ -15,6 +15,9 @@ type brokerAdmin interface {
 	QueueMsgs(vpn, queue string) ([]QueueMsg, error)
 	VPN(vpn string) (VPNConfig, error)
 	UpdateVPN(vpn string, update func(*VPNConfig)) error
+	ClientProfile(vpn, name string) (ClientProfile, error)
+	ClientProfiles(vpn string) ([]ClientProfile, error)
+	UpdateClientProfile(vpn, name string, update func(*ClientProfile)) error
 }
 
 func (s *sempServer) registerRoutes(b brokerAdmin) {
@@ -27,6 +30,12 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	s.handle("GET "+config, func(c *sempCall) *sempErr { return getVPN(c, b) })
 	s.handle("PATCH "+config, func(c *sempCall) *sempErr { return updateVPN(c, b) })
 	s.handle("GET "+monitor, func(c *sempCall) *sempErr { return getVPN(c, b) })
+	// semp_profiles.go
+	for _, base := range []string{config, monitor} {
+		s.handle("GET "+base+"/clientProfiles", func(c *sempCall) *sempErr { return listClientProfiles(c, b) })
+		s.handle("GET "+base+"/clientProfiles/{profile}", func(c *sempCall) *sempErr { return getClientProfile(c, b) })
+	}
+	s.handle("PATCH "+config+"/clientProfiles/{profile}", func(c *sempCall) *sempErr { return updateClientProfile(c, b) })
 	// semp_clients.go
 	s.handle("GET "+monitor+"/clients", func(c *sempCall) *sempErr { return listClients(c, b) })
 	s.handle("GET "+monitor+"/clients/{client}", func(c *sempCall) *sempErr { return getClient(c, b) })

@@ -249,7 +249,7 @@ func (c *conn) sendAdCtrl(tag []byte, code uint32, text string, typ byte, params
 // transactions, cut-through, OpenMAMA, compressed TLS,
 // shared subscriptions.
 func routerCapabilities() []byte {
-	on := []int{2, 3, 4, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 20, 22, 24, 25, 26}
+	on := []int{2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 20, 22, 24, 25, 26}
 	bools := make([]byte, 4)
 	for _, i := range on {
 		bools[i/8] |= 0x80 >> (i % 8)
@@ -331,7 +331,7 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	router := b.cfg.RouterName
 	resp := encodeClientCtrl(ccLogin, []ccParam{
 		{ccSoftwareVersion, cstr("solacetest 1.0")},
-		{ccVRIDName, cstr(router)},
+		{ccVRIDName, cstr("v:" + router)}, // the client names temporary queues #P2P/QTMP/<this>/...
 		{ccP2PTopic, cstr("#P2P/v:" + router + "/" + clientName)},
 		{ccRouterCaps, routerCapabilities()},
 		{ccExtendedCaps, extendedCapabilities},
@@ -528,6 +528,10 @@ func (c *conn) handleGuaranteed(f *frame) {
 			}
 		}
 	}
+	if len(dests) == 0 && c.profile().RejectMsgToSenderOnNoSubscriptionMatch {
+		nack(503, "No Subscription Match")
+		return
+	}
 	for _, q := range dests {
 		if q.overQuota(len(f.Payload)) {
 			nack(503, "Spool Over Quota")
@@ -628,6 +632,8 @@ func (c *conn) handleAdCtrl(f *frame) {
 	case adCloseFlow:
 		id, _ := a.uint(apFlowID)
 		c.sendAdCtrl(tag, 200, "OK", adCloseFlow, []adParam{{Type: apFlowID, Value: u32(uint32(id))}})
+	case adCreate, adDelete:
+		c.provisionEndpoint(tag, a)
 	case adFlowUpdate:
 		// The client acknowledges a flow-change update with one of its own;
 		// it expects no answer (an error answer deactivates the flow).
@@ -696,10 +702,19 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 	name := trimNUL(nameB)
 	durability, _ := a.uint(apDurability)
 	q := c.vpn.queues[name]
+	if q != nil && (durability == 2) == q.cfg.Durable {
+		b.log.Info("bind with the wrong durability refused", "client", c.clientName, "queue", name, "durable", q.cfg.Durable)
+		fail(400, "Invalid Queue or Topic Endpoint Durability")
+		return
+	}
 	if q == nil {
 		if durability != 2 {
 			b.log.Info("bind to unknown queue refused", "client", c.clientName, "queue", name)
 			fail(503, "Unknown Queue")
+			return
+		}
+		if !c.mayCreateEndpoint(false) {
+			fail(403, "Permission Not Allowed")
 			return
 		}
 		q = newQueue(c.vpn, QueueConfig{Name: name, AccessType: AccessExclusive, IngressEnabled: true, EgressEnabled: true, RespectTTL: true})

@@ -35,6 +35,12 @@ type QueueConfig struct {
 	MaxMsgSpoolUsage int64
 	// RespectTTL honours message TTLs on this queue (SEMP's respectTtlEnabled).
 	RespectTTL bool
+	// MaxMsgSize is the largest message in bytes the queue accepts (SEMP's
+	// maxMsgSize, 10 000 000 for queues created over SEMP); 0 means no limit.
+	MaxMsgSize int
+	// RejectMsgToSenderOnDiscard is SEMP's rejectMsgToSenderOnDiscardBehavior:
+	// "always", "when-queue-enabled" (what "" means) or "never".
+	RejectMsgToSenderOnDiscard string
 	// Owner, Permission mirror SEMP fields so round trips keep them.
 	Owner      string
 	Permission string

@@ -467,6 +467,7 @@ func (b *Broker) RemoveQueueSubscription(vpn, queue, topic string) error {
 		return fmt.Errorf("%w: %q on queue %q", ErrUnknownSubscription, topic, queue)
 	}
 	q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
+	delete(q.clientSubs, topic)
 	return nil
 }
 

@@ -126,3 +126,48 @@ func (c *conn) mayCreateEndpoint(durable bool) bool {
 	}
 	return true
 }
+
+// changeQueueSubscription applies a client's SMP add or remove of a queue
+// subscription and returns the response status. As on a real broker, a
+// client may not touch the queue's own #P2P/QUE/ topic, nor remove a
+// subscription that management (SEMP or the package API) added.
+func (c *conn) changeQueueSubscription(m *smpMsg) (uint32, string) {
+	b := c.b
+	q, ok := c.vpn.queues[m.Queue]
+	switch {
+	case !ok:
+		return 503, "Unknown Queue"
+	case isQueueTopic(m.Topic):
+		b.log.Info("queue subscription to a #P2P/QUE/ topic refused", "client", c.clientName, "queue", m.Queue, "topic", m.Topic)
+		return 403, "Permission Not Allowed"
+	case m.Type == smpAddQueueSubscription:
+		// Adding an existing subscription succeeds, so that receivers
+		// started with WithSubscriptions can be restarted.
+		if !slices.Contains(q.cfg.Subscriptions, m.Topic) {
+			q.cfg.Subscriptions = append(q.cfg.Subscriptions, m.Topic)
+			if q.clientSubs == nil {
+				q.clientSubs = map[string]bool{}
+			}
+			q.clientSubs[m.Topic] = true
+		}
+		b.log.Info("queue subscription added", "client", c.clientName, "queue", m.Queue, "topic", m.Topic)
+	default:
+		i := slices.Index(q.cfg.Subscriptions, m.Topic)
+		if i < 0 {
+			return 200, "OK"
+		}
+		if !q.clientSubs[m.Topic] {
+			b.log.Info("removing a management-added queue subscription refused", "client", c.clientName, "queue", m.Queue, "topic", m.Topic)
+			return 403, "Permission Not Allowed"
+		}
+		q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
+		delete(q.clientSubs, m.Topic)
+	}
+	return 200, "OK"
+}
+
+// isQueueTopic reports whether topic is a #P2P/QUE/ queue address.
+func isQueueTopic(topic string) bool {
+	_, ok := queueFromTopic(topic)
+	return ok
+}

@@ -156,3 +156,20 @@ func TestRejectMsgToSenderOnNoSubscriptionMatch(t *testing.T) {
 	requireSubcode(t, err, subcode.NoSubscriptionMatch)
 	publish(t, svc, pub, "orders/1", "a matching message is still acked")
 }
+
+func TestQueueSubscriptionPermissions(t *testing.T) {
+	b := newBroker(t) // q1 has the management subscription "orders/>"
+	svc := connect(t, b, nil)
+	rcv := startReceiver(t, svc, resource.QueueDurableExclusive("q1"), nil)
+
+	requireSubcode(t, rcv.RemoveSubscription(resource.TopicSubscriptionOf("orders/>")), subcode.PermissionNotAllowed)
+	requireSubcode(t, rcv.AddSubscription(resource.TopicSubscriptionOf("#P2P/QUE/v:solacetest/q1")), subcode.PermissionNotAllowed)
+	requireSubcode(t, rcv.RemoveSubscription(resource.TopicSubscriptionOf("#P2P/QUE/q1")), subcode.PermissionNotAllowed)
+
+	// What the client added, it may remove.
+	require.NoError(t, rcv.AddSubscription(resource.TopicSubscriptionOf("mine/>")))
+	require.NoError(t, rcv.RemoveSubscription(resource.TopicSubscriptionOf("mine/>")))
+	cfg, _, err := b.Queue("default", "q1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"orders/>"}, cfg.Subscriptions)
+}

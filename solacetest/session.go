@@ -373,22 +373,7 @@ func (c *conn) handleSMP(f *frame) {
 		delete(c.subs, m.Topic)
 		b.log.Debug("unsubscribed", "client", c.clientName, "topic", m.Topic)
 	case smpAddQueueSubscription, smpRemoveQueueSub:
-		q, ok := c.vpn.queues[m.Queue]
-		switch {
-		case !ok:
-			code, text = 503, "Unknown Queue"
-		case m.Type == smpAddQueueSubscription:
-			// Adding an existing subscription succeeds, so that receivers
-			// started with WithSubscriptions can be restarted.
-			if !slices.Contains(q.cfg.Subscriptions, m.Topic) {
-				q.cfg.Subscriptions = append(q.cfg.Subscriptions, m.Topic)
-			}
-			b.log.Info("queue subscription added", "client", c.clientName, "queue", m.Queue, "topic", m.Topic)
-		default:
-			if i := slices.Index(q.cfg.Subscriptions, m.Topic); i >= 0 {
-				q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
-			}
-		}
+		code, text = c.changeQueueSubscription(m)
 	}
 	b.mu.Unlock()
 	if m.Flags&smpFlagResponseRequired != 0 || code != 200 {

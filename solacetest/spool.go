@@ -64,8 +64,9 @@ type queue struct {
 	flows       []*flow // bound consumers in bind order; flows[0] is the active one of an exclusive queue
 	rr          int     // round-robin position for non-exclusive queues
 	redelivered int
-	tempOwner   string    // client name that created a temporary queue
-	orphanedAt  time.Time // when a temporary queue's owner went away
+	tempOwner   string          // client name that created a temporary queue
+	clientSubs  map[string]bool // subscriptions a client added over SMP (it may remove only those)
+	orphanedAt  time.Time       // when a temporary queue's owner went away
 }
 
 func (q *queue) config() QueueConfig {

@@ -385,11 +385,16 @@ func (b *Broker) UpdateQueue(vpn, name string, update func(*QueueConfig)) error 
 		cfg.AccessType = AccessExclusive
 	}
 	cfg.Subscriptions = dedupe(cfg.Subscriptions)
+	wasEgress := q.cfg.EgressEnabled
 	q.cfg = cfg
 	if !cfg.EgressEnabled {
-		// A real broker shuts consumer flows down when egress is disabled;
-		// here they stay bound but receive nothing.
-		b.log.Info("queue egress disabled", "vpn", vpn, "queue", name)
+		// Consumer flows stay bound but become inactive until egress is
+		// enabled again, as on a real broker.
+		if wasEgress {
+			b.log.Info("queue egress disabled", "vpn", vpn, "queue", name)
+		}
+		b.passivateFlows(q)
+		return nil
 	}
 	b.updateActive(q)
 	b.dispatch(q)

@@ -397,6 +397,9 @@ func (b *Broker) unbindFlow(f *flow, why string) {
 // updateActive makes the first-bound flow of an exclusive queue the active
 // one and tells it so when it asked for flow-change updates.
 func (b *Broker) updateActive(q *queue) {
+	if !q.cfg.EgressEnabled {
+		return // flows stay inactive until egress is back (egress.go)
+	}
 	for i, f := range q.flows {
 		active := q.cfg.AccessType == AccessNonExclusive || i == 0
 		if active && !f.active {
@@ -417,6 +420,9 @@ func (b *Broker) deleteQueueLocked(q *queue) {
 		f.unsettled = map[uint64]*qmsg{}
 		if f.c != nil {
 			delete(f.c.flows, f.id)
+			// The broker unbinds the consumers of a deleted queue; the
+			// client reports the flow down and terminates the receiver.
+			f.c.sendAdCtrl(nil, 400, "Unknown Queue", adUnbind, []adParam{{Type: apFlowID, Value: u32(f.id)}})
 		}
 		f.c = nil
 	}

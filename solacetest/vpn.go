@@ -91,7 +91,7 @@ func (b *Broker) authenticateLocked(v *vpnState, user, pass string) (uint32, str
 	case !v.cfg.Enabled:
 		return 503, "Message VPN Unavailable"
 	case !v.cfg.BasicAuthEnabled:
-		return 401, "Unauthorized"
+		return 401, "Basic Authentication Is Shutdown"
 	case v.cfg.BasicAuthType == AuthBasicNone:
 		return 0, ""
 	}

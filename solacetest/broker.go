@@ -27,6 +27,10 @@ type Config struct {
 	SEMPAddr               string            // "" means "127.0.0.1:0"; "-" disables SEMP
 	TLS                    *tls.Config       // non-nil: also listen for tcps:// on TLSAddr
 	TLSAddr                string            // "" means 127.0.0.1:0
+	// CompressedAddr is the compressed SMF listener's address (PubSub+
+	// serves it on port 55003; clients connect with a compression level
+	// set); "" means none.
+	CompressedAddr string
 	// HealthAddr is the health-check HTTP listener's address (PubSub+
 	// serves it on port 5550); "" means none.
 	HealthAddr string
@@ -40,8 +44,8 @@ type Broker struct {
 	cfg Config
 	log *slog.Logger
 
-	smfLn, tlsLn, sempLn, healthLn net.Listener
-	sempSrv, healthSrv             *http.Server
+	smfLn, tlsLn, sempLn, healthLn, compLn net.Listener
+	sempSrv, healthSrv                     *http.Server
 
 	wg        sync.WaitGroup
 	done      chan struct{}
@@ -117,7 +121,7 @@ func Start(cfg Config) (*Broker, error) {
 			profiles: map[string]*ClientProfile{defaultClientProfile: defaultClientProfileConfig()}, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
 	}
 	if err := b.listen(); err != nil {
-		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn} {
+		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn} {
 			if ln != nil {
 				_ = ln.Close()
 			}
@@ -138,6 +142,10 @@ func Start(cfg Config) (*Broker, error) {
 	b.wg.Add(2)
 	go b.acceptLoop(b.smfLn)
 	go b.janitor()
+	if b.compLn != nil {
+		b.wg.Add(1)
+		go b.acceptLoop(b.compLn)
+	}
 	if b.tlsLn != nil {
 		b.wg.Add(1)
 		go b.acceptLoop(b.tlsLn)
@@ -163,6 +171,13 @@ func (b *Broker) listen() error {
 		if b.sempLn, err = net.Listen("tcp", cfg.SEMPAddr); err != nil {
 			return fmt.Errorf("listening for SEMP on %s: %w", cfg.SEMPAddr, err)
 		}
+	}
+	if cfg.CompressedAddr != "" {
+		ln, err := net.Listen("tcp", cfg.CompressedAddr)
+		if err != nil {
+			return fmt.Errorf("listening for compressed SMF on %s: %w", cfg.CompressedAddr, err)
+		}
+		b.compLn = compressedListener{ln}
 	}
 	if cfg.HealthAddr != "" {
 		if b.healthLn, err = net.Listen("tcp", cfg.HealthAddr); err != nil {
@@ -202,6 +217,16 @@ func (b *Broker) SMFSURL() string {
 	return "tcps://" + b.tlsLn.Addr().String()
 }
 
+// CompressedURL is the compressed SMF address, "tcp://127.0.0.1:PORT", or ""
+// without a compressed listener. Clients must enable message compression to
+// use it.
+func (b *Broker) CompressedURL() string {
+	if b.compLn == nil {
+		return ""
+	}
+	return "tcp://" + b.compLn.Addr().String()
+}
+
 // SEMPURL is the SEMP base URL, "http://127.0.0.1:PORT", or "" when disabled.
 func (b *Broker) SEMPURL() string {
 	if b.sempLn == nil {
@@ -219,6 +244,9 @@ func (b *Broker) Close() error {
 		errs = append(errs, ignoreClosed(b.smfLn.Close()))
 		if b.tlsLn != nil {
 			errs = append(errs, ignoreClosed(b.tlsLn.Close()))
+		}
+		if b.compLn != nil {
+			errs = append(errs, ignoreClosed(b.compLn.Close()))
 		}
 		for _, srv := range []*http.Server{b.sempSrv, b.healthSrv} {
 			if srv != nil {

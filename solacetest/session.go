@@ -32,6 +32,9 @@ type conn struct {
 	// pendingAck is the highest publisher message id to acknowledge once the
 	// read buffer is drained; only the read loop touches it.
 	pendingAck uint64
+	// inflateNext makes the read loop decompress what follows the current
+	// frame (compressed TLS, compress.go); only the read loop touches it.
+	inflateNext bool
 	// idleTimeout closes a connection that sends nothing for this long: until
 	// login loginTimeout, then three keepalive intervals as the client's
 	// login announces them; 0 never. Only the read loop touches it.
@@ -114,6 +117,14 @@ func (c *conn) writeLoop() {
 		c.out = nil
 		c.outMu.Unlock()
 		for _, b := range batch {
+			if b == nil { // startCompression's marker: deflate from here on
+				if err := w.Flush(); err != nil {
+					c.close()
+					return
+				}
+				w = bufio.NewWriterSize(newDeflateWriter(c.nc), 64<<10)
+				continue
+			}
 			if _, err := w.Write(b); err != nil {
 				c.close()
 				return
@@ -154,6 +165,10 @@ func (c *conn) readLoop() {
 		c.stats.countRx(f)
 		if !c.handle(f) {
 			return
+		}
+		if c.inflateNext {
+			c.inflateNext = false
+			r = bufio.NewReaderSize(newInflateReader(r), 64<<10)
 		}
 		// Acks are cumulative: answer a burst of publishes with one ack.
 		if c.pendingAck != 0 && r.Buffered() == 0 {
@@ -248,8 +263,11 @@ func (c *conn) sendAdCtrl(tag []byte, code uint32, text string, typ byte, params
 // not implement them: JNDI, compression, browser, endpoint management,
 // transactions, cut-through, OpenMAMA, compressed TLS,
 // shared subscriptions.
-func routerCapabilities() []byte {
+func routerCapabilities(overTLS bool) []byte {
 	on := []int{2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 20, 22, 24, 25, 26}
+	if overTLS {
+		on = append(on, capCompressedTLS) // see compress.go
+	}
 	bools := make([]byte, 4)
 	for _, i := range on {
 		bools[i/8] |= 0x80 >> (i % 8)
@@ -333,10 +351,13 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		{ccSoftwareVersion, cstr("solacetest 1.0")},
 		{ccVRIDName, cstr("v:" + router)}, // the client names temporary queues #P2P/QTMP/<this>/...
 		{ccP2PTopic, cstr("#P2P/v:" + router + "/" + clientName)},
-		{ccRouterCaps, routerCapabilities()},
+		{ccRouterCaps, routerCapabilities(c.overTLS())},
 		{ccExtendedCaps, extendedCapabilities},
 	})
 	c.send(reply(protoClientCtrl, nil, 200, "OK", resp))
+	if c.overTLS() && beUint(cc.Params[ccConnectionType]) == connCompressedTLS {
+		c.startCompression()
+	}
 	b.log.Info("client logged in", "client", clientName, "user", user, "vpn", vpnName, "remote", c.nc.RemoteAddr().String())
 	return true
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -35,6 +37,11 @@ Example:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "smf-addr", Value: "127.0.0.1:55555", Usage: "address for SMF (tcp://) clients"},
 			&cli.StringFlag{Name: "semp-addr", Value: "127.0.0.1:8080", Usage: `address for the SEMPv2 HTTP API, "-" to disable`},
+			&cli.StringFlag{Name: "compressed-addr", Usage: "address for compressed SMF clients (PubSub+'s port 55003; clients set a compression level), none by default"},
+			&cli.StringFlag{Name: "smf-tls-addr", Usage: "address for SMF over TLS (tcps://) clients; needs --tls-cert"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "PEM `FILE` with the TLS server certificate (and its key, unless --tls-key is given)"},
+			&cli.StringFlag{Name: "tls-key", Usage: "PEM `FILE` with the TLS private key (default: the --tls-cert file)"},
+			&cli.StringFlag{Name: "tls-key-passphrase-file", Usage: "`FILE` holding the passphrase of an encrypted TLS key"},
 			&cli.StringFlag{Name: "health-addr", Value: "127.0.0.1:5550", Usage: `address for the health-check HTTP listener (/health-check/direct-active, /health-check/guaranteed-active), "-" to disable`},
 			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
 			&cli.StringFlag{Name: "semp-user", Value: "admin:admin", Usage: "SEMP basic-auth `NAME:PASSWORD`"},
@@ -69,14 +76,21 @@ func runDevbroker(c *cli.Context) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	logger.Warn("devbroker is a test broker for development and tests; it keeps messages in memory and is not a production Solace broker")
 
+	tlsConf, err := devbrokerTLS(c)
+	if err != nil {
+		return err
+	}
 	b, err := solacetest.Start(solacetest.Config{
-		Users:        users,
-		SEMPUser:     sempUser,
-		SEMPPassword: sempPass,
-		SMFAddr:      c.String("smf-addr"),
-		SEMPAddr:     c.String("semp-addr"),
-		HealthAddr:   healthAddr(c.String("health-addr")),
-		Logger:       logger,
+		CompressedAddr: c.String("compressed-addr"),
+		TLS:            tlsConf,
+		TLSAddr:        c.String("smf-tls-addr"),
+		Users:          users,
+		SEMPUser:       sempUser,
+		SEMPPassword:   sempPass,
+		SMFAddr:        c.String("smf-addr"),
+		SEMPAddr:       c.String("semp-addr"),
+		HealthAddr:     healthAddr(c.String("health-addr")),
+		Logger:         logger,
 	})
 	if err != nil {
 		return err
@@ -92,7 +106,8 @@ func runDevbroker(c *cli.Context) error {
 			return fmt.Errorf("--queue %q: %w", q, err)
 		}
 	}
-	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s semp=%s health=%s (dev/test only)\n", b.SMFURL(), b.SEMPURL(), b.HealthURL())
+	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s semp=%s health=%s (dev/test only)\n",
+		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.SEMPURL(), b.HealthURL())
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -103,6 +118,33 @@ func runDevbroker(c *cli.Context) error {
 	case <-c.Context.Done():
 	}
 	return nil
+}
+
+// devbrokerTLS builds the TLS listener's configuration from the flags, or
+// nil without --smf-tls-addr.
+func devbrokerTLS(c *cli.Context) (*tls.Config, error) {
+	addr, certFile := c.String("smf-tls-addr"), c.String("tls-cert")
+	switch {
+	case addr == "" && certFile == "":
+		return nil, nil
+	case addr == "":
+		return nil, errors.New("--tls-cert needs --smf-tls-addr, the address to serve TLS on")
+	case certFile == "":
+		return nil, errors.New("--smf-tls-addr needs --tls-cert, a PEM file with the server certificate")
+	}
+	passphrase := ""
+	if f := c.String("tls-key-passphrase-file"); f != "" {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-key-passphrase-file: %w", err)
+		}
+		passphrase = strings.TrimRight(string(raw), "\r\n")
+	}
+	cert, err := solacetest.LoadTLSCertificate(certFile, c.String("tls-key"), passphrase)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // healthAddr maps the flag's "-" (no listener) to Config's "".

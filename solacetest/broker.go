@@ -31,6 +31,10 @@ type Config struct {
 	// serves it on port 55003; clients connect with a compression level
 	// set); "" means none.
 	CompressedAddr string
+	// WebAddr and SecureWebAddr are the web transport's addresses: SMF
+	// over WebSocket (ws://, PubSub+'s port 8008) and over WebSocket on
+	// TLS (wss://, port 1443, needs TLS); "" means none.
+	WebAddr, SecureWebAddr string
 	// HealthAddr is the health-check HTTP listener's address (PubSub+
 	// serves it on port 5550); "" means none.
 	HealthAddr string
@@ -45,6 +49,7 @@ type Broker struct {
 	log *slog.Logger
 
 	smfLn, tlsLn, sempLn, healthLn, compLn net.Listener
+	webLn, webTLSLn                        net.Listener
 	sempSrv, healthSrv                     *http.Server
 
 	wg        sync.WaitGroup
@@ -121,7 +126,7 @@ func Start(cfg Config) (*Broker, error) {
 			profiles: map[string]*ClientProfile{defaultClientProfile: defaultClientProfileConfig()}, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
 	}
 	if err := b.listen(); err != nil {
-		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn} {
+		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn} {
 			if ln != nil {
 				_ = ln.Close()
 			}
@@ -142,16 +147,19 @@ func Start(cfg Config) (*Broker, error) {
 	b.wg.Add(2)
 	go b.acceptLoop(b.smfLn)
 	go b.janitor()
-	if b.compLn != nil {
-		b.wg.Add(1)
-		go b.acceptLoop(b.compLn)
+	for _, ln := range []net.Listener{b.compLn, b.webLn, b.webTLSLn} {
+		if ln != nil {
+			b.wg.Add(1)
+			go b.acceptLoop(ln)
+		}
 	}
 	if b.tlsLn != nil {
 		b.wg.Add(1)
 		go b.acceptLoop(b.tlsLn)
 	}
 	b.log.Info("solacetest broker started (for development and tests only, not a production broker)",
-		"smf", b.SMFURL(), "smfs", b.SMFSURL(), "semp", b.SEMPURL(), "health", b.HealthURL())
+		"smf", b.SMFURL(), "smfs", b.SMFSURL(), "semp", b.SEMPURL(), "health", b.HealthURL(),
+		"compressed", b.CompressedURL(), "web", b.WebURL(), "secure_web", b.SecureWebURL())
 	return b, nil
 }
 
@@ -178,6 +186,23 @@ func (b *Broker) listen() error {
 			return fmt.Errorf("listening for compressed SMF on %s: %w", cfg.CompressedAddr, err)
 		}
 		b.compLn = compressedListener{ln}
+	}
+	if cfg.WebAddr != "" {
+		ln, err := listenWeb(cfg.WebAddr, nil, b.log)
+		if err != nil {
+			return fmt.Errorf("listening for web (ws://) clients on %s: %w", cfg.WebAddr, err)
+		}
+		b.webLn = ln
+	}
+	if cfg.SecureWebAddr != "" {
+		if cfg.TLS == nil {
+			return fmt.Errorf("SecureWebAddr %s needs Config.TLS", cfg.SecureWebAddr)
+		}
+		ln, err := listenWeb(cfg.SecureWebAddr, cfg.TLS, b.log)
+		if err != nil {
+			return fmt.Errorf("listening for web (wss://) clients on %s: %w", cfg.SecureWebAddr, err)
+		}
+		b.webTLSLn = ln
 	}
 	if cfg.HealthAddr != "" {
 		if b.healthLn, err = net.Listen("tcp", cfg.HealthAddr); err != nil {
@@ -227,6 +252,23 @@ func (b *Broker) CompressedURL() string {
 	return "tcp://" + b.compLn.Addr().String()
 }
 
+// WebURL is the web transport's address, "ws://127.0.0.1:PORT", or "".
+func (b *Broker) WebURL() string {
+	if b.webLn == nil {
+		return ""
+	}
+	return "ws://" + b.webLn.Addr().String()
+}
+
+// SecureWebURL is the web transport's TLS address, "wss://127.0.0.1:PORT", or
+// "".
+func (b *Broker) SecureWebURL() string {
+	if b.webTLSLn == nil {
+		return ""
+	}
+	return "wss://" + b.webTLSLn.Addr().String()
+}
+
 // SEMPURL is the SEMP base URL, "http://127.0.0.1:PORT", or "" when disabled.
 func (b *Broker) SEMPURL() string {
 	if b.sempLn == nil {
@@ -245,8 +287,10 @@ func (b *Broker) Close() error {
 		if b.tlsLn != nil {
 			errs = append(errs, ignoreClosed(b.tlsLn.Close()))
 		}
-		if b.compLn != nil {
-			errs = append(errs, ignoreClosed(b.compLn.Close()))
+		for _, ln := range []net.Listener{b.compLn, b.webLn, b.webTLSLn} {
+			if ln != nil {
+				errs = append(errs, ignoreClosed(ln.Close()))
+			}
 		}
 		for _, srv := range []*http.Server{b.sempSrv, b.healthSrv} {
 			if srv != nil {

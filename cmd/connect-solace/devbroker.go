@@ -38,6 +38,8 @@ Example:
 			&cli.StringFlag{Name: "smf-addr", Value: "127.0.0.1:55555", Usage: "address for SMF (tcp://) clients"},
 			&cli.StringFlag{Name: "semp-addr", Value: "127.0.0.1:8080", Usage: `address for the SEMPv2 HTTP API, "-" to disable`},
 			&cli.StringFlag{Name: "compressed-addr", Usage: "address for compressed SMF clients (PubSub+'s port 55003; clients set a compression level), none by default"},
+			&cli.StringFlag{Name: "web-addr", Usage: "address for web transport (ws://, SMF over WebSocket) clients, none by default"},
+			&cli.StringFlag{Name: "secure-web-addr", Usage: "address for web transport over TLS (wss://) clients; needs --tls-cert"},
 			&cli.StringFlag{Name: "smf-tls-addr", Usage: "address for SMF over TLS (tcps://) clients; needs --tls-cert"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "PEM `FILE` with the TLS server certificate (and its key, unless --tls-key is given)"},
 			&cli.StringFlag{Name: "tls-key", Usage: "PEM `FILE` with the TLS private key (default: the --tls-cert file)"},
@@ -82,6 +84,8 @@ func runDevbroker(c *cli.Context) error {
 	}
 	b, err := solacetest.Start(solacetest.Config{
 		CompressedAddr: c.String("compressed-addr"),
+		WebAddr:        c.String("web-addr"),
+		SecureWebAddr:  c.String("secure-web-addr"),
 		TLS:            tlsConf,
 		TLSAddr:        c.String("smf-tls-addr"),
 		Users:          users,
@@ -106,8 +110,8 @@ func runDevbroker(c *cli.Context) error {
 			return fmt.Errorf("--queue %q: %w", q, err)
 		}
 	}
-	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s semp=%s health=%s (dev/test only)\n",
-		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.SEMPURL(), b.HealthURL())
+	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s web=%s secure_web=%s semp=%s health=%s (dev/test only)\n",
+		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.WebURL(), b.SecureWebURL(), b.SEMPURL(), b.HealthURL())
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -123,14 +127,15 @@ func runDevbroker(c *cli.Context) error {
 // devbrokerTLS builds the TLS listener's configuration from the flags, or
 // nil without --smf-tls-addr.
 func devbrokerTLS(c *cli.Context) (*tls.Config, error) {
-	addr, certFile := c.String("smf-tls-addr"), c.String("tls-cert")
+	addr := c.String("smf-tls-addr") + c.String("secure-web-addr")
+	certFile := c.String("tls-cert")
 	switch {
 	case addr == "" && certFile == "":
 		return nil, nil
 	case addr == "":
-		return nil, errors.New("--tls-cert needs --smf-tls-addr, the address to serve TLS on")
+		return nil, errors.New("--tls-cert needs --smf-tls-addr or --secure-web-addr, an address to serve TLS on")
 	case certFile == "":
-		return nil, errors.New("--smf-tls-addr needs --tls-cert, a PEM file with the server certificate")
+		return nil, errors.New("--smf-tls-addr and --secure-web-addr need --tls-cert, a PEM file with the server certificate")
 	}
 	passphrase := ""
 	if f := c.String("tls-key-passphrase-file"); f != "" {

@@ -8,6 +8,7 @@ package solacetest
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,9 @@ type ClientInfo struct {
 	// client's API reported at login.
 	SoftwareVersion, SoftwareDate, Platform, Description string
 	ConnectedAt                                          time.Time
+	// TLSVersion ("TLSv1.2") and TLSCipher (OpenSSL's name) describe a TLS
+	// connection; both are "" for plain ones.
+	TLSVersion, TLSCipher string
 	// Data counters count data messages (direct and guaranteed) and their
 	// SMF bytes on the wire, received from (Rx) and sent to (Tx) the client.
 	DataRxMsgs, DataRxBytes, DataTxMsgs, DataTxBytes int64
@@ -152,7 +156,7 @@ func (c *conn) infoLocked() ClientInfo {
 		DataTxMsgs: st.dataTxMsgs.Load(), DataTxBytes: st.dataTxBytes.Load(),
 		ControlRxMsgs: st.controlRxMsgs.Load(), ControlRxBytes: st.controlRxBytes.Load(),
 		ControlTxMsgs: st.controlTxMsgs.Load(), ControlTxBytes: st.controlTxBytes.Load(),
-		Subscriptions: subs, Flows: len(c.flows),
+		Subscriptions: subs, Flows: len(c.flows), TLSVersion: c.login.tlsVersion, TLSCipher: c.login.tlsCipher,
 	}
 }
 
@@ -160,10 +164,13 @@ func (c *conn) infoLocked() ClientInfo {
 type loginInfo struct {
 	softwareVersion, softwareDate, platform, description string
 	at                                                   time.Time
+	tlsVersion, tlsCipher                                string
 }
 
-func newLoginInfo(cc *clientCtrl) loginInfo {
+func newLoginInfo(cc *clientCtrl, nc net.Conn) loginInfo {
+	v, cipher := tlsInfo(nc)
 	return loginInfo{
+		tlsVersion: v, tlsCipher: cipher,
 		softwareVersion: trimNUL(cc.Params[ccSoftwareVersion]),
 		softwareDate:    trimNUL(cc.Params[ccSoftwareDate]),
 		platform:        trimNUL(cc.Params[ccPlatform]),

@@ -33,6 +33,7 @@ type sempMonitorClient struct {
 	RxMsgCount               int64  `json:"rxMsgCount"`
 	SoftwareDate             string `json:"softwareDate"`
 	SoftwareVersion          string `json:"softwareVersion"`
+	TLSCipherDescription     string `json:"tlsCipherDescription"`
 	TLSDowngradedToPlainText bool   `json:"tlsDowngradedToPlainText"`
 	TLSVersion               string `json:"tlsVersion"`
 	TxByteCount              int64  `json:"txByteCount"`
@@ -53,6 +54,7 @@ func monitorClientJSON(ci ClientInfo, now time.Time) sempMonitorClient {
 		Description: ci.Description, MsgVpnName: ci.VPN, Platform: ci.Platform,
 		RxByteCount: ci.DataRxBytes + ci.ControlRxBytes, RxMsgCount: ci.DataRxMsgs + ci.ControlRxMsgs,
 		SoftwareDate: ci.SoftwareDate, SoftwareVersion: ci.SoftwareVersion,
+		TLSVersion: ci.TLSVersion, TLSCipherDescription: ci.TLSCipher,
 		TxByteCount: ci.DataTxBytes + ci.ControlTxBytes, TxMsgCount: ci.DataTxMsgs + ci.ControlTxMsgs,
 		Uptime: int32(now.Sub(ci.ConnectedAt) / time.Second), User: ci.Username, VirtualRouter: "primary",
 	}

@@ -331,7 +331,7 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		old.close()
 	}
 	c.loggedIn, c.vpn, c.user, c.clientName = true, v, user, clientName
-	c.login = newLoginInfo(cc)
+	c.login = newLoginInfo(cc, c.nc)
 	// The login's keep-alive value matched the client's interval in seconds
 	// (smf-wire-notes §2.1). A dead client that keeps its TCP connection
 	// open is dropped after three silent intervals, so its unsettled

@@ -43,6 +43,7 @@ Example:
 			&cli.StringFlag{Name: "smf-tls-addr", Usage: "address for SMF over TLS (tcps://) clients; needs --tls-cert"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "PEM `FILE` with the TLS server certificate (and its key, unless --tls-key is given)"},
 			&cli.StringFlag{Name: "tls-key", Usage: "PEM `FILE` with the TLS private key (default: the --tls-cert file)"},
+			&cli.StringFlag{Name: "tls-max-version", Value: "1.3", Usage: `highest TLS version offered, "1.2" or "1.3" (older PubSub+ releases stop at 1.2)`},
 			&cli.StringFlag{Name: "tls-key-passphrase-file", Usage: "`FILE` holding the passphrase of an encrypted TLS key"},
 			&cli.StringFlag{Name: "health-addr", Value: "127.0.0.1:5550", Usage: `address for the health-check HTTP listener (/health-check/direct-active, /health-check/guaranteed-active), "-" to disable`},
 			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
@@ -149,7 +150,11 @@ func devbrokerTLS(c *cli.Context) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--tls-cert: %w", err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+	maxVersion := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}[c.String("tls-max-version")]
+	if maxVersion == 0 {
+		return nil, fmt.Errorf("--tls-max-version %q: want 1.2 or 1.3", c.String("tls-max-version"))
+	}
+	return solacetest.ServerTLSConfig(cert, maxVersion), nil
 }
 
 // healthAddr maps the flag's "-" (no listener) to Config's "".

@@ -98,12 +98,19 @@ func (b *Broker) clientLocked(vpn, name string) (*conn, error) {
 	return c, nil
 }
 
-// Client describes a connected client.
+// Client describes a connected client, after the broker has processed what
+// the client had sent by then (rxbarrier.go).
 func (b *Broker) Client(vpn, name string) (ClientInfo, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	c, err := b.clientLocked(vpn, name)
+	b.mu.Unlock()
 	if err != nil {
+		return ClientInfo{}, err
+	}
+	c.settleRx()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c, err = b.clientLocked(vpn, name); err != nil {
 		return ClientInfo{}, err
 	}
 	return c.infoLocked(), nil

@@ -304,3 +304,20 @@ func TestSEMPClientProfile(t *testing.T) {
 		assert.Equal(t, tt.want, errStatusOf(body), tt.body)
 	}
 }
+
+// TestClientCountersSeeWhatWasSent: a client's counters, read right after a
+// publish returns, already count it (rxbarrier.go).
+func TestClientCountersSeeWhatWasSent(t *testing.T) {
+	b := NewTestBroker(t, Config{})
+	svc := connect(t, b, nil)
+	pub, err := svc.CreateDirectMessagePublisherBuilder().Build()
+	require.NoError(t, err)
+	require.NoError(t, pub.Start())
+	defer func() { _ = pub.Terminate(time.Second) }()
+	for i := range 50 {
+		require.NoError(t, pub.PublishString("x", resource.TopicOf("count/me")))
+		ci, err := b.Client("default", svc.GetApplicationID())
+		require.NoError(t, err)
+		require.Equal(t, int64(i+1), ci.DataRxMsgs, "publish %d", i)
+	}
+}

@@ -51,6 +51,7 @@ type conn struct {
 	login      loginInfo
 
 	stats connStats // atomic, see clients.go
+	rx    rxCounter // atomic, see rxbarrier.go
 }
 
 // pubFlow is a publisher flow. It outlives its connection so that a client
@@ -140,7 +141,7 @@ func (c *conn) writeLoop() {
 func (c *conn) readLoop() {
 	defer c.b.wg.Done()
 	defer c.cleanup()
-	r := bufio.NewReaderSize(c.nc, 64<<10)
+	r := bufio.NewReaderSize(countingReader{c.nc, &c.rx.raw}, 64<<10)
 	deadlineSet := false
 	for {
 		switch {
@@ -166,6 +167,7 @@ func (c *conn) readLoop() {
 		if !c.handle(f) {
 			return
 		}
+		c.rx.done.Add(int64(len(f.rawBytes)))
 		if c.inflateNext {
 			c.inflateNext = false
 			r = bufio.NewReaderSize(newInflateReader(r), 64<<10)

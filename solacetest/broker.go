@@ -81,7 +81,9 @@ type vpnState struct {
 	clients     map[string]*conn    // live sessions by client name
 	cfg         VPNConfig
 	profiles    map[string]*ClientProfile
-	replay      []*storedMsg // guaranteed messages, oldest first, for replay
+	acls        map[string]*ACLProfile
+	shareRR     map[string]int // shared subscriptions' round-robin positions
+	replay      []*storedMsg   // guaranteed messages, oldest first, for replay
 	replayBytes int
 }
 
@@ -123,7 +125,8 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	for _, v := range cfg.VPNs {
 		b.vpns[v] = &vpnState{name: v, cfg: defaultVPNConfig(v),
-			profiles: map[string]*ClientProfile{defaultClientProfile: defaultClientProfileConfig()}, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
+			profiles: map[string]*ClientProfile{defaultClientProfile: defaultClientProfileConfig()},
+			acls:     map[string]*ACLProfile{defaultACLProfile: newACLProfile(defaultACLProfile)}, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
 	}
 	if err := b.listen(); err != nil {
 		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn} {

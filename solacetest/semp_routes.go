@@ -18,6 +18,9 @@ type brokerAdmin interface {
 	ClientProfile(vpn, name string) (ClientProfile, error)
 	ClientProfiles(vpn string) ([]ClientProfile, error)
 	UpdateClientProfile(vpn, name string, update func(*ClientProfile)) error
+	ACLProfile(vpn, name string) (ACLProfile, error)
+	AddACLException(vpn, profile, kind, topic string) error
+	RemoveACLException(vpn, profile, kind, topic string) error
 }
 
 func (s *sempServer) registerRoutes(b brokerAdmin) {
@@ -36,6 +39,16 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 		s.handle("GET "+base+"/clientProfiles/{profile}", func(c *sempCall) *sempErr { return getClientProfile(c, b) })
 	}
 	s.handle("PATCH "+config+"/clientProfiles/{profile}", func(c *sempCall) *sempErr { return updateClientProfile(c, b) })
+	// semp_acl.go
+	s.handle("GET "+config+"/aclProfiles/{profile}", func(c *sempCall) *sempErr { return getACLProfile(c, b) })
+	for _, kind := range []string{ACLPublishTopic, ACLSubscribeTopic, ACLSubscribeShareName} {
+		coll := config + "/aclProfiles/{profile}/" + kind + "Exceptions"
+		s.handle("GET "+coll, func(c *sempCall) *sempErr { return listACLExceptions(c, b, kind) })
+		s.handle("POST "+coll, func(c *sempCall) *sempErr { return addACLException(c, b, kind) })
+		// {exception...}: clients put the topic in the path unescaped.
+		s.handle("GET "+coll+"/{exception...}", func(c *sempCall) *sempErr { return getACLException(c, b, kind) })
+		s.handle("DELETE "+coll+"/{exception...}", func(c *sempCall) *sempErr { return removeACLException(c, b, kind) })
+	}
 	// semp_clients.go
 	s.handle("GET "+monitor+"/clients", func(c *sempCall) *sempErr { return listClients(c, b) })
 	s.handle("GET "+monitor+"/clients/{client}", func(c *sempCall) *sempErr { return getClient(c, b) })

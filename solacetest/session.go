@@ -12,6 +12,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -266,7 +267,7 @@ func (c *conn) sendAdCtrl(tag []byte, code uint32, text string, typ byte, params
 // transactions, cut-through, OpenMAMA, compressed TLS,
 // shared subscriptions.
 func routerCapabilities(overTLS bool) []byte {
-	on := []int{2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 20, 22, 24, 25, 26}
+	on := []int{2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 20, 22, 23, 24, 25, 26}
 	if overTLS {
 		on = append(on, capCompressedTLS) // see compress.go
 	}
@@ -390,6 +391,11 @@ func (c *conn) handleSMP(f *frame) {
 	b.mu.Lock()
 	switch m.Type {
 	case smpAddSubscription:
+		if !c.maySubscribe(m.Topic) {
+			code, text = 403, "Subscription ACL Denied"
+			b.log.Info("subscription denied by ACL", "client", c.clientName, "topic", m.Topic)
+			break
+		}
 		c.subs[m.Topic] = struct{}{}
 		b.log.Debug("subscribed", "client", c.clientName, "topic", m.Topic)
 	case smpRemoveSubscription:
@@ -416,6 +422,10 @@ func (c *conn) handleDirect(f *frame) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.published[topic]++
+	if !c.mayPublish(topic) {
+		b.log.Info("direct message discarded by publish ACL", "client", c.clientName, "topic", topic)
+		return
+	}
 	raw := f.rawBytes
 	b.fanoutDirect(c.vpn, topic, func() []byte { return raw })
 	if _, isQueue := queueFromTopic(topic); isQueue {
@@ -437,9 +447,10 @@ func (c *conn) handleDirect(f *frame) {
 
 func (b *Broker) fanoutDirect(v *vpnState, topic string, data func() []byte) {
 	var out []byte
+	defer b.fanoutShared(v, topic, data)
 	for _, s := range v.clients {
 		for sub := range s.subs {
-			if topicMatches(sub, topic) {
+			if !strings.HasPrefix(sub, sharePrefix) && topicMatches(sub, topic) {
 				if out == nil {
 					out = data()
 				}
@@ -515,6 +526,10 @@ func (c *conn) handleGuaranteed(f *frame) {
 			code = 503
 		}
 		nack(code, b.faults.nackReason)
+		return
+	}
+	if !c.mayPublish(topic) {
+		nack(403, "Publish ACL Denied")
 		return
 	}
 	var dests []*queue

@@ -83,6 +83,7 @@ type vpnState struct {
 	profiles    map[string]*ClientProfile
 	acls        map[string]*ACLProfile
 	shareRR     map[string]int // shared subscriptions' round-robin positions
+	replayLog   *ReplayLog     // nil: no replay log
 	replay      []*storedMsg   // guaranteed messages, oldest first, for replay
 	replayBytes int
 }

@@ -36,6 +36,15 @@ func rgmidString(spooler, id uint64) string {
 	return fmt.Sprintf("rmid1:%05x-%011x-%08x-%08x", spooler>>44, spooler&(1<<44-1), id>>32, id&0xffffffff)
 }
 
+// parseRGMID reverses rgmidString.
+func parseRGMID(s string) (spooler, id uint64, ok bool) {
+	var a, b, c, d uint64
+	if n, err := fmt.Sscanf(s, "rmid1:%05x-%011x-%08x-%08x", &a, &b, &c, &d); err != nil || n != 4 {
+		return 0, 0, false
+	}
+	return a<<44 | b, c<<32 | d, true
+}
+
 // QueueMsgs lists the messages a queue holds, delivered or not, in spool
 // order.
 func (b *Broker) QueueMsgs(vpn, name string) ([]QueueMsg, error) {

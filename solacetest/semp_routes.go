@@ -4,6 +4,8 @@ package solacetest
 // net/http.ServeMux patterns. Queue resources are served by route
 // (semp_queues.go), the mux's fallback.
 
+import "time"
+
 // brokerAdmin is what the SEMP resources beyond queues need; *Broker
 // implements it. A queueAdmin that does not (the tests' in-memory fake)
 // gets the queue resources only.
@@ -21,6 +23,11 @@ type brokerAdmin interface {
 	ACLProfile(vpn, name string) (ACLProfile, error)
 	AddACLException(vpn, profile, kind, topic string) error
 	RemoveACLException(vpn, profile, kind, topic string) error
+	CreateReplayLog(vpn string, cfg ReplayLog) error
+	ReplayLogs(vpn string) ([]ReplayLog, error)
+	UpdateReplayLog(vpn, name string, update func(*ReplayLog)) error
+	DeleteReplayLog(vpn, name string) error
+	StartReplay(vpn, queue, replayLog string, from time.Time, afterRGMID string) error
 }
 
 func (s *sempServer) registerRoutes(b brokerAdmin) {
@@ -49,6 +56,13 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 		s.handle("GET "+coll+"/{exception...}", func(c *sempCall) *sempErr { return getACLException(c, b, kind) })
 		s.handle("DELETE "+coll+"/{exception...}", func(c *sempCall) *sempErr { return removeACLException(c, b, kind) })
 	}
+	// semp_replay.go
+	s.handle("GET "+config+"/replayLogs", func(c *sempCall) *sempErr { return listReplayLogs(c, b) })
+	s.handle("POST "+config+"/replayLogs", func(c *sempCall) *sempErr { return createReplayLog(c, b) })
+	s.handle("GET "+config+"/replayLogs/{name}", func(c *sempCall) *sempErr { return getReplayLog(c, b) })
+	s.handle("PATCH "+config+"/replayLogs/{name}", func(c *sempCall) *sempErr { return updateReplayLog(c, b) })
+	s.handle("DELETE "+config+"/replayLogs/{name}", func(c *sempCall) *sempErr { return deleteReplayLog(c, b) })
+	s.handle("PUT "+action+"/queues/{queue}/startReplay", func(c *sempCall) *sempErr { return startReplay(c, b) })
 	// semp_clients.go
 	s.handle("GET "+monitor+"/clients", func(c *sempCall) *sempErr { return listClients(c, b) })
 	s.handle("GET "+monitor+"/clients/{client}", func(c *sempCall) *sempErr { return getClient(c, b) })

@@ -57,7 +57,7 @@ type connStats struct {
 
 // countRx counts one frame read from the client.
 func (s *connStats) countRx(f *frame) {
-	n := int64(len(f.rawBytes))
+	n := int64(f.Wire)
 	if f.Proto == protoTrMsg {
 		s.dataRxMsgs.Add(1)
 		s.dataRxBytes.Add(n)

@@ -168,7 +168,7 @@ func (c *conn) readLoop() {
 		if !c.handle(f) {
 			return
 		}
-		c.rx.done.Add(int64(len(f.rawBytes)))
+		c.rx.done.Add(int64(f.Wire))
 		if c.inflateNext {
 			c.inflateNext = false
 			r = bufio.NewReaderSize(newInflateReader(r), 64<<10)
@@ -215,6 +215,10 @@ func (c *conn) handle(f *frame) bool {
 	if !c.loggedIn && f.Proto != protoClientCtrl {
 		c.b.log.Warn("frame before login; closing", "proto", f.Proto)
 		return false
+	}
+	if f.Oversize > 0 {
+		c.handleOversize(f)
+		return true
 	}
 	switch f.Proto {
 	case protoKeepAliveV2:

@@ -472,7 +472,7 @@ func (b *Broker) UpdateQueue(vpn, name string, update func(*QueueConfig)) error 
 		b.passivateFlows(q)
 		return nil
 	}
-	b.updateActive(q)
+	b.repartition(q)
 	b.dispatch(q)
 	return nil
 }

@@ -172,6 +172,10 @@ func configQueueJSON(vpn string, cfg QueueConfig) sempConfigQueue {
 	}
 	q.RespectTTLEnabled = cfg.RespectTTL
 	q.MaxMsgSize = int32(cfg.MaxMsgSize)
+	q.PartitionCount = int32(cfg.PartitionCount)
+	if cfg.PartitionRebalanceDelay != 0 {
+		q.PartitionRebalanceDelay = cfg.PartitionRebalanceDelay
+	}
 	if cfg.RejectMsgToSenderOnDiscard != "" {
 		q.RejectMsgToSenderOnDiscardBehavior = cfg.RejectMsgToSenderOnDiscard
 	}
@@ -280,6 +284,7 @@ type queueChanges struct {
 	ingress, egress, respectTTL    *bool
 	maxRedeliveryCount, maxSpoolMB *int64
 	maxMsgSize                     *int64
+	partitionCount, rebalanceDelay *int64
 	rejectOnDiscard                *string
 }
 
@@ -291,7 +296,7 @@ var sempQueueDefaultAttrs = func() map[string]any {
 	_ = json.Unmarshal(raw, &m)
 	for _, k := range []string{"queueName", "msgVpnName", "accessType", "permission", "owner", "deadMsgQueue",
 		"ingressEnabled", "egressEnabled", "respectTtlEnabled", "maxRedeliveryCount", "maxMsgSpoolUsage",
-		"maxMsgSize", "rejectMsgToSenderOnDiscardBehavior"} {
+		"maxMsgSize", "rejectMsgToSenderOnDiscardBehavior", "partitionCount", "partitionRebalanceDelay"} {
 		delete(m, k)
 	}
 	return m
@@ -329,7 +334,8 @@ func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
 	for _, d := range []struct {
 		name string
 		dst  **int64
-	}{{"maxRedeliveryCount", &q.maxRedeliveryCount}, {"maxMsgSpoolUsage", &q.maxSpoolMB}, {"maxMsgSize", &q.maxMsgSize}} {
+	}{{"maxRedeliveryCount", &q.maxRedeliveryCount}, {"maxMsgSpoolUsage", &q.maxSpoolMB}, {"maxMsgSize", &q.maxMsgSize},
+		{"partitionCount", &q.partitionCount}, {"partitionRebalanceDelay", &q.rebalanceDelay}} {
 		if err := decodeAttr(attrs, d.name, d.dst); err != nil {
 			return nil, err
 		}
@@ -345,6 +351,9 @@ func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
 	}
 	if q.maxMsgSize != nil && (*q.maxMsgSize < 0 || *q.maxMsgSize > maxFrameSize) {
 		return nil, errInvalid("maxMsgSize %d is outside 0-%d", *q.maxMsgSize, maxFrameSize)
+	}
+	if q.partitionCount != nil && (*q.partitionCount < 0 || *q.partitionCount > 1000) {
+		return nil, errInvalid("partitionCount %d is outside 0-1000", *q.partitionCount)
 	}
 	if q.rejectOnDiscard != nil && !slices.Contains([]string{"always", "when-queue-enabled", "never"}, *q.rejectOnDiscard) {
 		return nil, errInvalid("rejectMsgToSenderOnDiscardBehavior %q is not one of always, when-queue-enabled, never", *q.rejectOnDiscard)
@@ -411,6 +420,12 @@ func (q *queueChanges) apply(cfg *QueueConfig) {
 	}
 	if q.maxMsgSize != nil {
 		cfg.MaxMsgSize = int(*q.maxMsgSize)
+	}
+	if q.partitionCount != nil {
+		cfg.PartitionCount = int(*q.partitionCount)
+	}
+	if q.rebalanceDelay != nil {
+		cfg.PartitionRebalanceDelay = *q.rebalanceDelay
 	}
 	if q.rejectOnDiscard != nil {
 		cfg.RejectMsgToSenderOnDiscard = *q.rejectOnDiscard

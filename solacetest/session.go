@@ -772,7 +772,7 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 	}
 	q.flows = append(q.flows, fl)
 	c.flows[fl.id] = fl
-	fl.active = q.cfg.AccessType == AccessNonExclusive || len(q.flows) == 1
+	fl.active = q.activeSlot(len(q.flows) - 1)
 	if wantsReplay {
 		// The window is still closed, so nothing is delivered before the
 		// bind response.

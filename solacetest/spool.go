@@ -49,6 +49,7 @@ type qmsg struct {
 	seq        uint64 // spool order
 	expiry     time.Time
 	deliveries int // how often it was sent to a consumer
+	partition  int // partitioned queues: the message's partition, -1 until known
 	flow       *flow
 	deliveryID uint64
 	elem       *list.Element // position in queue.ready while not delivered
@@ -143,7 +144,7 @@ func (f *flow) hasRoom() bool {
 // spool adds a message to q and schedules delivery.
 func (b *Broker) spool(q *queue, m *storedMsg, deliveries int) {
 	b.nextSpool++
-	qm := &qmsg{m: m, seq: b.nextSpool, deliveries: deliveries}
+	qm := &qmsg{m: m, seq: b.nextSpool, deliveries: deliveries, partition: -1}
 	if q.cfg.RespectTTL && m.ttl > 0 {
 		qm.expiry = time.Now().Add(m.ttl)
 	}
@@ -217,6 +218,10 @@ func (b *Broker) deadLetter(q *queue, qm *qmsg, why string) {
 // non-exclusive queues round-robin over all flows.
 func (b *Broker) dispatch(q *queue) {
 	if b.faults.paused || !q.cfg.EgressEnabled || len(q.flows) == 0 {
+		return
+	}
+	if q.partitioned() {
+		b.dispatchPartitioned(q)
 		return
 	}
 	now := time.Now()
@@ -401,8 +406,7 @@ func (b *Broker) updateActive(q *queue) {
 		return // flows stay inactive until egress is back (egress.go)
 	}
 	for i, f := range q.flows {
-		active := q.cfg.AccessType == AccessNonExclusive || i == 0
-		if active && !f.active {
+		if q.activeSlot(i) && !f.active {
 			f.active = true
 			if f.wantUpdates && f.c != nil {
 				b.log.Info("consumer flow became active", "queue", q.cfg.Name, "flow", f.id)

@@ -38,6 +38,13 @@ type QueueConfig struct {
 	// MaxMsgSize is the largest message in bytes the queue accepts (SEMP's
 	// maxMsgSize, 10 000 000 for queues created over SEMP); 0 means no limit.
 	MaxMsgSize int
+	// PartitionCount > 0 makes a non-exclusive queue partitioned: a message
+	// with a partition key (the JMSXGroupID user property) always goes to
+	// the consumer that owns the key's partition (see partition.go).
+	PartitionCount int
+	// PartitionRebalanceDelay is kept for SEMP (seconds); partitions are
+	// reassigned at once.
+	PartitionRebalanceDelay int64
 	// RejectMsgToSenderOnDiscard is SEMP's rejectMsgToSenderOnDiscardBehavior:
 	// "always", "when-queue-enabled" (what "" means) or "never".
 	RejectMsgToSenderOnDiscard string

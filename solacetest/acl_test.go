@@ -45,6 +45,7 @@ func TestACLExceptionsOverSEMP(t *testing.T) {
 	requireSubcode(t, shared.Start(), subcode.SubscriptionAclDenied)
 	qrcv := startReceiver(t, svc, resource.QueueDurableExclusive("q1"), nil)
 	requireSubcode(t, qrcv.AddSubscription(resource.TopicSubscriptionOf("no/sub/y")), subcode.SubscriptionAclDenied)
+	requireSubcode(t, qrcv.RemoveSubscription(resource.TopicSubscriptionOf("no/sub/y")), subcode.SubscriptionAclDenied)
 
 	// Guaranteed publishing is nacked; direct messages are dropped.
 	require.NoError(t, b.AddQueueSubscription("default", "q1", "no/pub"))

@@ -140,8 +140,9 @@ func (c *conn) changeQueueSubscription(m *smpMsg) (uint32, string) {
 	case isQueueTopic(m.Topic):
 		b.log.Info("queue subscription to a #P2P/QUE/ topic refused", "client", c.clientName, "queue", m.Queue, "topic", m.Topic)
 		return 403, "Permission Not Allowed"
-	case m.Type == smpAddQueueSubscription && !c.maySubscribe(m.Topic):
-		b.log.Info("queue subscription denied by ACL", "client", c.clientName, "queue", m.Queue, "topic", m.Topic)
+	case !c.maySubscribe(m.Topic):
+		// A real broker checks removals against the ACL too.
+		b.log.Info("queue subscription change denied by ACL", "client", c.clientName, "queue", m.Queue, "topic", m.Topic)
 		return 403, "Subscription ACL Denied"
 	case m.Type == smpAddQueueSubscription:
 		// Adding an existing subscription succeeds, so that receivers

@@ -71,6 +71,9 @@ type Broker struct {
 	published  map[string]int
 	keepalives int // keepalives answered, for tests
 	faults     faultState
+	// certAuthorities are the trusted client certificate authorities'
+	// PEM by name (certauth.go).
+	certAuthorities map[string]string
 }
 
 // vpnState is one message VPN.
@@ -82,6 +85,7 @@ type vpnState struct {
 	cfg         VPNConfig
 	profiles    map[string]*ClientProfile
 	acls        map[string]*ACLProfile
+	usernames   map[string]ClientUsername
 	shareRR     map[string]int // shared subscriptions' round-robin positions
 	replayLog   *ReplayLog     // nil: no replay log
 	replay      []*storedMsg   // guaranteed messages, oldest first, for replay
@@ -115,19 +119,21 @@ func Start(cfg Config) (*Broker, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	b := &Broker{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		done:      make(chan struct{}),
-		vpns:      map[string]*vpnState{},
-		conns:     map[*conn]struct{}{},
-		nextFlow:  100,
-		published: map[string]int{},
-		spoolerID: uint64(time.Now().UnixNano()) & 0x0000ffffffffffff,
+		cfg:             cfg,
+		log:             cfg.Logger,
+		done:            make(chan struct{}),
+		vpns:            map[string]*vpnState{},
+		conns:           map[*conn]struct{}{},
+		nextFlow:        100,
+		published:       map[string]int{},
+		certAuthorities: map[string]string{},
+		spoolerID:       uint64(time.Now().UnixNano()) & 0x0000ffffffffffff,
 	}
 	for _, v := range cfg.VPNs {
 		b.vpns[v] = &vpnState{name: v, cfg: defaultVPNConfig(v),
-			profiles: map[string]*ClientProfile{defaultClientProfile: defaultClientProfileConfig()},
-			acls:     map[string]*ACLProfile{defaultACLProfile: newACLProfile(defaultACLProfile)}, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
+			profiles:  map[string]*ClientProfile{defaultClientProfile: defaultClientProfileConfig()},
+			acls:      map[string]*ACLProfile{defaultACLProfile: newACLProfile(defaultACLProfile)},
+			usernames: map[string]ClientUsername{}, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
 	}
 	if err := b.listen(); err != nil {
 		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn} {

@@ -28,6 +28,12 @@ type brokerAdmin interface {
 	UpdateReplayLog(vpn, name string, update func(*ReplayLog)) error
 	DeleteReplayLog(vpn, name string) error
 	StartReplay(vpn, queue, replayLog string, from time.Time, afterRGMID string) error
+	AddCertAuthority(name, pemCerts string) error
+	RemoveCertAuthority(name string) error
+	CertAuthorities() map[string]string
+	CreateClientUsername(vpn string, u ClientUsername) error
+	DeleteClientUsername(vpn, name string) error
+	ClientUsernames(vpn string) ([]ClientUsername, error)
 }
 
 func (s *sempServer) registerRoutes(b brokerAdmin) {
@@ -63,6 +69,13 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	s.handle("PATCH "+config+"/replayLogs/{name}", func(c *sempCall) *sempErr { return updateReplayLog(c, b) })
 	s.handle("DELETE "+config+"/replayLogs/{name}", func(c *sempCall) *sempErr { return deleteReplayLog(c, b) })
 	s.handle("PUT "+action+"/queues/{queue}/startReplay", func(c *sempCall) *sempErr { return startReplay(c, b) })
+	// semp_certs.go
+	s.handle("POST "+sempConfigBase+"/clientCertAuthorities", func(c *sempCall) *sempErr { return createCertAuthority(c, b) })
+	s.handle("GET "+sempConfigBase+"/clientCertAuthorities/{name}", func(c *sempCall) *sempErr { return getCertAuthority(c, b) })
+	s.handle("DELETE "+sempConfigBase+"/clientCertAuthorities/{name}", func(c *sempCall) *sempErr { return deleteCertAuthority(c, b) })
+	s.handle("POST "+config+"/clientUsernames", func(c *sempCall) *sempErr { return createClientUsername(c, b) })
+	s.handle("GET "+config+"/clientUsernames/{name}", func(c *sempCall) *sempErr { return getClientUsername(c, b) })
+	s.handle("DELETE "+config+"/clientUsernames/{name}", func(c *sempCall) *sempErr { return deleteClientUsername(c, b) })
 	// semp_clients.go
 	s.handle("GET "+monitor+"/clients", func(c *sempCall) *sempErr { return listClients(c, b) })
 	s.handle("GET "+monitor+"/clients/{client}", func(c *sempCall) *sempErr { return getClient(c, b) })

@@ -326,7 +326,13 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		}
 		return fail(403, "Message VPN Not Allowed")
 	}
-	if code, text := b.authenticateLocked(v, user, pass); code != 0 {
+	if _, hasPassword := f.param(pPassword); !hasPassword && len(peerCertificates(c)) > 0 {
+		code, text, certUser := b.certLoginLocked(v, peerCertificates(c), user)
+		if code != 0 {
+			return fail(code, text)
+		}
+		user = certUser
+	} else if code, text := b.authenticateLocked(v, user, pass); code != 0 {
 		return fail(code, text)
 	}
 	if clientName == "" {

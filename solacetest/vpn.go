@@ -95,8 +95,11 @@ func (b *Broker) authenticateLocked(v *vpnState, user, pass string) (uint32, str
 	case v.cfg.BasicAuthType == AuthBasicNone:
 		return 0, ""
 	}
-	if want, ok := b.cfg.Users[user]; !ok || want != pass {
-		return 401, "Unauthorized"
+	if want, ok := b.cfg.Users[user]; ok && want == pass {
+		return 0, ""
 	}
-	return 0, ""
+	if u, ok := v.usernames[user]; ok && u.Enabled && u.Password == pass {
+		return 0, ""
+	}
+	return 401, "Unauthorized"
 }

@@ -45,7 +45,7 @@ Example:
 			&cli.StringFlag{Name: "tls-key", Usage: "PEM `FILE` with the TLS private key (default: the --tls-cert file)"},
 			&cli.StringFlag{Name: "tls-max-version", Value: "1.3", Usage: `highest TLS version offered, "1.2" or "1.3" (older PubSub+ releases stop at 1.2)`},
 			&cli.StringFlag{Name: "tls-key-passphrase-file", Usage: "`FILE` holding the passphrase of an encrypted TLS key"},
-			&cli.StringFlag{Name: "health-addr", Value: "127.0.0.1:5550", Usage: `address for the health-check HTTP listener (/health-check/direct-active, /health-check/guaranteed-active), "-" to disable`},
+			&cli.StringFlag{Name: "health-addr", Usage: "address for the health-check HTTP listener (/health-check/direct-active, /health-check/guaranteed-active; PubSub+ uses port 5550), none by default"},
 			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
 			&cli.StringFlag{Name: "semp-user", Value: "admin:admin", Usage: "SEMP basic-auth `NAME:PASSWORD`"},
 			&cli.GenericFlag{Name: "queue", Value: &repeated{}, Usage: "pre-create a durable queue `NAME[:topic,...]`, repeatable"},

@@ -136,17 +136,40 @@ func (b *Broker) Clients(vpn string) ([]ClientInfo, error) {
 
 // DisconnectClient closes a client's connection, as SEMP's disconnect action
 // does on a real broker. A client with reconnection enabled comes back.
+//
+// Like PubSub+'s, it returns once the client has gone: the broker closes its
+// side of the connection, waits (at most disconnectWait) for the client to
+// close its own, and then gives the client's API a moment to report it, so
+// that a caller who asks right afterwards sees the client disconnected.
 func (b *Broker) DisconnectClient(vpn, name string) error {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	c, err := b.clientLocked(vpn, name)
+	b.mu.Unlock()
 	if err != nil {
 		return err
 	}
 	b.log.Info("disconnecting client on request", "vpn", vpn, "client", name)
+	if hc, ok := c.nc.(interface{ CloseWrite() error }); ok && hc.CloseWrite() == nil {
+		select {
+		case <-c.readDone:
+		case <-time.After(disconnectWait):
+		}
+	}
 	c.close()
+	select {
+	case <-c.readDone:
+	case <-time.After(disconnectWait):
+	}
+	time.Sleep(disconnectSettle)
 	return nil
 }
+
+// disconnectWait bounds how long DisconnectClient waits for the client to
+// close its side; disconnectSettle is the time its API gets to notice.
+const (
+	disconnectWait   = time.Second
+	disconnectSettle = 50 * time.Millisecond
+)
 
 func (c *conn) infoLocked() ClientInfo {
 	subs := make([]string, 0, len(c.subs))

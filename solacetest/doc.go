@@ -61,12 +61,17 @@
 // guaranteed messages, or resend an already-spooled message on demand, so
 // those are driven with raw SMF frames, as is the silent-client timeout.
 //
-//   - Login with basic authentication against the configured users and
-//     message VPNs; a wrong password or unknown user gives the client a
+//   - Login with basic authentication against the configured users (and
+//     client usernames created over SEMP) and message VPNs; a wrong password or unknown user gives the client a
 //     *solace.AuthenticationError. A VPN's authenticationBasicType "none"
 //     accepts any password, a disabled VPN refuses logins (503) and drops
 //     its clients, and disabled basic authentication answers 401 "Basic
-//     Authentication Is Shutdown". Keepalives are answered, and a client
+//     Authentication Is Shutdown". Over TLS, a client certificate logs in
+//     when the VPN enables client-certificate authentication and its chain
+//     leads to one of the broker's client certificate authorities (SEMP's
+//     clientCertAuthorities); the username is the certificate's common name,
+//     or the client's own when the VPN allows API-provided usernames.
+//     Keepalives are answered, and a client
 //     silent for three of its keepalive intervals is dropped. A second login
 //     with a client name already in use replaces the older session.
 //   - Transports: plain TCP, TLS (with PubSub+'s cipher suites, RSA key
@@ -167,8 +172,9 @@
 //     messages (monitor msgs), clients and their subscriptions (monitor,
 //     with message and byte counters, software version, platform and
 //     description as the client's API reported them), the msgVpn (GET,
-//     PATCH), client profiles, ACL profiles and exceptions, replay logs, and
-//     the disconnect and startReplay actions. Paths, bodies, envelopes and
+//     PATCH), client profiles, client usernames, client certificate
+//     authorities, ACL profiles and exceptions, replay logs, and the
+//     disconnect and startReplay actions. Paths, bodies, envelopes and
 //     error codes follow the SEMPv2 2.34 specs, which sempspec_test.go
 //     checks every test exchange against. Attributes the broker does not
 //     model are refused (NOT_SUPPORTED) rather than silently ignored, unless
@@ -177,12 +183,13 @@
 // # Known differences from a real broker
 //
 //   - No persistence, replication, clustering, bridges, MQTT/AMQP/REST/JMS
-//     ports, client-certificate/OAuth/Kerberos login, or client-username
-//     objects: every client uses its VPN's "default" client profile and ACL
-//     profile, whose default actions are allow (only exceptions deny). The
-//     VPN's client-certificate, OAuth, Kerberos and TLS-downgrade switches
-//     are stored for SEMP but change nothing, and a client asking to
-//     downgrade TLS to plain text after login fails.
+//     ports, OAuth or Kerberos login, or certificate revocation checks.
+//     Every client uses its VPN's "default" client profile and ACL profile,
+//     whose default actions are allow (only exceptions deny); client
+//     usernames carry a password and an enabled switch only. The VPN's
+//     OAuth, Kerberos and TLS-downgrade switches are stored for SEMP but
+//     change nothing, and a client asking to downgrade TLS to plain text
+//     after login fails.
 //   - Not implemented, and so not advertised to the client: queue browsers,
 //     transactions and XA, topic endpoints, SolCache. A client that asks for
 //     them fails locally or gets an error answer.

@@ -187,6 +187,7 @@ func TestSEMPDisconnectClient(t *testing.T) {
 
 	status, _ = s.do("PUT", "action/msgVpns/default/clients/"+url.PathEscape(svc.GetApplicationID())+"/disconnect", "{}")
 	require.Equal(t, 200, status)
+	assert.Zero(t, b.ClientCount(), "the action returns once the client is gone")
 	require.Eventually(t, func() bool { return !svc.IsConnected() }, 5*time.Second, 10*time.Millisecond)
 }
 

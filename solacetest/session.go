@@ -25,6 +25,7 @@ type conn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+	readDone  chan struct{} // closed when the read loop has ended
 
 	outMu  sync.Mutex
 	out    [][]byte
@@ -73,6 +74,7 @@ func newConn(b *Broker, nc net.Conn) *conn {
 		idleTimeout: loginTimeout,
 		nc:          nc,
 		closed:      make(chan struct{}),
+		readDone:    make(chan struct{}),
 		outSig:      make(chan struct{}, 1),
 		subs:        map[string]struct{}{},
 		flows:       map[uint32]*flow{},
@@ -141,6 +143,7 @@ func (c *conn) writeLoop() {
 
 func (c *conn) readLoop() {
 	defer c.b.wg.Done()
+	defer close(c.readDone)
 	defer c.cleanup()
 	r := bufio.NewReaderSize(countingReader{c.nc, &c.rx.raw}, 64<<10)
 	deadlineSet := false

@@ -48,10 +48,22 @@
 //	    --secure-web-addr '127.0.0.1:{secure_web}' --tls-cert $F/api-server.pem \
 //	    --tls-key-passphrase-file $F/api-server-passphrase.txt --tls-max-version 1.2 --log-level debug
 //
-// Measured (2026-12-01, 2 shared cores): SUITE_FIGURE. The suite's own skips
-// are 91 in-scope specs that need a toxiproxy instance the harness does not
-// start, plus cache (292) and Kerberos (10), which are out of scope.
-// SUITE_REMAINING
+// Measured on 2026-12-01 (2 shared cores, all 18 files in 12 minutes):
+//
+//	in-scope: 3017/3138 specs pass (30 fail, 0 hang, 91 skipped)
+//
+// that is 96.1 %. Before this work none ran unpatched, and 2632/3138 passed
+// with both of the harness's compatibility patches. The 91 in-scope skips
+// are the suite's own, for specs that need a toxiproxy instance the harness
+// does not start; cache (292) and Kerberos (10) specs are out of scope.
+// The remaining failures, most specs first: OAuth (18; the specs need an
+// OAuth issuer and panic in their setup without one); request-reply
+// publishers terminated with a grace period equal to the request timeout
+// (7; they finish a few milliseconds after the suite's equally long wait,
+// which passes on a real broker only because its SEMP counters lag);
+// leftover queues from the toxiproxy-skipped termination specs (3, "queue
+// already exists", varies with spec order); SEMP disconnect racing a
+// receiver's termination check (1); TLS downgrade to plain text (1).
 //
 // # What behaves as on a real broker
 //

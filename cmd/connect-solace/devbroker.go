@@ -29,8 +29,11 @@ func devbrokerCommand() *cli.Command {
 		Description: `Runs the solacetest broker: an in-memory broker that speaks enough of
 Solace's SMF protocol for the Solace Go client (and so the solace input and
 output) to connect, publish, subscribe, bind to queues and ack, plus a subset
-of the SEMPv2 management API for queues. Messages live in memory only and are
-lost when it stops. It is meant for development and tests, never production.
+of the SEMPv2 management API (queues, clients, VPN, client and ACL profiles,
+replay logs). Besides plain SMF it can listen for TLS, compressed and
+WebSocket clients and serve PubSub+'s health-check endpoints. Messages live
+in memory only and are lost when it stops. It is meant for development and
+tests, never production.
 
 Example:
   connect-solace devbroker --user app:secret --queue orders:orders/>,audit/orders/*`,

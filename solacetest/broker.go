@@ -35,6 +35,11 @@ type Config struct {
 	// over WebSocket (ws://, PubSub+'s port 8008) and over WebSocket on
 	// TLS (wss://, port 1443, needs TLS); "" means none.
 	WebAddr, SecureWebAddr string
+	// NoReplayLog starts every VPN without a replay log, as a fresh PubSub+
+	// does (the devbroker's default); create one with CreateReplayLog or
+	// SEMP. By default each VPN starts with an enabled replay log named
+	// "default", so that tests can replay from the first message.
+	NoReplayLog bool
 	// HealthAddr is the health-check HTTP listener's address (PubSub+
 	// serves it on port 5550); "" means none.
 	HealthAddr string
@@ -130,10 +135,14 @@ func Start(cfg Config) (*Broker, error) {
 		spoolerID:       uint64(time.Now().UnixNano()) & 0x0000ffffffffffff,
 	}
 	for _, v := range cfg.VPNs {
-		b.vpns[v] = &vpnState{name: v, cfg: defaultVPNConfig(v),
+		vs := &vpnState{name: v, cfg: defaultVPNConfig(v),
 			profiles:  map[string]*ClientProfile{defaultClientProfile: defaultClientProfileConfig()},
 			acls:      map[string]*ACLProfile{defaultACLProfile: newACLProfile(defaultACLProfile)},
 			usernames: map[string]ClientUsername{}, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
+		if !cfg.NoReplayLog {
+			vs.replayLog = &ReplayLog{Name: "default", IngressEnabled: true, EgressEnabled: true}
+		}
+		b.vpns[v] = vs
 	}
 	if err := b.listen(); err != nil {
 		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn} {

@@ -14,8 +14,7 @@ import (
 )
 
 func TestReplay(t *testing.T) {
-	b := newBroker(t)
-	require.NoError(t, b.CreateReplayLog("default", ReplayLog{Name: "log", IngressEnabled: true, EgressEnabled: true}))
+	b := newBroker(t) // with the default replay log
 	require.NoError(t, b.CreateQueue("default", QueueConfig{Name: "shared", AccessType: AccessNonExclusive, Subscriptions: []string{"orders/>"}}))
 	svc := connect(t, b, nil)
 	pub := startPublisher(t, svc)
@@ -103,7 +102,8 @@ func TestReplayLogIsBounded(t *testing.T) {
 }
 
 func TestReplayNeedsAReplayLog(t *testing.T) {
-	b := newBroker(t)
+	b := NewTestBroker(t, Config{NoReplayLog: true})
+	require.NoError(t, b.CreateQueue("default", QueueConfig{Name: "q1", Subscriptions: []string{"orders/>"}}))
 	svc := connect(t, b, nil)
 	pub := startPublisher(t, svc)
 	publish(t, svc, pub, "orders/1", "before any log")

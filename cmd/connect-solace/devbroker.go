@@ -52,6 +52,7 @@ Example:
 			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
 			&cli.StringFlag{Name: "semp-user", Value: "admin:admin", Usage: "SEMP basic-auth `NAME:PASSWORD`"},
 			&cli.GenericFlag{Name: "queue", Value: &repeated{}, Usage: "pre-create a durable queue `NAME[:topic,...]`, repeatable"},
+			&cli.StringFlag{Name: "replay-log", Usage: "create a replay log `NAME` at start (like PubSub+, the broker has none unless configured; SEMP can create one)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug shows every subscription and message"},
 		},
 		Action: runDevbroker,
@@ -98,12 +99,18 @@ func runDevbroker(c *cli.Context) error {
 		SMFAddr:        c.String("smf-addr"),
 		SEMPAddr:       c.String("semp-addr"),
 		HealthAddr:     healthAddr(c.String("health-addr")),
+		NoReplayLog:    true,
 		Logger:         logger,
 	})
 	if err != nil {
 		return err
 	}
 	defer func() { _ = b.Close() }()
+	if name := c.String("replay-log"); name != "" {
+		if err := b.CreateReplayLog("default", solacetest.ReplayLog{Name: name, IngressEnabled: true, EgressEnabled: true}); err != nil {
+			return fmt.Errorf("--replay-log: %w", err)
+		}
+	}
 	for _, q := range c.Generic("queue").(*repeated).values {
 		name, topics, _ := strings.Cut(q, ":")
 		cfg := solacetest.QueueConfig{Name: name}

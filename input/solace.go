@@ -142,7 +142,7 @@ overwritten by it.
 				Description("The queue provisioned for `topic`. Empty derives it from the topic: `"+siQueuePrefix+"` followed by the topic with `*` replaced by `_any_`, `>` by `_all_` and the characters `?<>'\"&;` by `_` (cut to 200 characters with a hash suffix when longer). For example `orders/*/eu/>` gives `"+siQueuePrefix+"orders/_any_/eu/_all_`.").
 				Example("orders-pipeline").Default(""),
 			service.NewObjectField(siFieldSEMP,
-				service.NewStringField(siFieldSEMPURL).
+				service.NewURLField(siFieldSEMPURL).
 					Description("The broker's SEMP endpoint, e.g. `http://broker:8080`."),
 				service.NewStringField(siFieldSEMPUsername).
 					Description("The SEMP user; it needs read access for `queue`, and the rights to create queues and subscriptions for `topic`.").
@@ -238,7 +238,14 @@ overwritten by it.
 }
 
 func init() {
-	service.MustRegisterBatchInput("solace", solaceInputSpec(),
+	if err := registerSolaceInput(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
+}
+
+// registerSolaceInput adds the solace input to env; see Register.
+func registerSolaceInput(env *service.Environment) error {
+	return env.RegisterBatchInput("solace", solaceInputSpec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
 			return newSolaceReaderFromParsed(conf, mgr)
 		})
@@ -689,7 +696,7 @@ func (r *solaceReader) dropDuplicates(ctx context.Context, recv *session.Receive
 	kept := ins[:0]
 	now := time.Now()
 	for _, in := range ins {
-		if in.DedupKey == "" || !r.seen(ctx, in.DedupKey, now) {
+		if key := in.DedupKey(); key == "" || !r.seen(ctx, key, now) {
 			kept = append(kept, in)
 			continue
 		}
@@ -716,11 +723,12 @@ func (r *solaceReader) seen(ctx context.Context, key string, now time.Time) bool
 func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
 	now := time.Now()
 	for _, in := range ins {
-		if in.DedupKey == "" {
+		key := in.DedupKey()
+		if key == "" {
 			continue
 		}
 		if r.dedupWin != nil {
-			r.dedupWin.Add(in.DedupKey, now)
+			r.dedupWin.Add(key, now)
 			continue
 		}
 		var ttl *time.Duration
@@ -728,7 +736,7 @@ func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
 			ttl = &r.dedupTTL
 		}
 		if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
-			if err := c.Set(ctx, in.DedupKey, []byte{1}, ttl); err != nil {
+			if err := c.Set(ctx, key, []byte{1}, ttl); err != nil {
 				r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
 			}
 		}); err != nil {
@@ -742,10 +750,31 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	for k, v := range in.Properties {
 		msg.MetaSetMut(k, v)
 	}
+	var sent, received any // the timestamps, already boxed
 	for _, f := range in.Meta {
 		msg.MetaSetMut(f.Key, f.Value)
+		switch f.Key {
+		case session.MetaSenderTimestamp:
+			sent = f.Value
+		case session.MetaReceiveTimestamp:
+			received = f.Value
+		}
 	}
-	msg.MetaSetMut(session.MetaTimestamp, r.eventTime(msg, in))
+	// The event time reuses a boxed timestamp when it is one of them.
+	var ts any
+	switch {
+	case r.tsMode == siTimestampMapping:
+	case r.tsMode == siTimestampReceive:
+		ts = received
+	case !in.SenderTimestamp.IsZero():
+		ts = sent
+	default:
+		ts = received
+	}
+	if ts == nil {
+		ts = r.eventTime(msg, in)
+	}
+	msg.MetaSetMut(session.MetaTimestamp, ts)
 	return msg
 }
 

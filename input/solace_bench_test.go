@@ -10,11 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
-	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/solacetest"
+	"github.com/connect-solace/connect-solace/internal/benchbroker"
 )
 
 // benchMessages is how many 1 KiB messages each side consumes per round.
@@ -22,7 +21,7 @@ const benchMessages = 4000
 
 // fillQueue publishes n 1 KiB messages to topic without waiting for each
 // confirmation, then waits until the queue holds them all.
-func fillQueue(b *testing.B, br *solacetest.Broker, p *siPublisher, topic, queue string, n int) {
+func fillQueue(b *testing.B, br *benchbroker.Broker, p *siPublisher, topic, queue string, n int) {
 	b.Helper()
 	payload := make([]byte, 1024)
 	for i := range n {
@@ -34,61 +33,75 @@ func fillQueue(b *testing.B, br *solacetest.Broker, p *siPublisher, topic, queue
 			require.Eventually(b, func() bool { return br.PublishedCount(topic) >= i+1 }, 30*time.Second, time.Millisecond)
 		}
 	}
-	require.Eventually(b, func() bool {
-		_, st, err := br.Queue("default", queue)
-		return err == nil && st.SpooledMsgCount == n
-	}, 30*time.Second, time.Millisecond)
+	require.Eventually(b, func() bool { return br.Spooled(queue) == n }, 30*time.Second, time.Millisecond)
 }
 
-// consumeRaw drains n messages with the Solace client alone: a persistent
-// receiver with client acknowledgement, acking each message as it arrives.
-func consumeRaw(b *testing.B, br *solacetest.Broker, svc solace.MessagingService, queue string, n int) time.Duration {
+// rawConsumer is a persistent receiver with client acknowledgement that
+// acks each message as it arrives.
+type rawConsumer struct {
+	svc  solace.MessagingService
+	r    solace.PersistentMessageReceiver
+	got  atomic.Int64
+	want int64
+	done chan struct{}
+}
+
+// bindRaw binds a raw receiver with delivery paused, so that only the
+// draining is measured.
+func bindRaw(b *testing.B, br *benchbroker.Broker, queue string) *rawConsumer {
 	b.Helper()
+	// A session of its own per round, as the input connects one per round.
+	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(br.ClientProps()).Build()
+	require.NoError(b, err)
+	require.NoError(b, svc.Connect())
 	rcv, err := svc.CreatePersistentMessageReceiverBuilder().
 		WithMessageClientAcknowledgement().
 		Build(resource.QueueDurableExclusive(queue))
 	require.NoError(b, err)
-	var got atomic.Int64
-	done := make(chan struct{})
+	c := &rawConsumer{svc: svc, r: rcv, want: benchMessages, done: make(chan struct{})}
 	require.NoError(b, rcv.ReceiveAsync(func(m message.InboundMessage) {
 		_, _ = m.GetPayloadAsBytes()
 		if err := rcv.Ack(m); err != nil {
 			b.Error(err)
 		}
-		if got.Add(1) == int64(n) {
-			close(done)
+		if c.got.Add(1) == c.want {
+			close(c.done)
 		}
 	}))
-	// Bind with delivery paused so that only the draining is timed.
 	br.PauseDelivery()
 	require.NoError(b, rcv.Start())
-	start := time.Now()
-	br.ResumeDelivery()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		b.Fatalf("raw receiver got %d of %d", got.Load(), n)
-	}
-	elapsed := time.Since(start)
-	require.NoError(b, rcv.Terminate(5*time.Second))
-	return elapsed
+	return c
 }
 
-// consumeInput drains n messages through the solace input: ReadBatch, then
-// the pipeline's ack, which settles them with the broker.
-func consumeInput(b *testing.B, br *solacetest.Broker, queue string, batchSize, n int) time.Duration {
-	b.Helper()
-	// Connect (session and bind) with delivery paused, as for the raw
-	// receiver, so that only the draining is timed.
-	br.PauseDelivery()
-	r := newSiReader(b, br, fmt.Sprintf("queue: %s\nbatch_size: %d\n", queue, batchSize))
-	start := time.Now()
+// consumeRaw resumes delivery and waits until c got n messages.
+func consumeRaw(b *testing.B, br *benchbroker.Broker, c *rawConsumer, n int) {
 	br.ResumeDelivery()
+	select {
+	case <-c.done:
+	case <-time.After(60 * time.Second):
+		b.Fatalf("raw receiver got %d of %d", c.got.Load(), n)
+	}
+}
+
+// bindInput connects the input (session and bind) with delivery paused, as
+// for the raw receiver.
+func bindInput(b *testing.B, br *benchbroker.Broker, queue string, batchSize int) *solaceReader {
+	b.Helper()
+	br.PauseDelivery()
+	return newSiReaderURL(b, br.SMFURL(), fmt.Sprintf("queue: %s\nbatch_size: %d\n", queue, batchSize))
+}
+
+// consumeInput resumes delivery and drains n messages through the input:
+// ReadBatch, then the pipeline's ack, which settles them with the broker.
+func consumeInput(b *testing.B, br *benchbroker.Broker, r *solaceReader, n int) {
+	br.ResumeDelivery()
+	// One context for the round, as Benthos reads with one long-lived
+	// context rather than a timer per call.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	got := 0
 	for got < n {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		batch, ack, err := r.ReadBatch(ctx)
-		cancel()
 		require.NoError(b, err)
 		for _, m := range batch {
 			_, _ = m.AsBytes()
@@ -96,54 +109,49 @@ func consumeInput(b *testing.B, br *solacetest.Broker, queue string, batchSize, 
 		require.NoError(b, ack(context.Background(), nil))
 		got += len(batch)
 	}
-	elapsed := time.Since(start)
-	require.NoError(b, r.Close(context.Background()))
-	return elapsed
 }
 
 // BenchmarkSolaceInputVsRawReceiver consumes 1 KiB messages from a
 // pre-filled queue, in the same run through the raw client (receiver with
-// client acks) and through the input (Benthos-style read then ack), and
-// reports both rates and their ratio (goal: input/raw >= 0.9).
+// client acks) and through the input with its defaults (Benthos-style read
+// then ack), in alternating rounds. The broker runs in a child process, so
+// getrusage of this process is client CPU alone. It reports
+// throughput_ratio (input/raw, goal >= 0.95), cpu_ratio (input/raw client
+// CPU per message, goal <= 1.1), both medians over adjacent round pairs (see
+// benchbroker.Report), and allocations per message of each side.
+// Only the draining is measured: connecting and binding happen with delivery
+// paused, before the round starts.
 func BenchmarkSolaceInputVsRawReceiver(b *testing.B) {
 	for _, batchSize := range []int{1, 32} {
 		b.Run(fmt.Sprintf("batch_size=%d", batchSize), func(b *testing.B) {
-			br := solacetest.NewTestBroker(b, solacetest.Config{})
-			require.NoError(b, br.CreateQueue("default", solacetest.QueueConfig{Name: "bench", Subscriptions: []string{"bench"}}))
-			pub := newSiPublisher(b, br)
-			svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-				config.TransportLayerPropertyHost:                br.SMFURL(),
-				config.ServicePropertyVPNName:                    "default",
-				config.AuthenticationPropertySchemeBasicUserName: "default",
-				config.AuthenticationPropertySchemeBasicPassword: "default",
-			}).Build()
-			require.NoError(b, err)
-			require.NoError(b, svc.Connect())
-			b.Cleanup(func() { _ = svc.Disconnect() })
+			br := benchbroker.Start(b)
+			br.CreateQueue("bench", "bench")
+			pub := newSiPublisherURL(b, br.SMFURL())
 
-			var rawTime, inputTime time.Duration
-			rounds := 0
+			var rawM, inM benchbroker.Meter
+			drained := func() {
+				require.Eventually(b, func() bool { return br.Spooled("bench") == 0 }, 10*time.Second, time.Millisecond)
+			}
 			for b.Loop() {
 				b.StopTimer()
 				fillQueue(b, br, pub, "bench", "bench", benchMessages)
+				rcv := bindRaw(b, br, "bench")
 				b.StartTimer()
-				rawTime += consumeRaw(b, br, svc, "bench", benchMessages)
+				rawM.Round(benchMessages, func() { consumeRaw(b, br, rcv, benchMessages) })
 				b.StopTimer()
-				require.Eventually(b, func() bool { _, st, _ := br.Queue("default", "bench"); return st.SpooledMsgCount == 0 }, 10*time.Second, time.Millisecond)
+				require.NoError(b, rcv.r.Terminate(5*time.Second))
+				require.NoError(b, rcv.svc.Disconnect())
+				drained()
 				fillQueue(b, br, pub, "bench", "bench", benchMessages)
+				r := bindInput(b, br, "bench", batchSize)
 				b.StartTimer()
-				inputTime += consumeInput(b, br, "bench", batchSize, benchMessages)
+				inM.Round(benchMessages, func() { consumeInput(b, br, r, benchMessages) })
 				b.StopTimer()
-				require.Eventually(b, func() bool { _, st, _ := br.Queue("default", "bench"); return st.SpooledMsgCount == 0 }, 10*time.Second, time.Millisecond)
+				require.NoError(b, r.Close(context.Background()))
+				drained()
 				b.StartTimer()
-				rounds++
 			}
-			total := float64(rounds * benchMessages)
-			rawRate := total / rawTime.Seconds()
-			inputRate := total / inputTime.Seconds()
-			b.ReportMetric(rawRate, "raw_msgs/s")
-			b.ReportMetric(inputRate, "input_msgs/s")
-			b.ReportMetric(inputRate/rawRate, "input/raw")
+			benchbroker.Report(b, "input", &inM, &rawM)
 		})
 	}
 }

@@ -27,7 +27,9 @@ import (
 )
 
 // siConnYAML is the connection block for b with fast failure settings.
-func siConnYAML(b *solacetest.Broker) string {
+func siConnYAML(b *solacetest.Broker) string { return siConnYAMLURL(b.SMFURL()) }
+
+func siConnYAMLURL(url string) string {
 	return fmt.Sprintf(`urls: [ %s ]
 username: default
 password: default
@@ -35,7 +37,7 @@ connect_retries: 0
 reconnect_attempts: 20
 reconnect_interval: 100ms
 connect_timeout: 5s
-`, b.SMFURL())
+`, url)
 }
 
 func siSEMPYAML(b *solacetest.Broker) string {
@@ -51,7 +53,22 @@ func newSiReader(t testing.TB, b *solacetest.Broker, yaml string) *solaceReader 
 
 func newSiReaderWith(t testing.TB, b *solacetest.Broker, res *service.Resources, yaml string) *solaceReader {
 	t.Helper()
-	pc, err := solaceInputSpec().ParseYAML(siConnYAML(b)+yaml, nil)
+	return newSiReaderAt(t, b.SMFURL(), res, yaml)
+}
+
+// siSpec is the input's spec, built once: building it parses the lint rules,
+// which benchmarks should not measure.
+var siSpec = sync.OnceValue(solaceInputSpec)
+
+// newSiReaderURL is newSiReader for a broker at url.
+func newSiReaderURL(t testing.TB, url, yaml string) *solaceReader {
+	t.Helper()
+	return newSiReaderAt(t, url, service.MockResources(), yaml)
+}
+
+func newSiReaderAt(t testing.TB, url string, res *service.Resources, yaml string) *solaceReader {
+	t.Helper()
+	pc, err := siSpec().ParseYAML(siConnYAMLURL(url)+yaml, nil)
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, res)
 	require.NoError(t, err)
@@ -74,8 +91,13 @@ type siPublisher struct {
 
 func newSiPublisher(t testing.TB, b *solacetest.Broker) *siPublisher {
 	t.Helper()
+	return newSiPublisherURL(t, b.SMFURL())
+}
+
+func newSiPublisherURL(t testing.TB, url string) *siPublisher {
+	t.Helper()
 	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                             b.SMFURL(),
+		config.TransportLayerPropertyHost:                             url,
 		config.ServicePropertyVPNName:                                 "default",
 		config.AuthenticationPropertySchemeBasicUserName:              "default",
 		config.AuthenticationPropertySchemeBasicPassword:              "default",

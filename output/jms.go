@@ -2,7 +2,6 @@ package output
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -15,20 +14,11 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
-	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
 
 const (
-	jmsFieldURLs           = "urls"
-	jmsFieldUsername       = "username"
-	jmsFieldPassword       = "password"
-	jmsFieldPasswordFile   = "password_file"
-	jmsFieldTLS            = "tls"
 	jmsFieldQueue          = "queue"
 	jmsFieldTopic          = "topic"
-	jmsFieldAddressStyle   = "address_style"
-	jmsFieldQueuePrefix    = "queue_prefix"
-	jmsFieldTopicPrefix    = "topic_prefix"
 	jmsFieldMessageType    = "message_type"
 	jmsFieldDeliveryMode   = "delivery_mode"
 	jmsFieldPriority       = "priority"
@@ -89,24 +79,8 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 ### Metrics
 
 `+"`jms_messages_sent`"+`, `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` after retries, or `+"`encoding`"+` for messages that cannot be encoded), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (send to settlement).`).
+		Fields(jms.ConnectionFields()...).
 		Fields(
-			service.NewStringListField(jmsFieldURLs).
-				Description("Broker URLs, `amqp://host:port` or `amqps://host:port`. With several, they are tried in order and the next one is used after a failure. Comma-separated entries are split.").
-				Example([]string{"amqp://localhost:5672"}).
-				Example([]string{"amqps://broker-a:5671", "amqps://broker-b:5671"}),
-			service.NewStringField(jmsFieldUsername).
-				Description("User name for SASL PLAIN. When empty, SASL ANONYMOUS is used.").
-				Default(""),
-			service.NewStringField(jmsFieldPassword).
-				Description("Password for SASL PLAIN. Mutually exclusive with `password_file`.").
-				Default("").
-				Secret(),
-			service.NewStringField(jmsFieldPasswordFile).
-				Description("A file holding the password for SASL PLAIN, read on every connect (so a rotated secret is used on the next reconnect); one trailing newline is trimmed. Use it instead of `password` with a Kubernetes Secret mounted as a file, and always in streams mode: there `GET /streams/{id}` returns the stream config with `${ENV}` references resolved, so a `password` is readable through the API, whereas this field only shows the path. Mutually exclusive with `password`.").
-				Default("").
-				Example("/var/run/secrets/jms/password"),
-			service.NewTLSToggledField(jmsFieldTLS).
-				Description("TLS settings. `amqps://` URLs always use TLS; enabling this also uses it for `amqp://` URLs."),
 			service.NewInterpolatedStringField(jmsFieldQueue).
 				Description("The JMS queue to send to. Exactly one of `queue` or `topic` must be set.").
 				Examples("orders", `orders-${! meta("region") }`).
@@ -115,26 +89,6 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 				Description("The JMS topic to send to, interpolated per message (Beam's `withTopicNameMapper`). Exactly one of `queue` or `topic` must be set.").
 				Examples("prices", `prices.${! json("symbol") }`).
 				Optional(),
-			service.NewStringEnumField(jmsFieldAddressStyle, jms.Styles...).
-				Description(`How a queue or topic name becomes an AMQP address:
-
-- `+"`auto`"+`: the `+"`queue-prefix`"+`/`+"`topic-prefix`"+` the broker advertises in its connection properties (ActiveMQ does); `+"`rabbitmq`"+` when the broker says it is RabbitMQ; otherwise the plain name with `+"`queue`"+`/`+"`topic`"+` target capabilities.
-- `+"`activemq`"+`: `+"`queue://name`"+`, `+"`topic://name`"+`.
-- `+"`artemis`"+`: the plain name with target capability `+"`queue`"+` or `+"`topic`"+`, which selects anycast or multicast routing; `+"`queue_prefix`"+`/`+"`topic_prefix`"+` for acceptors configured with `+"`anycastPrefix`"+`/`+"`multicastPrefix`"+`.
-- `+"`rabbitmq`"+`: `+"`/queue/name`"+` (RabbitMQ declares the queue) and `+"`/topic/name`"+` (exchange `+"`amq.topic`"+`, routing key `+"`name`"+`); a name starting with `+"`/`"+`, such as `+"`/exchange/logs/info`"+`, is used as given.
-- `+"`solace`"+`: the plain name for a queue and `+"`topic://name`"+` for a topic, with target capabilities.
-- `+"`custom`"+`: `+"`queue_prefix`"+` and `+"`topic_prefix`"+` as given.
-
-A name that already starts with the style's prefix is not prefixed again.`).
-				Default(jms.StyleAuto),
-			service.NewStringField(jmsFieldQueuePrefix).
-				Description("Prefix for queue addresses with `address_style: custom` or `artemis`.").
-				Default("").
-				Advanced(),
-			service.NewStringField(jmsFieldTopicPrefix).
-				Description("Prefix for topic addresses with `address_style: custom` or `artemis`.").
-				Default("").
-				Advanced(),
 			service.NewStringEnumField(jmsFieldMessageType, string(jms.BodyText), string(jms.BodyBytes), string(jms.BodyMap)).
 				Description("The JMS message class: `text` (TextMessage; the payload must be UTF-8), `bytes` (BytesMessage) or `map` (MapMessage from a JSON object whose values are strings, numbers, booleans or null; nested objects and arrays fail the message).").
 				Default(string(jms.BodyText)),
@@ -217,11 +171,7 @@ let t = this.topic.or("") != ""
 root = match {
   !$q && !$t => [ "field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe" ],
   $q && $t => [ "fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them" ],
-  (this.queue_prefix.or("") != "" || this.topic_prefix.or("") != "") && !["custom", "artemis"].contains(this.address_style.or("auto")) => [ "fields queue_prefix and topic_prefix only apply with address_style: custom or artemis; set address_style: custom or remove the prefixes" ],
-  this.password.or("") != "" && this.password_file.or("") != "" => [ "fields password and password_file are both set: keep one (remove password to read it from the file, which keeps it out of the streams API)" ],
-  this.password.or("") != "" && this.username.or("") == "" => [ "field password is set without username: set username too, or remove password to use SASL ANONYMOUS" ],
-  this.password_file.or("") != "" && this.username.or("") == "" => [ "field password_file is set without username: set username too, or remove password_file to use SASL ANONYMOUS" ],
-  _ => [],
+`+jms.ConnectionLintArms+`  _ => [],
 }
 `).
 		Example("Orders to an ActiveMQ queue", "Sends each message as a persistent TextMessage, with a correlation ID and a property from metadata.", `
@@ -249,7 +199,14 @@ output:
 }
 
 func init() {
-	service.MustRegisterBatchOutput("jms", jmsOutputSpec(),
+	if err := registerJMSOutput(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
+}
+
+// registerJMSOutput adds the jms output to env; see Register.
+func registerJMSOutput(env *service.Environment) error {
+	return env.RegisterBatchOutput("jms", jmsOutputSpec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, policy service.BatchPolicy, maxInFlight int, err error) {
 			if maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
 				return
@@ -289,13 +246,10 @@ func (r jmsRetry) backoff(n int) time.Duration {
 type jmsOutput struct {
 	log *service.Logger
 
+	connConf jms.ConnConfig
+	// dial carries the output's own link settings (relay, cache size,
+	// container ID) on top of connConf.Dial.
 	dial jms.DialConfig
-	// passFile, when set, names the file dial.Password is read from on
-	// every connect.
-	passFile    string
-	style       string
-	queuePrefix string
-	topicPrefix string
 
 	queue, topic  *service.InterpolatedString
 	destKind      jms.DestKind
@@ -339,37 +293,11 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		mReconnects: mgr.Metrics().NewCounter("jms_reconnects"),
 		mLatency:    mgr.Metrics().NewTimer("jms_send_latency_ns"),
 	}
-	urls, err := conf.FieldStringList(jmsFieldURLs)
+	conn, err := jms.ConnConfigFromParsed(conf)
 	if err != nil {
 		return nil, err
 	}
-	for _, u := range urls {
-		for _, part := range strings.Split(u, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				o.dial.URLs = append(o.dial.URLs, part)
-			}
-		}
-	}
-	if len(o.dial.URLs) == 0 {
-		return nil, errors.New("field urls must list at least one broker URL")
-	}
-	if o.dial.Username, err = conf.FieldString(jmsFieldUsername); err != nil {
-		return nil, err
-	}
-	if o.dial.Password, err = conf.FieldString(jmsFieldPassword); err != nil {
-		return nil, err
-	}
-	if o.passFile, err = conf.FieldString(jmsFieldPasswordFile); err != nil {
-		return nil, err
-	}
-	if o.dial.Password != "" && o.passFile != "" {
-		return nil, secretfile.BothSetError(jmsFieldPassword, jmsFieldPasswordFile)
-	}
-	var tlsConf *tls.Config
-	if tlsConf, o.dial.ForceTLS, err = conf.FieldTLSToggled(jmsFieldTLS); err != nil {
-		return nil, err
-	}
-	o.dial.TLS = tlsConf
+	o.connConf, o.dial = conn, conn.Dial
 	if o.dial.AnonymousRelay, err = conf.FieldBool(jmsFieldAnonymousRelay); err != nil {
 		return nil, err
 	}
@@ -402,20 +330,6 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		o.destKind = jms.KindTopic
 	default:
 		o.destKind = jms.KindQueue
-	}
-
-	if o.style, err = conf.FieldString(jmsFieldAddressStyle); err != nil {
-		return nil, err
-	}
-	if o.queuePrefix, err = conf.FieldString(jmsFieldQueuePrefix); err != nil {
-		return nil, err
-	}
-	if o.topicPrefix, err = conf.FieldString(jmsFieldTopicPrefix); err != nil {
-		return nil, err
-	}
-	// Validate the style now rather than at the first connection.
-	if _, err = jms.NewAddresser(o.style, o.queuePrefix, o.topicPrefix, nil); err != nil {
-		return nil, err
 	}
 
 	mt, err := conf.FieldString(jmsFieldMessageType)
@@ -553,16 +467,16 @@ func (o *jmsOutput) connectLocked(ctx context.Context) error {
 	if o.closed {
 		return errors.New("jms output is closed")
 	}
-	dial := o.dial
-	var err error
-	if dial.Password, err = secretfile.Resolve(dial.Password, jmsFieldPasswordFile, o.passFile); err != nil {
+	dial, err := o.connConf.ResolvedDial()
+	if err != nil {
 		return err
 	}
+	dial.AnonymousRelay, dial.LinkCacheSize, dial.ContainerID = o.dial.AnonymousRelay, o.dial.LinkCacheSize, o.dial.ContainerID
 	c, idx, err := jms.DialAny(ctx, dial, o.urlIndex)
 	if err != nil {
 		return err
 	}
-	addr, err := jms.NewAddresser(o.style, o.queuePrefix, o.topicPrefix, c.Properties())
+	addr, err := o.connConf.Addresser(c.Properties())
 	if err != nil {
 		_ = c.Close()
 		return err

@@ -248,7 +248,7 @@ func TestJMSPasswordFile(t *testing.T) {
 			}
 			o := newTestJMSOutput(t, "urls: [ amqp://127.0.0.1:1 ]\nqueue: q\nusername: u\npassword_file: "+path)
 			assert.Empty(t, o.dial.Password, "the file is not read at parse")
-			assert.Equal(t, path, o.passFile)
+			assert.Equal(t, path, o.connConf.PasswordFile)
 			err := o.Connect(t.Context())
 			require.Error(t, err)
 			for _, w := range tt.wantErr {

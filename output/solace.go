@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"solace.dev/go/messaging/pkg/solace/subcode"
 
 	"github.com/connect-solace/connect-solace/internal/session"
 )
@@ -105,10 +107,25 @@ output:
     destination_type: ${! meta("destination_kind") } # "topic" or "queue"
 `+"```"+`
 
+### Memory
+
+Memory is bounded by configuration, not by how many messages a run publishes. The output holds at most
+`+"`max_in_flight`"+` batches (of up to the batch policy's count each). Each of the `+"`clients`"+` sessions holds, in the
+Solace C library, its client buffer (`+"`submission_mode`"+`: `+strconv.Itoa(soHigherThroughputBuffer)+` messages for
+`+"`higher_throughput`"+`, none for `+"`lower_latency`"+`, `+"`back_pressure.buffer_capacity`"+` for `+"`custom`"+`) plus up to
+255 messages the broker has not confirmed yet; each message's copy is freed as soon as the broker confirms it. The
+library takes message data from pools of blocks (the smallest is 10 KB) and keeps freed blocks for reuse, so its memory
+follows the peak number of messages it holds, with the defaults 4 × (1000 + 255), not the number published. Lower
+`+"`clients`"+`, the buffer or `+"`max_in_flight`"+` to use less.
+
 ### Metrics
 
 - `+"`solace_output_published`"+`: messages confirmed by the broker (persistent) or accepted by the client (direct).
-- `+"`solace_output_publish_failures`"+` with label `+"`reason`"+`: failed messages, by the broker's reason or `+"`connection_lost`"+`, `+"`invalid_message`"+`, `+"`unknown_queue`"+`, `+"`timeout`"+`.
+- `+"`solace_output_publish_failures`"+` with label `+"`reason`"+`: failed messages, by the client's subcode name of a broker rejection, or `+"`connection_lost`"+`, `+"`invalid_message`"+`, `+"`unknown_queue`"+`, `+"`timeout`"+`. The error logged for a failed batch names the destination and the broker's reason.
+
+### Invalid values
+
+Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).
 - `+"`solace_output_publish_latency_ns`"+`: time from publish to broker confirmation (persistent, when `+"`publish_latency_metrics`"+` is on).
 - `+"`solace_output_reconnects`"+` / `+"`solace_output_connection_interrupted`"+`: client reconnections and lost sessions.`).
 		Fields(session.ConnectionFields()...).
@@ -124,7 +141,8 @@ output:
 			service.NewInterpolatedStringField(soFieldDestinationType).
 				Description("Chooses per message whether the name from `topic` (or `queue`) is a `topic` or a `queue`. Empty means the kind of the field that is set. Any other value fails the message.").
 				Example(`${! meta("destination_kind") }`).
-				Default("").Advanced(),
+				Default("").Advanced().
+				LintRule(soLint(soFieldDestinationType)),
 			service.NewStringEnumField(soFieldDeliveryMode, soDeliveryPersistent, soDeliveryDirect).
 				Description("`persistent`: guaranteed messages; a batch completes only after the broker confirmed every message (at least once). `direct`: no broker confirmation; messages can be lost when the connection drops (at most once).").
 				Default(soDeliveryPersistent),
@@ -156,48 +174,61 @@ output:
 				Default(true).Advanced(),
 			service.NewInterpolatedStringField(soFieldAppMessageID).
 				Description("The application message id (JMSMessageID for JMS consumers). Empty leaves it unset.").
-				Example(`${! meta("id") }`).Default(""),
+				Example(`${! meta("id") }`).Default("").
+				LintRule(soLint(soFieldAppMessageID)),
 			service.NewInterpolatedStringField(soFieldAppMessageType).
 				Description("The application message type (JMSType). Empty leaves it unset.").
-				Default("").Advanced(),
+				Default("").Advanced().
+				LintRule(soLint(soFieldAppMessageType)),
 			service.NewInterpolatedStringField(soFieldCorrelationID).
 				Description("The correlation id (JMSCorrelationID). Empty leaves it unset.").
-				Example(`${! json("order_id") }`).Default(""),
+				Example(`${! json("order_id") }`).Default("").
+				LintRule(soLint(soFieldCorrelationID)),
 			service.NewInterpolatedStringField(soFieldPriority).
 				Description("The message priority, 0 (lowest) to 255. Empty leaves it unset.").
-				Example("4").Default(""),
+				Example("4").Default("").
+				LintRule(soLint(soFieldPriority)),
 			service.NewInterpolatedStringField(soFieldTTL).
 				Description("The time to live of persistent messages, as a duration (`30s`) or milliseconds (`30000`). Empty or `0` means no expiry. Queues discard expired messages only when they respect TTLs.").
-				Example("1h").Default(""),
+				Example("1h").Default("").
+				LintRule(soLint(soFieldTTL)),
 			service.NewInterpolatedStringField(soFieldDMQEligible).
 				Description("`true` or `false`: whether the message may go to a dead message queue when it expires or exceeds its redelivery count. Empty means the client default (`true`).").
-				Example("false").Default(""),
+				Example("false").Default("").
+				LintRule(soLint(soFieldDMQEligible)),
 			service.NewInterpolatedStringField(soFieldReplyTo).
 				Description("A reply destination, carried as the user property `solace_reply_to`: the Solace Go client's publishers cannot set the SMF reply-to header. Empty leaves it unset.").
-				Default("").Advanced(),
+				Default("").Advanced().
+				LintRule(soLint(soFieldReplyTo)),
 			service.NewInterpolatedStringField(soFieldSenderID).
 				Description("The sender id. Empty leaves it unset.").
-				Default("").Advanced(),
+				Default("").Advanced().
+				LintRule(soLint(soFieldSenderID)),
 			service.NewInterpolatedStringField(soFieldClassOfService).
 				Description("The class of service of direct messages, 0 to 2. Empty leaves it unset.").
-				Default("").Advanced(),
+				Default("").Advanced().
+				LintRule(soLint(soFieldClassOfService)),
 			service.NewInterpolatedStringField(soFieldPartitionKey).
 				Description("The partition key of partitioned queues, sent as the user property `JMSXGroupID`. Empty leaves it unset.").
-				Example(`${! json("customer_id") }`).Default(""),
+				Example(`${! json("customer_id") }`).Default("").
+				LintRule(soLint(soFieldPartitionKey)),
 			service.NewInterpolatedStringField(soFieldHTTPContentType).
 				Description("The HTTP content type attribute, e.g. for REST consumers. Empty leaves it unset.").
-				Example("application/json").Default("").Advanced(),
+				Example("application/json").Default("").Advanced().
+				LintRule(soLint(soFieldHTTPContentType)),
 			service.NewInterpolatedStringField(soFieldHTTPContentEncoding).
 				Description("The HTTP content encoding attribute. Empty leaves it unset.").
-				Default("").Advanced(),
+				Default("").Advanced().
+				LintRule(soLint(soFieldHTTPContentEncoding)),
 			service.NewBoolField(soFieldSenderTimestamp).
-				Description("Whether the client stamps every message with its send time.").
-				Default(true).Advanced(),
+				Description("Whether the client stamps every message with its send time (the SMF sender timestamp, `solace_sender_timestamp` on the `solace` input). Off by default because the stamp is expensive in the Solace C library: measured against the raw client (`make bench`, case `batched_persistent_sender_timestamp`), it costs the client about 20% more CPU per persistent message and about 10% per direct message through the session property, and no less when set on each message through the C API. Without it, consumers that want an event time use the receive time; the `solace` input's `timestamp: sender` falls back to it.").
+				Default(false).Advanced(),
 			service.NewMetadataFilterField(soFieldMetadata).
 				Description("Which metadata keys become Solace user properties. Values keep their types: integers become int64, floats float64, booleans bool, byte slices bytes, everything else a string. Keys starting with `solace.messaging.` are never sent. Without a filter no metadata is sent.").
 				Optional(),
 		).
 		LintRule(session.ConnectionLintRuleWith(
+			`this.solace_output_lint_destination()`,
 			`if this.topic.or("") == "" && this.queue.or("") == "" { "fields topic and queue: set exactly one of them, e.g. topic: orders/created or queue: orders" } else { null }`,
 			`if this.topic.or("") != "" && this.queue.or("") != "" { "fields topic and queue: both are set; keep one (to choose topic or queue per message, use destination_type)" } else { null }`,
 			`if this.submission_mode.or("") == "custom" && this.back_pressure.strategy.or("wait") == "wait" && this.back_pressure.buffer_capacity.or(1) < 1 { "field back_pressure.buffer_capacity: strategy wait needs at least 1" } else { null }`,
@@ -209,7 +240,14 @@ output:
 }
 
 func init() {
-	service.MustRegisterBatchOutput("solace", solaceOutputSpec(),
+	if err := registerSolaceOutput(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
+}
+
+// registerSolaceOutput adds the solace output to env; see Register.
+func registerSolaceOutput(env *service.Environment) error {
+	return env.RegisterBatchOutput("solace", solaceOutputSpec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, pol service.BatchPolicy, maxInFlight int, err error) {
 			var w *solaceWriter
 			if w, err = newSolaceWriterFromParsed(conf, mgr); err != nil {
@@ -221,10 +259,6 @@ func init() {
 			return w, w.batchPolicy, maxInFlight, nil
 		})
 }
-
-// optional interpolated attribute: nil when the field is empty, so unset
-// attributes cost nothing per message.
-type soAttr = *service.InterpolatedString
 
 type solaceWriter struct {
 	log *service.Logger
@@ -238,14 +272,15 @@ type solaceWriter struct {
 	ackNow  bool
 	latency bool
 
-	topic, queue, destType soAttr
-	appMsgID, appMsgType   soAttr
-	correlationID          soAttr
-	priority, ttl, dmq     soAttr
-	replyTo, senderID, cos soAttr
-	partitionKey           soAttr
-	httpType, httpEncoding soAttr
-	metaFilter             *service.MetadataFilter
+	// tmpl holds every static attribute, resolved and checked once by the
+	// constructor; each message starts as a copy of it.
+	tmpl session.Outbound
+	// dyn are the interpolated fields, evaluated per batch with one
+	// executor each; static and empty fields never appear here.
+	dyn []soDynField
+	// destChecked: the destination is static and was validated once.
+	destChecked bool
+	metaFilter  *service.MetadataFilter
 
 	mPublished   *service.MetricCounter
 	mFailures    *service.MetricCounter
@@ -273,31 +308,8 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		return nil, fmt.Errorf("field %s: must be at least 1, got %d", soFieldClients, w.clients)
 	}
 
-	interp := func(name string) (soAttr, error) {
-		raw, err := conf.FieldString(name)
-		if err != nil || raw == "" {
-			return nil, err
-		}
-		return conf.FieldInterpolatedString(name)
-	}
-	fields := []struct {
-		name string
-		dst  *soAttr
-	}{
-		{soFieldTopic, &w.topic}, {soFieldQueue, &w.queue}, {soFieldDestinationType, &w.destType},
-		{soFieldAppMessageID, &w.appMsgID}, {soFieldAppMessageType, &w.appMsgType},
-		{soFieldCorrelationID, &w.correlationID}, {soFieldPriority, &w.priority}, {soFieldTTL, &w.ttl},
-		{soFieldDMQEligible, &w.dmq}, {soFieldReplyTo, &w.replyTo}, {soFieldSenderID, &w.senderID},
-		{soFieldClassOfService, &w.cos}, {soFieldPartitionKey, &w.partitionKey},
-		{soFieldHTTPContentType, &w.httpType}, {soFieldHTTPContentEncoding, &w.httpEncoding},
-	}
-	for _, f := range fields {
-		if *f.dst, err = interp(f.name); err != nil {
-			return nil, err
-		}
-	}
-	if (w.topic == nil) == (w.queue == nil) {
-		return nil, errors.New("set exactly one of the fields topic and queue")
+	if err = w.planFields(conf); err != nil {
+		return nil, err
 	}
 	if conf.Contains(soFieldMetadata) {
 		if w.metaFilter, err = conf.FieldMetadataFilter(soFieldMetadata); err != nil {
@@ -425,24 +437,22 @@ func (w *solaceWriter) WriteBatch(ctx context.Context, batch service.MessageBatc
 		return service.ErrNotConnected
 	}
 
-	var batchErr *service.BatchError
+	var fails []soFailure
 	fail := func(i int, reason string, err error) {
 		w.mFailures.Incr(1, reason)
-		if batchErr == nil {
-			batchErr = service.NewBatchError(batch, errors.New("solace: some messages were not published"))
-		}
-		batchErr.Failed(i, err)
+		fails = append(fails, soFailure{idx: i, reason: reason, err: err})
 	}
 
-	outs := make([]*session.Outbound, 0, len(batch))
-	idx := make([]int, 0, len(batch))
+	ev := w.newEval(batch)
+	sc := soGetScratch(len(batch))
+	defer soPutScratch(sc)
+	vals, outs, idx := sc.vals, sc.outs, sc.idx
 	for i := range batch {
-		o, err := w.toOutbound(batch, i)
-		if err != nil {
+		if err := w.toOutbound(&ev, i, &vals[i]); err != nil {
 			fail(i, "invalid_message", err)
 			continue
 		}
-		outs = append(outs, o)
+		outs = append(outs, &vals[i])
 		idx = append(idx, i)
 	}
 
@@ -461,7 +471,7 @@ func (w *solaceWriter) WriteBatch(ctx context.Context, batch service.MessageBatc
 			lost++
 		}
 	}
-	if lost > 0 && confirmed == 0 && batchErr == nil {
+	if lost > 0 && confirmed == 0 && len(fails) == 0 {
 		// Nothing of this batch is confirmed: let Benthos reconnect and
 		// re-send it whole rather than failing every message.
 		w.mFailures.Incr(int64(lost), "connection_lost")
@@ -480,10 +490,72 @@ func (w *solaceWriter) WriteBatch(ctx context.Context, batch service.MessageBatc
 	if lost > 0 {
 		w.dropPool(pool)
 	}
-	if batchErr != nil {
-		return batchErr
+	return w.batchError(batch, fails)
+}
+
+// soScratch is the per-batch working memory of WriteBatch, reused across
+// batches so that a batch costs no allocations of its own.
+type soScratch struct {
+	vals []session.Outbound
+	outs []*session.Outbound
+	idx  []int
+}
+
+var soScratchPool = sync.Pool{New: func() any { return new(soScratch) }}
+
+func soGetScratch(n int) *soScratch {
+	sc := soScratchPool.Get().(*soScratch)
+	if cap(sc.vals) < n {
+		sc.vals = make([]session.Outbound, n)
+		sc.outs = make([]*session.Outbound, 0, n)
+		sc.idx = make([]int, 0, n)
 	}
-	return nil
+	sc.vals = sc.vals[:n]
+	return sc
+}
+
+func soPutScratch(sc *soScratch) {
+	clear(sc.vals) // drop payload and property references
+	clear(sc.outs[:cap(sc.outs)])
+	sc.outs, sc.idx = sc.outs[:0], sc.idx[:0]
+	soScratchPool.Put(sc)
+}
+
+// soFailure is one message of a batch that was not published.
+type soFailure struct {
+	idx    int
+	reason string // the bounded metric label
+	err    error  // names the destination and the reason
+}
+
+// batchError logs the failures of a batch and reports them per message. The
+// batch error's own text carries the first failure, destination and reason
+// included, because Benthos logs only that text.
+func (w *solaceWriter) batchError(batch service.MessageBatch, fails []soFailure) error {
+	if len(fails) == 0 {
+		return nil
+	}
+	first := fails[0]
+	summary := fmt.Errorf("solace: %d of %d messages not published; first (%s): %w", len(fails), len(batch), first.reason, first.err)
+	w.log.Errorf("%v", summary)
+	for _, f := range fails[1:] {
+		w.log.Debugf("solace: message %d not published (%s): %v", f.idx, f.reason, f.err)
+	}
+	be := service.NewBatchError(batch, summary)
+	for _, f := range fails {
+		be.Failed(f.idx, f.err)
+	}
+	return be
+}
+
+// soSubcodeLabel is the metric label of a broker rejection: the client's
+// subcode name, a bounded set, never the broker's free text.
+func soSubcodeLabel(code int) string {
+	name, ok := strings.CutPrefix(subcode.Code(code).String(), "SOLCLIENT_SUBCODE_")
+	if code == 0 || !ok || name == "" {
+		return "rejected"
+	}
+	return strings.ToLower(name)
 }
 
 // soClassify names the metric reason of a failed publish and wraps the error
@@ -495,7 +567,7 @@ func soClassify(dest session.Destination, err error) (string, error) {
 		if dest.Queue && (rej.UnknownQueue() || strings.EqualFold(rej.Reason, "Unknown Queue")) {
 			return "unknown_queue", fmt.Errorf("publishing to %s: the queue does not exist (broker: %s)", dest, rej.Reason)
 		}
-		return rej.Reason, fmt.Errorf("publishing to %s: %w (subcode %d)", dest, err, rej.SubCode)
+		return soSubcodeLabel(rej.SubCode), fmt.Errorf("publishing to %s: %w (subcode %d)", dest, err, rej.SubCode)
 	case errors.Is(err, session.ErrConnectionLost):
 		return "connection_lost", fmt.Errorf("publishing to %s: %w", dest, err)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
@@ -505,135 +577,302 @@ func soClassify(dest session.Destination, err error) (string, error) {
 	}
 }
 
-func (w *solaceWriter) toOutbound(batch service.MessageBatch, i int) (*session.Outbound, error) {
-	get := func(field string, a soAttr) (string, error) {
-		if a == nil {
-			return "", nil
-		}
-		if s, ok := a.Static(); ok {
-			return s, nil
-		}
-		s, err := batch.TryInterpolatedString(i, a)
-		if err != nil {
-			return "", fmt.Errorf("field %s: %w", field, err)
-		}
-		return s, nil
-	}
-	payload, err := batch[i].AsBytes()
-	if err != nil {
-		return nil, err
-	}
-	o := &session.Outbound{Payload: payload, AckImmediately: w.ackNow}
-
-	name, kind := "", soDestTopic
-	if w.topic != nil {
-		name, err = get(soFieldTopic, w.topic)
-	} else {
-		kind = soDestQueue
-		name, err = get(soFieldQueue, w.queue)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if w.destType != nil {
-		t, err := get(soFieldDestinationType, w.destType)
-		if err != nil {
-			return nil, err
-		}
-		switch strings.ToLower(strings.TrimSpace(t)) {
+// soFieldRules is the one place where the output's interpolated fields are
+// checked and mapped onto a message: the constructor applies a static value
+// once to the message template (a bad one fails start-up, and lint through
+// the solace_output_lint method), and a dynamic value is applied per message
+// (a bad one fails that message). An empty value leaves the attribute unset.
+var soFieldRules = map[string]func(o *session.Outbound, v string) error{
+	soFieldTopic: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil },
+	soFieldQueue: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil },
+	soFieldDestinationType: func(o *session.Outbound, v string) error {
+		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "":
 		case soDestTopic:
-			kind = soDestTopic
+			o.Destination.Queue = false
 		case soDestQueue:
-			kind = soDestQueue
+			o.Destination.Queue = true
 		default:
-			return nil, fmt.Errorf("field %s: %q is neither topic nor queue", soFieldDestinationType, t)
+			return fmt.Errorf("%q is neither topic nor queue", v)
 		}
-	}
-	if name == "" {
-		return nil, fmt.Errorf("the %s name is empty for this message", kind)
-	}
-	o.Destination = session.Destination{Name: name, Queue: kind == soDestQueue}
+		return nil
+	},
+	soFieldAppMessageID:        func(o *session.Outbound, v string) error { o.ApplicationMessageID = v; return nil },
+	soFieldAppMessageType:      func(o *session.Outbound, v string) error { o.ApplicationMessageType = v; return nil },
+	soFieldCorrelationID:       func(o *session.Outbound, v string) error { o.CorrelationID = v; return nil },
+	soFieldReplyTo:             func(o *session.Outbound, v string) error { o.ReplyTo = v; return nil },
+	soFieldSenderID:            func(o *session.Outbound, v string) error { o.SenderID = v; return nil },
+	soFieldPartitionKey:        func(o *session.Outbound, v string) error { o.PartitionKey = v; return nil },
+	soFieldHTTPContentType:     func(o *session.Outbound, v string) error { o.HTTPContentType = v; return nil },
+	soFieldHTTPContentEncoding: func(o *session.Outbound, v string) error { o.HTTPContentEncoding = v; return nil },
+	soFieldPriority: func(o *session.Outbound, v string) (err error) {
+		o.Priority, err = soParseInt(v, 0, 255)
+		return err
+	},
+	soFieldClassOfService: func(o *session.Outbound, v string) (err error) {
+		o.ClassOfService, err = soParseInt(v, 0, 2)
+		return err
+	},
+	soFieldTTL: func(o *session.Outbound, v string) (err error) {
+		o.TTL, err = soParseTTL(v)
+		return err
+	},
+	soFieldDMQEligible: func(o *session.Outbound, v string) error {
+		if v = strings.TrimSpace(v); v == "" {
+			o.DMQEligible = nil
+			return nil
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		o.DMQEligible = &b
+		return nil
+	},
+}
 
-	strs := []struct {
-		field string
-		a     soAttr
-		dst   *string
-	}{
-		{soFieldAppMessageID, w.appMsgID, &o.ApplicationMessageID},
-		{soFieldAppMessageType, w.appMsgType, &o.ApplicationMessageType},
-		{soFieldCorrelationID, w.correlationID, &o.CorrelationID},
-		{soFieldReplyTo, w.replyTo, &o.ReplyTo},
-		{soFieldSenderID, w.senderID, &o.SenderID},
-		{soFieldPartitionKey, w.partitionKey, &o.PartitionKey},
-		{soFieldHTTPContentType, w.httpType, &o.HTTPContentType},
-		{soFieldHTTPContentEncoding, w.httpEncoding, &o.HTTPContentEncoding},
+// soFieldOrder is the order fields are applied in: the name before the
+// destination type, so that the type decides how the name is validated.
+var soFieldOrder = []string{
+	soFieldTopic, soFieldQueue, soFieldDestinationType,
+	soFieldAppMessageID, soFieldAppMessageType, soFieldCorrelationID, soFieldPriority, soFieldTTL,
+	soFieldDMQEligible, soFieldReplyTo, soFieldSenderID, soFieldClassOfService, soFieldPartitionKey,
+	soFieldHTTPContentType, soFieldHTTPContentEncoding,
+}
+
+// soApply applies the value of field to o, with an error naming the field.
+func soApply(o *session.Outbound, field, v string) error {
+	if err := soFieldRules[field](o, v); err != nil {
+		return fmt.Errorf("field %s: %w", field, err)
 	}
-	for _, s := range strs {
-		if *s.dst, err = get(s.field, s.a); err != nil {
-			return nil, err
+	return nil
+}
+
+// soCheckDestination validates the resolved destination of o.
+func soCheckDestination(o *session.Outbound) error {
+	if err := o.Destination.Validate(); err != nil {
+		field := soFieldTopic
+		if o.Destination.Queue {
+			field = soFieldQueue
 		}
+		return fmt.Errorf("field %s: %w", field, err)
 	}
-	if o.Priority, err = soIntAttr(get, soFieldPriority, w.priority, 0, 255); err != nil {
-		return nil, err
+	return nil
+}
+
+// soLintStatic checks one field's raw config value as the constructor would,
+// when it is static; dynamic values are checked per message. It backs the
+// spec's lint rules, so that lint and start-up reject the same values.
+func soLintStatic(field, raw string) error {
+	if raw == "" {
+		return nil
 	}
-	if o.ClassOfService, err = soIntAttr(get, soFieldClassOfService, w.cos, 0, 2); err != nil {
-		return nil, err
+	is, err := service.NewInterpolatedString(raw)
+	if err != nil {
+		return nil // the interpolation linter reports it
 	}
-	if w.ttl != nil {
-		s, err := get(soFieldTTL, w.ttl)
+	v, ok := is.Static()
+	if !ok {
+		return nil
+	}
+	var o session.Outbound
+	return soApply(&o, field, v)
+}
+
+// soLintDestination checks a static destination as the constructor would:
+// the name of topic or queue, as the kind destination_type makes it.
+func soLintDestination(topic, queue, destType string) error {
+	var o session.Outbound
+	for _, f := range []struct{ name, raw string }{{soFieldTopic, topic}, {soFieldQueue, queue}, {soFieldDestinationType, destType}} {
+		if f.raw == "" {
+			continue
+		}
+		is, err := service.NewInterpolatedString(f.raw)
 		if err != nil {
-			return nil, err
+			return nil
 		}
-		if o.TTL, err = soParseTTL(s); err != nil {
-			return nil, fmt.Errorf("field %s: %w", soFieldTTL, err)
+		v, ok := is.Static()
+		if !ok {
+			return nil
+		}
+		if f.name == soFieldQueue {
+			o.Destination.Queue = true
+		}
+		if err := soApply(&o, f.name, v); err != nil {
+			return err
 		}
 	}
-	if w.dmq != nil {
-		s, err := get(soFieldDMQEligible, w.dmq)
-		if err != nil {
-			return nil, err
-		}
-		if s = strings.TrimSpace(s); s != "" {
-			b, err := strconv.ParseBool(s)
+	if topic == "" && queue == "" {
+		return nil // the topic-or-queue rule reports it
+	}
+	return soCheckDestination(&o)
+}
+
+// The lint rules of the interpolated fields call back into soLintStatic. Lint
+// mappings run in Benthos's pure Bloblang environment, so the method is
+// registered globally and pure; it is registered before init() builds the
+// spec, which parses the rules.
+var _ = func() error {
+	bloblang.MustRegisterMethodV2("solace_output_lint",
+		bloblang.NewPluginSpec().
+			Description("Internal to the solace output's lint rules: the error of a static value of the named field, or null.").
+			Param(bloblang.NewStringParam("field")),
+		func(args *bloblang.ParsedParams) (bloblang.Method, error) {
+			field, err := args.GetString("field")
 			if err != nil {
-				return nil, fmt.Errorf("field %s: %q is not true or false", soFieldDMQEligible, s)
+				return nil, err
 			}
-			o.DMQEligible = &b
+			if _, ok := soFieldRules[field]; !ok {
+				return nil, fmt.Errorf("unknown field %q", field)
+			}
+			return bloblang.StringMethod(func(raw string) (any, error) {
+				if err := soLintStatic(field, raw); err != nil {
+					return err.Error(), nil
+				}
+				return nil, nil
+			}), nil
+		})
+	bloblang.MustRegisterMethodV2("solace_output_lint_destination",
+		bloblang.NewPluginSpec().
+			Description("Internal to the solace output's lint rules: the error of a static destination of the output config, or null."),
+		func(*bloblang.ParsedParams) (bloblang.Method, error) {
+			return func(v any) (any, error) {
+				conf, _ := v.(map[string]any)
+				str := func(k string) string { s, _ := conf[k].(string); return s }
+				if err := soLintDestination(str(soFieldTopic), str(soFieldQueue), str(soFieldDestinationType)); err != nil {
+					return err.Error(), nil
+				}
+				return nil, nil
+			}, nil
+		})
+	return nil
+}()
+
+// soLint is the lint rule of field.
+func soLint(field string) string {
+	return fmt.Sprintf(`root = if this.type() == "string" { this.solace_output_lint(%q) } else { null }`, field)
+}
+
+// soDynField is one interpolated field that varies per message.
+type soDynField struct {
+	name string
+	is   *service.InterpolatedString
+}
+
+// planFields resolves the static fields into the template and lists the
+// dynamic ones.
+func (w *solaceWriter) planFields(conf *service.ParsedConfig) error {
+	present := map[string]bool{}
+	staticDest := true
+	for _, name := range soFieldOrder {
+		raw, err := conf.FieldString(name)
+		if err != nil {
+			return err
+		}
+		if raw == "" {
+			continue
+		}
+		present[name] = true
+		if name == soFieldQueue {
+			w.tmpl.Destination.Queue = true
+		}
+		is, err := conf.FieldInterpolatedString(name)
+		if err != nil {
+			return err
+		}
+		v, static := is.Static()
+		if !static {
+			w.dyn = append(w.dyn, soDynField{name: name, is: is})
+			if name == soFieldTopic || name == soFieldQueue || name == soFieldDestinationType {
+				staticDest = false
+			}
+			continue
+		}
+		if err := soApply(&w.tmpl, name, v); err != nil {
+			return err
+		}
+	}
+	if present[soFieldTopic] == present[soFieldQueue] {
+		return errors.New("set exactly one of the fields topic and queue")
+	}
+	if staticDest {
+		if err := soCheckDestination(&w.tmpl); err != nil {
+			return err
+		}
+		w.destChecked = true
+	}
+	return nil
+}
+
+// soEval evaluates the dynamic fields over one batch: one executor per field
+// and batch, rather than TryInterpolatedString's copy of the batch per call.
+type soEval struct {
+	batch service.MessageBatch
+	execs []*service.MessageBatchInterpolationExecutor
+}
+
+func (w *solaceWriter) newEval(batch service.MessageBatch) soEval {
+	e := soEval{batch: batch}
+	if len(w.dyn) > 0 {
+		e.execs = make([]*service.MessageBatchInterpolationExecutor, len(w.dyn))
+		for j, f := range w.dyn {
+			e.execs[j] = batch.InterpolationExecutor(f.is)
+		}
+	}
+	return e
+}
+
+// toOutbound fills o with message i of the batch.
+func (w *solaceWriter) toOutbound(ev *soEval, i int, o *session.Outbound) error {
+	payload, err := ev.batch[i].AsBytes()
+	if err != nil {
+		return err
+	}
+	*o = w.tmpl
+	o.Payload = payload
+	o.AckImmediately = w.ackNow
+	for j, f := range w.dyn {
+		v, err := ev.execs[j].TryString(i)
+		if err != nil {
+			return fmt.Errorf("field %s: %w", f.name, err)
+		}
+		if err := soApply(o, f.name, v); err != nil {
+			return err
+		}
+	}
+	if !w.destChecked {
+		if err := soCheckDestination(o); err != nil {
+			return err
 		}
 	}
 	if w.metaFilter != nil {
-		props := map[string]any{}
-		_ = w.metaFilter.WalkMut(batch[i], func(k string, v any) error {
+		var props map[string]any
+		_ = w.metaFilter.WalkMut(ev.batch[i], func(k string, v any) error {
+			if props == nil {
+				props = map[string]any{}
+			}
 			props[k] = soUserPropertyValue(v)
 			return nil
 		})
-		if len(props) > 0 {
-			o.UserProperties = props
-		}
+		o.UserProperties = props
 	}
-	return o, nil
+	return nil
 }
 
-func soIntAttr(get func(string, soAttr) (string, error), field string, a soAttr, lo, hi int) (*int, error) {
-	if a == nil {
-		return nil, nil
-	}
-	s, err := get(field, a)
-	if err != nil {
-		return nil, err
-	}
+// soParseInt reads an optional integer from lo to hi.
+func soParseInt(s string, lo, hi int) (*int, error) {
 	if s = strings.TrimSpace(s); s == "" {
 		return nil, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < lo || n > hi {
-		return nil, fmt.Errorf("field %s: %q is not an integer from %d to %d", field, s, lo, hi)
+		return nil, fmt.Errorf("%q is not an integer from %d to %d", s, lo, hi)
 	}
 	return &n, nil
 }
 
-// soParseTTL reads a duration ("30s") or plain milliseconds ("30000").
+// soParseTTL reads a duration ("30s") or plain milliseconds ("30000"), 0 or
+// more.
 func soParseTTL(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -641,7 +880,10 @@ func soParseTTL(s string) (time.Duration, error) {
 	}
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if ms < 0 {
-			return 0, fmt.Errorf("%q is negative", s)
+			return 0, fmt.Errorf("%q is negative; use 0 or more (a duration like 30s or milliseconds)", s)
+		}
+		if ms > int64(time.Duration(1<<63-1)/time.Millisecond) {
+			return 0, fmt.Errorf("%q milliseconds is too large", s)
 		}
 		return time.Duration(ms) * time.Millisecond, nil
 	}
@@ -650,7 +892,7 @@ func soParseTTL(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is neither a duration nor milliseconds", s)
 	}
 	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
+		return 0, fmt.Errorf("%q is negative; use 0 or more (a duration like 30s or milliseconds)", s)
 	}
 	return d, nil
 }

@@ -25,7 +25,9 @@ import (
 )
 
 // soConnYAML is the connection block for b with fast failure settings.
-func soConnYAML(b *solacetest.Broker) string {
+func soConnYAML(b *solacetest.Broker) string { return soConnYAMLURL(b.SMFURL()) }
+
+func soConnYAMLURL(url string) string {
 	return fmt.Sprintf(`urls: [ %s ]
 username: default
 password: default
@@ -33,14 +35,20 @@ connect_retries: 0
 reconnect_attempts: 20
 reconnect_interval: 100ms
 connect_timeout: 5s
-`, b.SMFURL())
+`, url)
 }
 
 // newSoWriter parses yaml (after the connection block), builds and connects
 // the writer.
 func newSoWriter(t testing.TB, b *solacetest.Broker, yaml string) *solaceWriter {
 	t.Helper()
-	pc, err := solaceOutputSpec().ParseYAML(soConnYAML(b)+yaml, nil)
+	return newSoWriterURL(t, b.SMFURL(), yaml)
+}
+
+// newSoWriterURL is newSoWriter for a broker at url.
+func newSoWriterURL(t testing.TB, url, yaml string) *solaceWriter {
+	t.Helper()
+	pc, err := solaceOutputSpec().ParseYAML(soConnYAMLURL(url)+yaml, nil)
 	require.NoError(t, err)
 	w, err := newSolaceWriterFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
@@ -222,6 +230,7 @@ class_of_service: "1"
 partition_key: ${! meta("pk") }
 http_content_type: application/json
 http_content_encoding: gzip
+sender_timestamp: true
 metadata:
   include_prefixes: [ "up_" ]
 `, u, mode, writer))
@@ -265,7 +274,7 @@ func assertAttributes(t *testing.T, in message.InboundMessage) {
 	assert.Equal(t, 9, prio)
 	assert.Equal(t, 1, in.GetClassOfService())
 	ts, ok := in.GetSenderTimestamp()
-	assert.True(t, ok, "sender_timestamp is on by default")
+	assert.True(t, ok, "sender_timestamp: true stamps the send time")
 	assert.WithinDuration(t, time.Now(), ts, time.Minute)
 
 	props := in.GetProperties()

@@ -17,42 +17,6 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 20000x ./solacetest/
 
-// BenchmarkPersistentPublish publishes b.N 256-byte messages asynchronously
-// to a topic spooled to one queue and waits for every broker ack.
-func BenchmarkPersistentPublish(b *testing.B) {
-	br := newBroker(b)
-	svc := connect(b, br, nil)
-	pub, err := svc.CreatePersistentMessagePublisherBuilder().OnBackPressureWait(10000).Build()
-	require.NoError(b, err)
-	require.NoError(b, pub.Start())
-	b.Cleanup(func() { _ = pub.Terminate(time.Second) })
-	acked := make(chan error, 1024)
-	pub.SetMessagePublishReceiptListener(func(r solace.PublishReceipt) { acked <- r.GetError() })
-	msg, err := svc.MessageBuilder().BuildWithByteArrayPayload(make([]byte, 256))
-	require.NoError(b, err)
-	topic := resource.TopicOf("orders/bench")
-
-	b.ResetTimer()
-	start := time.Now()
-	errs := make(chan error, 1)
-	go func() {
-		for range b.N {
-			if err := <-acked; err != nil {
-				errs <- err
-				return
-			}
-		}
-		errs <- nil
-	}()
-	for range b.N {
-		if err := pub.Publish(msg, topic, nil, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-	require.NoError(b, <-errs)
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
-}
-
 // BenchmarkQueueConsume spools b.N messages, then times one client-ack
 // consumer draining them.
 func BenchmarkQueueConsume(b *testing.B) {

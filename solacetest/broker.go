@@ -92,8 +92,9 @@ type vpnState struct {
 	acls        map[string]*ACLProfile
 	usernames   map[string]ClientUsername
 	shareRR     map[string]int // shared subscriptions' round-robin positions
-	replayLog   *ReplayLog     // nil: no replay log
-	replay      []*storedMsg   // guaranteed messages, oldest first, for replay
+	replayCfg   *ReplayLog     // nil: no replay log (replay.go)
+	replay      []*storedMsg   // guaranteed messages, oldest first, from replayHead on, for replay
+	replayHead  int
 	replayBytes int
 }
 
@@ -140,7 +141,7 @@ func Start(cfg Config) (*Broker, error) {
 			acls:      map[string]*ACLProfile{defaultACLProfile: newACLProfile(defaultACLProfile)},
 			usernames: map[string]ClientUsername{}, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
 		if !cfg.NoReplayLog {
-			vs.replayLog = &ReplayLog{Name: "default", IngressEnabled: true, EgressEnabled: true}
+			vs.replayCfg = &ReplayLog{Name: "default", IngressEnabled: true, EgressEnabled: true}
 		}
 		b.vpns[v] = vs
 	}

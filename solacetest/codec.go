@@ -211,6 +211,8 @@ func decodeFrame(b []byte) (*frame, int, error) {
 		rawBytes: b[:total],
 	}
 	ps := b[12:hlen]
+	// Room for a typical publish's parameters in one allocation.
+	f.Params = make([]param, 0, 12)
 	for len(ps) > 0 {
 		c := ps[0]
 		switch {

@@ -1,4 +1,6 @@
-// Package solacetest is a wire-level Solace PubSub+ test broker.
+// Package solacetest is a wire-level Solace PubSub+ test broker for Go tests:
+// start one per test with NewTestBroker and point the real Solace client, or
+// pipelines using the connect-solace plugins, at it instead of a real broker.
 //
 // It speaks SMF (Solace Message Format) over TCP, over TLS when given a
 // certificate, compressed (Config.CompressedAddr, and compressed TLS) and
@@ -178,8 +180,15 @@
 //     messages are requeued as redeliveries; the client logs in again,
 //     resumes its publisher flow by name (the broker answers with the last
 //     message id it processed, and acks without re-spooling any resent
-//     message at or below it), re-subscribes and re-binds. SEMP's
-//     disconnect action drops a client's connection the same way.
+//     message at or below it), re-subscribes and re-binds. As on PubSub+, a
+//     publisher flow takes messages only in sequence (each one's previous id,
+//     P18, must be the last id processed): an out-of-order message is
+//     discarded unacknowledged for the client to resend, frames that reach
+//     the broker late on a replaced connection are discarded, and the resend
+//     of a nacked message is nacked again. The faultproxy sub-package breaks
+//     the network between a client and the broker (resets, black-holes,
+//     refused connections) for tests of this.
+//     SEMP's disconnect action drops a client's connection the same way.
 //   - SEMP: queues and their subscriptions (config and monitor), a queue's
 //     messages (monitor msgs), clients and their subscriptions (monitor,
 //     with message and byte counters, software version, platform and

@@ -42,11 +42,11 @@ func (b *Broker) CreateReplayLog(vpn string, cfg ReplayLog) error {
 	if err != nil {
 		return err
 	}
-	if v.replayLog != nil {
-		return fmt.Errorf("%w: %q in VPN %q", ErrReplayLogExists, v.replayLog.Name, vpn)
+	if v.replayCfg != nil {
+		return fmt.Errorf("%w: %q in VPN %q", ErrReplayLogExists, v.replayCfg.Name, vpn)
 	}
-	v.replayLog = &cfg
-	v.replay, v.replayBytes = nil, 0
+	v.replayCfg = &cfg
+	v.replay, v.replayHead, v.replayBytes = nil, 0, 0
 	b.log.Info("replay log created", "vpn", vpn, "name", cfg.Name)
 	return nil
 }
@@ -59,10 +59,10 @@ func (b *Broker) ReplayLogs(vpn string) ([]ReplayLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.replayLog == nil {
+	if v.replayCfg == nil {
 		return nil, nil
 	}
-	return []ReplayLog{*v.replayLog}, nil
+	return []ReplayLog{*v.replayCfg}, nil
 }
 
 // UpdateReplayLog changes the replay log's switches and quota.
@@ -73,10 +73,10 @@ func (b *Broker) UpdateReplayLog(vpn, name string, update func(*ReplayLog)) erro
 	if err != nil {
 		return err
 	}
-	cfg := *v.replayLog
+	cfg := *v.replayCfg
 	update(&cfg)
 	cfg.Name = name
-	*v.replayLog = cfg
+	*v.replayCfg = cfg
 	return nil
 }
 
@@ -88,7 +88,7 @@ func (b *Broker) DeleteReplayLog(vpn, name string) error {
 	if err != nil {
 		return err
 	}
-	v.replayLog, v.replay, v.replayBytes = nil, nil, 0
+	v.replayCfg, v.replay, v.replayHead, v.replayBytes = nil, nil, 0, 0
 	b.log.Info("replay log deleted", "vpn", vpn, "name", name)
 	return nil
 }
@@ -98,7 +98,7 @@ func (b *Broker) replayLogLocked(vpn, name string) (*vpnState, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.replayLog == nil || v.replayLog.Name != name {
+	if v.replayCfg == nil || v.replayCfg.Name != name {
 		return nil, fmt.Errorf("%w %q in VPN %q", ErrNoReplayLog, name, vpn)
 	}
 	return v, nil
@@ -150,20 +150,29 @@ const (
 )
 
 func (v *vpnState) logForReplay(m *storedMsg) {
-	if v.replayLog == nil || !v.replayLog.IngressEnabled {
+	if v.replayCfg == nil || !v.replayCfg.IngressEnabled {
 		return
 	}
 	v.replay = append(v.replay, m)
 	v.replayBytes += m.size
-	drop := 0
-	for drop < len(v.replay)-1 && (len(v.replay)-drop > replayLogLimit || v.replayBytes > replayLogBytes) {
-		v.replayBytes -= v.replay[drop].size
-		drop++
+	for len(v.replay)-v.replayHead > 1 && (len(v.replay)-v.replayHead > replayLogLimit || v.replayBytes > replayLogBytes) {
+		v.replayBytes -= v.replay[v.replayHead].size
+		v.replay[v.replayHead] = nil
+		v.replayHead++
 	}
-	if drop > 0 {
-		v.replay = append(v.replay[:0], v.replay[drop:]...)
+	// Dropping advances replayHead instead of copying the log down on every
+	// message (which cost a full log's worth of copying per message once the
+	// log was full); the dead prefix is reclaimed once it is half the slice.
+	if v.replayHead > 0 && v.replayHead >= len(v.replay)/2 {
+		n := copy(v.replay, v.replay[v.replayHead:])
+		clear(v.replay[n:])
+		v.replay = v.replay[:n]
+		v.replayHead = 0
 	}
 }
+
+// replayLog is the logged messages, oldest first.
+func (v *vpnState) replayLog() []*storedMsg { return v.replay[v.replayHead:] }
 
 // startReplay checks a client-initiated replay request for flow f, then
 // replaces the queue's messages with the logged messages it subscribes to
@@ -186,10 +195,10 @@ func (b *Broker) startReplay(f *flow, loc []byte) (uint32, string) {
 
 // replayInto re-spools the logged messages q subscribes to from loc.
 func (b *Broker) replayInto(q *queue, loc []byte) (uint32, string) {
-	if q.vpn.replayLog == nil || !q.vpn.replayLog.EgressEnabled {
+	if q.vpn.replayCfg == nil || !q.vpn.replayCfg.EgressEnabled {
 		return 503, "Replay Disabled"
 	}
-	log := q.vpn.replay
+	log := q.vpn.replayLog()
 	start := 0
 	switch loc[0] {
 	case replayFromBeginning:

@@ -90,14 +90,14 @@ func TestReplay(t *testing.T) {
 }
 
 func TestReplayLogIsBounded(t *testing.T) {
-	v := &vpnState{replayLog: &ReplayLog{Name: "log", IngressEnabled: true}}
+	v := &vpnState{replayCfg: &ReplayLog{Name: "log", IngressEnabled: true}}
 	for i := range replayLogLimit + 10 {
 		v.logForReplay(&storedMsg{id: uint64(i), size: 1})
 	}
-	require.Len(t, v.replay, replayLogLimit)
-	require.EqualValues(t, 10, v.replay[0].id, "the oldest fall out")
+	require.Len(t, v.replayLog(), replayLogLimit)
+	require.EqualValues(t, 10, v.replayLog()[0].id, "the oldest fall out")
 	v.logForReplay(&storedMsg{id: 1 << 40, size: replayLogBytes})
-	require.Len(t, v.replay, 1, "a byte budget applies too")
+	require.Len(t, v.replayLog(), 1, "a byte budget applies too")
 	require.Equal(t, replayLogBytes, v.replayBytes)
 }
 

@@ -14,16 +14,22 @@ func topicMatches(sub, topic string) bool {
 	if sub == "" || topic == "" {
 		return false
 	}
-	sls, tls := strings.Split(sub, "/"), strings.Split(topic, "/")
-	for i, sl := range sls {
-		if sl == ">" && i == len(sls)-1 {
-			return len(tls) > i // ">" needs at least one more level
+	// Walk both strings level by level without splitting them: this runs
+	// for every subscription on every published message.
+	for {
+		sl, subRest, subMore := strings.Cut(sub, "/")
+		if sl == ">" && !subMore {
+			return true // ">" needs at least one more level, and topic has one
 		}
-		if i >= len(tls) || !levelMatches(sl, tls[i]) {
+		tl, topicRest, topicMore := strings.Cut(topic, "/")
+		if !levelMatches(sl, tl) {
 			return false
 		}
+		if !subMore || !topicMore {
+			return subMore == topicMore
+		}
+		sub, topic = subRest, topicRest
 	}
-	return len(tls) == len(sls)
 }
 
 // levelMatches matches one topic level against one subscription level.

@@ -2,6 +2,7 @@ package solacetest
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -184,4 +185,31 @@ func mustBytesMsg(t testing.TB, svc solace.MessagingService, payload string) mes
 	m, err := svc.MessageBuilder().BuildWithByteArrayPayload([]byte(payload))
 	require.NoError(t, err)
 	return m
+}
+
+// splitTopicMatches is the split-based statement of the matching rules that
+// topicMatches implements without allocating.
+func splitTopicMatches(sub, topic string) bool {
+	if sub == "" || topic == "" {
+		return false
+	}
+	sls, tls := strings.Split(sub, "/"), strings.Split(topic, "/")
+	for i, sl := range sls {
+		if sl == ">" && i == len(sls)-1 {
+			return len(tls) > i
+		}
+		if i >= len(tls) || !levelMatches(sl, tls[i]) {
+			return false
+		}
+	}
+	return len(tls) == len(sls)
+}
+
+func FuzzTopicMatches(f *testing.F) {
+	for _, s := range [][2]string{{"a/>", "a/b"}, {"a/*/c", "a/x/c"}, {"a//b", "a//b"}, {"a/", "a/"}, {">", "x"}, {"a/b*", "a/bc/d"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, sub, topic string) {
+		require.Equal(t, splitTopicMatches(sub, topic), topicMatches(sub, topic), "sub %q topic %q", sub, topic)
+	})
 }

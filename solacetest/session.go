@@ -58,12 +58,42 @@ type conn struct {
 
 // pubFlow is a publisher flow. It outlives its connection so that a client
 // that reconnects with the same flow name resumes its message ids.
+//
+// Reconciliation follows PubSub+: a flow accepts messages only in sequence.
+// Each guaranteed message carries its id (P17) and the id of the message the
+// client sent before it on the flow (P18). The broker processes a message
+// only when its P18 is the last id it processed, so "id <= lastID" reliably
+// means a resend of something processed before. A message whose predecessor
+// never arrived is discarded unacknowledged (PubSub+ counts these as
+// outOfOrderDiscardedMsgCount, duplicates as duplicateDiscardedMsgCount); the
+// client resends it with the rest of its unacknowledged window. Without this,
+// a client that after a reconnect first sent message 702 and then resent 701
+// and 702 had 701 acknowledged as a duplicate although it was never spooled.
 type pubFlow struct {
 	name   string
 	flowID uint32
 	pubID  uint32
-	lastID uint64 // highest publisher message id processed (acked or nacked)
+	lastID uint64 // highest publisher message id processed (acked or nacked), in sequence
+	// owner is the connection the flow is bound to; frames that reach the
+	// broker late on an older connection are discarded.
+	owner *conn
+	// nacked remembers recent rejections by id, so a resend of a message
+	// whose nack was lost with its connection is rejected again instead
+	// of being acknowledged as a duplicate.
+	nacked map[uint64]rejection
+	// Discard counters, as PubSub+ keeps them per publisher flow.
+	duplicates, outOfOrder, staleConn int
 }
+
+// rejection is a remembered nack.
+type rejection struct {
+	code uint32
+	text string
+}
+
+// nackMemory bounds pubFlow.nacked: the client's window is at most 255
+// messages, so older rejections cannot be resent.
+const nackMemory = 1024
 
 // loginTimeout bounds how long a connection may stay open without logging in.
 const loginTimeout = 30 * time.Second
@@ -166,6 +196,14 @@ func (c *conn) readLoop() {
 				}
 			}
 			return
+		}
+		select {
+		case <-c.closed:
+			// Closed by the broker (e.g. replaced by a newer session of
+			// the same client): what it still had buffered is discarded,
+			// as the socket would have been.
+			return
+		default:
 		}
 		c.stats.countRx(f)
 		if !c.handle(f) {
@@ -500,8 +538,9 @@ func (b *Broker) storedFromFrame(f *frame, topic string) *storedMsg {
 }
 
 // handleGuaranteed spools a persistent or non-persistent message and acks or
-// nacks it on the publisher flow. A message id at or below the flow's last
-// processed id is a resend after reconnection: it is acked, not spooled again.
+// nacks it on the publisher flow, accepting messages only in sequence (see
+// pubFlow). A message id at or below the flow's last processed id is a resend
+// after reconnection: it is acked (or nacked again), not spooled again.
 func (c *conn) handleGuaranteed(f *frame) {
 	topicB, _ := f.param(pTopic)
 	topic := trimNUL(topicB)
@@ -515,9 +554,29 @@ func (c *conn) handleGuaranteed(f *frame) {
 		b.log.Warn("guaranteed message without a publisher flow", "client", c.clientName)
 		return
 	}
+	if pf.owner != c {
+		pf.staleConn++
+		b.log.Debug("guaranteed message from a replaced connection discarded", "client", c.clientName, "id", id)
+		return
+	}
 	if id != 0 && id <= pf.lastID {
+		pf.duplicates++
+		if n, ok := pf.nacked[id]; ok {
+			b.log.Debug("resent message nacked again", "client", c.clientName, "id", id)
+			c.flushAck()
+			c.sendAdCtrl(nil, n.code, n.text, adAck, []adParam{
+				{Type: apLastMsgIDAcked, Value: u64(id)},
+				{Type: apFlowID, Value: u32(pf.flowID)},
+			})
+			return
+		}
 		b.log.Debug("duplicate guaranteed message acked without spooling", "client", c.clientName, "id", id)
-		c.queueAck(pf.lastID)
+		c.queueAck(id)
+		return
+	}
+	if prevB, ok := f.param(pADPrevMsgID); ok && id != 0 && beUint(prevB) != pf.lastID {
+		pf.outOfOrder++
+		b.log.Debug("out-of-order guaranteed message discarded", "client", c.clientName, "id", id, "prev", beUint(prevB), "last_id", pf.lastID)
 		return
 	}
 	if id != 0 {
@@ -525,6 +584,19 @@ func (c *conn) handleGuaranteed(f *frame) {
 	}
 	b.published[topic]++
 	nack := func(code uint32, text string) {
+		if id != 0 {
+			if pf.nacked == nil {
+				pf.nacked = map[uint64]rejection{}
+			}
+			pf.nacked[id] = rejection{code, text}
+			if len(pf.nacked) > nackMemory {
+				for old := range pf.nacked {
+					if old+nackMemory < pf.lastID {
+						delete(pf.nacked, old)
+					}
+				}
+			}
+		}
 		c.flushAck()
 		b.log.Info("guaranteed message nacked", "client", c.clientName, "topic", topic, "status", code, "reason", text)
 		c.sendAdCtrl(nil, code, text, adAck, []adParam{
@@ -592,7 +664,7 @@ func (c *conn) handleGuaranteed(f *frame) {
 		}
 		return fr.encode(nil)
 	})
-	b.log.Debug("guaranteed message spooled", "client", c.clientName, "topic", topic, "queues", len(dests))
+	b.log.Debug("guaranteed message spooled", "client", c.clientName, "id", id, "topic", topic, "queues", len(dests))
 	if b.faults.dropAfterSpool {
 		b.faults.dropAfterSpool = false
 		c.pendingAck = 0
@@ -702,15 +774,28 @@ func (c *conn) openPublisherFlow(tag []byte, a *adctrl) {
 	b.nextFlow++
 	pf.flowID = b.nextFlow
 	pf.pubID = b.nextFlow
+	pf.owner = c
 	c.pubFlow = pf
+	// The reply's last id tells the client what the broker already has; the
+	// client resends what follows. A rejection the client may not have heard
+	// of (its nack went out on the old connection) must not hide behind that
+	// id, so report the id before the first such rejection: its resend is
+	// nacked again and the rest are acked as duplicates.
+	last := pf.lastID
+	clientAcked, _ := a.uint(apLastMsgIDAcked)
+	for id := range pf.nacked {
+		if id > clientAcked && id <= last {
+			last = id - 1
+		}
+	}
 	c.sendAdCtrl(tag, 200, "OK", adOpenFlow, []adParam{
-		{Type: apLastMsgIDAcked, Value: u64(pf.lastID)},
+		{Type: apLastMsgIDAcked, Value: u64(last)},
 		{Type: apWindow, Value: window},
 		{Type: apFlowID, Value: u32(pf.flowID)},
 		{Type: apFlowName, Value: cstr(pf.name)},
 		{Type: apPublisherID, Value: u32(pf.pubID)},
 	})
-	b.log.Debug("publisher flow opened", "client", c.clientName, "flow", pf.name, "last_id", pf.lastID)
+	b.log.Debug("publisher flow opened", "client", c.clientName, "flow", pf.name, "last_id", last)
 }
 
 // bind attaches a consumer flow to a queue, creating a temporary queue when

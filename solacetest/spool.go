@@ -466,6 +466,7 @@ func (b *Broker) expireAndReap(now time.Time) {
 // assured-delivery entries of the extended stream, which the broker adds
 // afresh per delivery.
 func keptParams(f *frame) (kept []byte, ext []extParam) {
+	kept = make([]byte, 0, len(f.rawBytes)-len(f.Payload)) // at most the header
 	for _, p := range f.Params {
 		if p.Light {
 			continue

@@ -42,6 +42,7 @@ func ourPlugins(t *testing.T) []string {
 	var names []string
 	for _, f := range []struct{ file, name string }{
 		{"../input/solace.go", "solace"},
+		{"../input/jms.go", "jms"},
 		{"../output/solace.go", "solace"},
 		{"../output/jms.go", "jms"},
 	} {

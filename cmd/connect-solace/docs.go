@@ -13,7 +13,7 @@ import (
 // ones `connect-solace docs` documents. Names not registered (yet) are
 // skipped.
 var ourComponents = docsgen.Selection{
-	docsgen.KindInputs:  {"solace"},
+	docsgen.KindInputs:  {"solace", "jms"},
 	docsgen.KindOutputs: {"solace", "jms"},
 	docsgen.KindMetrics: {"prometheus"},
 	docsgen.KindTracers: {"open_telemetry_collector"},

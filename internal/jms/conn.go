@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/Azure/go-amqp"
+
+	"github.com/connect-solace/connect-solace/internal/redact"
 )
 
 // DialConfig says how to reach a broker.
@@ -93,7 +95,12 @@ func DialAny(ctx context.Context, cfg DialConfig, start int) (*Conn, int, error)
 func Dial(ctx context.Context, cfg DialConfig, rawURL string) (*Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("parsing broker URL: %w", err)
+		// url.Parse's error quotes the whole input, password included.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return nil, fmt.Errorf("parsing broker URL %s: %w", redact.URL(rawURL), err)
 	}
 	safe := u.Redacted()
 	useTLS := cfg.ForceTLS

@@ -14,6 +14,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging/pkg/solace/config"
 
+	redacturl "github.com/connect-solace/connect-solace/internal/redact"
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
 
@@ -138,6 +139,12 @@ type Config struct {
 	ConnectRetries int
 	ConnectBackoff Backoff
 	ConnectTimeout time.Duration
+	// KeepAliveInterval and KeepAliveLimit tune how fast the client notices
+	// a silent network (it gives a connection up after KeepAliveLimit
+	// unanswered keepalives sent every KeepAliveInterval); zero keeps the
+	// client's defaults (3 s and 3). Not a spec field: fault tests set them.
+	KeepAliveInterval time.Duration
+	KeepAliveLimit    int
 
 	// SendTimestamps makes the client stamp every published message with
 	// its send time (the SMF sender timestamp). It is not a shared field:
@@ -170,7 +177,7 @@ func (c Config) String() string {
 		return "***"
 	}
 	s := fmt.Sprintf("{urls:%v vpn:%q username:%q password:%s client_name:%q auth:%s tls:%t",
-		c.URLs, c.VPN, c.Username, red(c.Password), c.ClientName, c.AuthScheme, c.TLS.Enabled)
+		redacturl.URLs(c.URLs), c.VPN, c.Username, red(c.Password), c.ClientName, c.AuthScheme, c.TLS.Enabled)
 	if c.PasswordFile != "" {
 		s += fmt.Sprintf(" password_file:%q", c.PasswordFile)
 	}
@@ -184,7 +191,7 @@ func (c Config) GoString() string { return c.String() }
 // input and output. Add ConnectionLintRule to the spec as well.
 func ConnectionFields() []*service.ConfigField {
 	return []*service.ConfigField{
-		service.NewStringListField(FieldURLs).
+		service.NewURLListField(FieldURLs).
 			Description("Broker URLs, `tcp://host:port` or `tcps://host:port`. Several URLs form a failover list: the client tries them in order on connect and reconnect.").
 			Example([]string{"tcp://localhost:55555"}).
 			Example([]string{"tcps://primary.example.com:55443", "tcps://backup.example.com:55443"}),
@@ -299,10 +306,12 @@ let tls_on = this.tls.enabled.or(false)
 let scheme = this.auth.scheme.or("basic")
 let has_tcps = $urls.filter(u -> u.string().has_prefix("tcps://")).length() > 0
 let has_tcp = $urls.filter(u -> u.string().has_prefix("tcp://")).length() > 0
-let bad_urls = $urls.filter(u -> !u.string().has_prefix("tcp://") && !u.string().has_prefix("tcps://"))
+let cred_urls = $urls.enumerated().filter(e -> e.value.string().contains("@")).map_each(e -> "urls[%v]".format(e.index))
+let bad_urls = $urls.filter(u -> !u.string().contains("@") && !u.string().has_prefix("tcp://") && !u.string().has_prefix("tcps://"))
 root = [
   if $urls.length() == 0 { "field urls: at least one broker url is required, e.g. urls: [ tcp://localhost:55555 ]" } else { null },
   if $bad_urls.length() > 0 { "field urls: %v must start with tcp:// or tcps://".format($bad_urls.join(", ")) } else { null },
+  if $cred_urls.length() > 0 { "field %v: credentials (user:password@) in a Solace URL are not supported; give host and port only and set username and password (or password_file)".format($cred_urls.join(", ")) } else { null },
   if $has_tcps && !$tls_on { "field urls: tcps:// needs TLS: set tls.enabled: true" } else { null },
   if $has_tcp && $tls_on { "field tls.enabled: true but urls use tcp://: use tcps:// urls or set tls.enabled: false" } else { null },
   if $tls_on && this.tls.validate_server_cert.or(true) && this.tls.trust_store_path.or("") == "" { "field tls.trust_store_path: required to validate the broker certificate; set it to a directory of CA PEM files or set tls.validate_server_cert: false (tests only)" } else { null },
@@ -422,8 +431,11 @@ func (c Config) Validate() error {
 	if len(c.URLs) == 0 {
 		errs = append(errs, errors.New("urls: at least one broker url is required"))
 	}
-	for _, u := range c.URLs {
+	for _, raw := range c.URLs {
+		u := redacturl.URL(raw)
 		switch {
+		case redacturl.HasUserinfo(raw):
+			errs = append(errs, fmt.Errorf("urls: %q: credentials (user:password@) in a Solace URL are not supported; give host and port only and set username and password (or password_file)", u))
 		case strings.HasPrefix(u, "tcps://"):
 			if !c.TLS.Enabled {
 				errs = append(errs, fmt.Errorf("urls: %q uses tcps:// but tls.enabled is false", u))
@@ -523,6 +535,12 @@ func (c Config) serviceProperties() config.ServicePropertyMap {
 	}
 	if c.ConnectTimeout > 0 {
 		p[config.TransportLayerPropertyConnectionAttemptsTimeout] = c.ConnectTimeout
+	}
+	if c.KeepAliveInterval > 0 {
+		p[config.TransportLayerPropertyKeepAliveInterval] = c.KeepAliveInterval
+	}
+	if c.KeepAliveLimit > 0 {
+		p[config.TransportLayerPropertyKeepAliveWithoutResponseLimit] = c.KeepAliveLimit
 	}
 	if c.ClientName != "" {
 		p[config.ClientPropertyName] = c.ClientName

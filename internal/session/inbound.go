@@ -179,14 +179,40 @@ type Inbound struct {
 	ReceiveTimestamp time.Time
 	// Redelivered is the broker's redelivery flag.
 	Redelivered bool
-	// DedupKey is the application message id or, without one, the
-	// replication group message id; "" when the message has neither.
-	DedupKey string
+	// appID (when hasAppID) and rgmid make up DedupKey, which is built
+	// only when asked for: most pipelines never de-duplicate.
+	appID    string
+	hasAppID bool
+	rgmid    string
 
 	msg  message.InboundMessage
 	flow *flow
 	gen  uint64
+	// metaBuf backs Meta, so that a message's metadata costs no allocation
+	// of its own.
+	metaBuf [16]MetaField
 }
+
+// newInboundFor starts the conversion of msg.
+func newInboundFor(msg message.InboundMessage) *Inbound {
+	in := &Inbound{msg: msg}
+	in.Meta = in.metaBuf[:0]
+	return in
+}
+
+// boxedDestType returns t as an interface value without allocating for the
+// known destination types.
+func boxedDestType(t string) any {
+	switch t {
+	case DestinationTopic:
+		return boxedTopic
+	case DestinationQueue:
+		return boxedQueue
+	}
+	return t
+}
+
+var boxedTopic, boxedQueue any = DestinationTopic, DestinationQueue
 
 // newInbound converts msg. It reads everything it needs from the native
 // message, so the caller may dispose of msg once the message is settled.
@@ -203,7 +229,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	var a C.cs_attrs_t
 	C.cs_read_attrs(C.uintptr_t(h), &a)
 	has := func(bit C.uint32_t) bool { return a.has&bit != 0 }
-	in := &Inbound{msg: msg, Meta: make([]MetaField, 0, 24)}
+	in := newInboundFor(msg)
 	if has(C.CS_PAYLOAD) {
 		in.Payload = C.GoBytes(a.payload, C.int(a.payloadLen))
 	} else {
@@ -224,9 +250,9 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	if dest, ok := str(C.CS_DEST, a.dest); ok {
 		add(MetaDestination, dest)
 		if t := nativeDestType(int(a.destType)); t != "" {
-			add(MetaDestinationType, t)
+			add(MetaDestinationType, boxedDestType(t))
 		} else {
-			add(MetaDestinationType, destinationTypeOf(dest))
+			add(MetaDestinationType, boxedDestType(destinationTypeOf(dest)))
 		}
 	}
 	appID, hasAppID := str(C.CS_APPID, a.appID)
@@ -287,7 +313,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	if v, ok := str(C.CS_HTTPENC, a.httpEnc); ok {
 		add(MetaHTTPContentEncoding, v)
 	}
-	in.DedupKey = dedupKey(appID, hasAppID, rgmidStr)
+	in.appID, in.hasAppID, in.rgmid = appID, hasAppID, rgmidStr
 	if has(C.CS_PROPS) {
 		in.Properties = propertiesOf(msg)
 	}
@@ -297,7 +323,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 // newInboundAPI converts msg through the Go API's getters only; used when
 // the native handle cannot be reached.
 func newInboundAPI(msg message.InboundMessage) *Inbound {
-	in := &Inbound{msg: msg, Meta: make([]MetaField, 0, 24)}
+	in := newInboundFor(msg)
 	in.Payload = payloadOf(msg)
 
 	add := func(k string, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
@@ -375,7 +401,7 @@ func newInboundAPI(msg message.InboundMessage) *Inbound {
 		add(MetaHTTPContentEncoding, v)
 	}
 
-	in.DedupKey = dedupKey(appID, hasAppID, rgmidStr)
+	in.appID, in.hasAppID, in.rgmid = appID, hasAppID, rgmidStr
 	in.Properties = propertiesOf(msg)
 	return in
 }
@@ -396,12 +422,14 @@ func addExpiry(add func(string, any), exp time.Time, ttl int64, received time.Ti
 	}
 }
 
-func dedupKey(appID string, hasAppID bool, rgmid string) string {
+// DedupKey is the application message id or, without one, the replication
+// group message id, prefixed by which it is; "" when the message has neither.
+func (in *Inbound) DedupKey() string {
 	switch {
-	case hasAppID && appID != "":
-		return "app:" + appID
-	case rgmid != "":
-		return "rgmid:" + rgmid
+	case in.hasAppID && in.appID != "":
+		return "app:" + in.appID
+	case in.rgmid != "":
+		return "rgmid:" + in.rgmid
 	}
 	return ""
 }

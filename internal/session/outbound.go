@@ -1,10 +1,12 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
@@ -29,6 +31,69 @@ func (d Destination) Topic() string {
 		return QueueTopicPrefix + d.Name
 	}
 	return d.Name
+}
+
+// Limits of Solace destination names (docs.solace.com, "SMF Topics" and
+// queue naming): a topic is 1 to 250 bytes of UTF-8 without NUL in at most
+// 128 levels; a queue name is 1 to 200 bytes without control characters,
+// empty levels or any of '*<>&;.
+const (
+	MaxTopicBytes  = 250
+	MaxTopicLevels = 128
+	MaxQueueBytes  = 200
+	queueForbidden = "'*<>&;"
+)
+
+// Validate reports why the broker (or the client, which silently truncates a
+// topic at a NUL byte) cannot take d; nil when it can. It is the one check of
+// destination names: the output runs it once on a static name and per
+// message on a dynamic one.
+func (d Destination) Validate() error {
+	if d.Queue {
+		return validateQueueName(d.Name)
+	}
+	return ValidateTopic(d.Name)
+}
+
+// ValidateTopic checks a topic to publish to.
+func ValidateTopic(t string) error {
+	switch {
+	case t == "":
+		return errors.New("the topic is empty")
+	case len(t) > MaxTopicBytes:
+		return fmt.Errorf("the topic is %d bytes long, the maximum is %d", len(t), MaxTopicBytes)
+	case strings.IndexByte(t, 0) >= 0:
+		return fmt.Errorf("the topic contains a NUL byte at offset %d", strings.IndexByte(t, 0))
+	case !utf8.ValidString(t):
+		return errors.New("the topic is not valid UTF-8")
+	}
+	if n := strings.Count(t, "/") + 1; n > MaxTopicLevels {
+		return fmt.Errorf("the topic has %d levels, the maximum is %d", n, MaxTopicLevels)
+	}
+	return nil
+}
+
+func validateQueueName(q string) error {
+	switch {
+	case q == "":
+		return errors.New("the queue name is empty")
+	case len(q) > MaxQueueBytes:
+		return fmt.Errorf("the queue name is %d bytes long, the maximum is %d", len(q), MaxQueueBytes)
+	case !utf8.ValidString(q):
+		return errors.New("the queue name is not valid UTF-8")
+	}
+	for i, r := range q {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("the queue name contains the control character %U at offset %d", r, i)
+		}
+		if strings.ContainsRune(queueForbidden, r) {
+			return fmt.Errorf("the queue name contains %q, which queue names cannot (none of %s)", r, queueForbidden)
+		}
+	}
+	if strings.HasPrefix(q, "/") || strings.HasSuffix(q, "/") || strings.Contains(q, "//") {
+		return errors.New("the queue name has an empty level (a leading, trailing or double /)")
+	}
+	return nil
 }
 
 // String names the destination for errors and logs.

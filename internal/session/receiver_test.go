@@ -137,7 +137,7 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		require.Equal(t, false, m[MetaRedelivered])
 		require.IsType(t, time.Time{}, m[MetaReceiveTimestamp])
 		require.Equal(t, map[string]any{"region": "eu", "n": int64(i)}, in.Properties)
-		require.Equal(t, fmt.Sprintf("app:app-%d", i), in.DedupKey)
+		require.Equal(t, fmt.Sprintf("app:app-%d", i), in.DedupKey())
 
 		// The one-call native read and the Go API's getters must agree.
 		h, ok := handleOf(in.msg)
@@ -146,7 +146,7 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		require.Equal(t, withoutReceiveTime(api.Meta), withoutReceiveTime(native.Meta))
 		require.Equal(t, api.Payload, native.Payload)
 		require.Equal(t, api.Properties, native.Properties)
-		require.Equal(t, api.DedupKey, native.DedupKey)
+		require.Equal(t, api.DedupKey(), native.DedupKey())
 		require.Equal(t, api.SenderTimestamp, native.SenderTimestamp)
 	}
 	require.Equal(t, 5, f.stats(t, "q1").Unacked)

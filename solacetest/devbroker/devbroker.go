@@ -1,4 +1,4 @@
-package main
+package devbroker
 
 import (
 	"crypto/tls"
@@ -10,17 +10,10 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/urfave/cli/v2"
 
 	"github.com/connect-solace/connect-solace/solacetest"
 )
-
-// The devbroker subcommand runs the solacetest broker on fixed ports, so that
-// pipelines can be developed and tried without a Solace broker.
-func init() {
-	extraCommands = append(extraCommands, service.CLIOptAddCommand(devbrokerCommand()))
-}
 
 func devbrokerCommand() *cli.Command {
 	return &cli.Command{

@@ -1,0 +1,36 @@
+// Command custom-build is a minimal Benthos distribution of your own with the
+// connect-solace plugins compiled in: Benthos's standard pure and io
+// components, the solace input, the solace and jms outputs, and (optional)
+// the devbroker subcommand. Build it with CGO_ENABLED=1 and a C compiler; the
+// Solace client links its C library through cgo.
+//
+//	go build -o my-benthos .
+//	./my-benthos list inputs outputs
+//	./my-benthos run pipeline.yaml
+package main
+
+import (
+	"context"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	// Benthos's standard components: generate, mapping, stdin/stdout,
+	// files, http, ... Add whatever else your distribution offers.
+	_ "github.com/redpanda-data/benthos/v4/public/components/io"
+	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
+
+	// connect-solace: the solace input, the solace and jms outputs.
+	_ "github.com/connect-solace/connect-solace/input"
+	_ "github.com/connect-solace/connect-solace/output"
+
+	// Optional: the `devbroker` subcommand, a local Solace test broker.
+	"github.com/connect-solace/connect-solace/solacetest/devbroker"
+)
+
+func main() {
+	service.RunCLI(context.Background(),
+		service.CLIOptSetProductName("my-benthos"),
+		service.CLIOptSetBinaryName("my-benthos"),
+		devbroker.CLIOpt(),
+	)
+}

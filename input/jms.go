@@ -1,0 +1,568 @@
+package input
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connect-solace/connect-solace/internal/jms"
+)
+
+const (
+	jiFieldQueue              = "queue"
+	jiFieldTopic              = "topic"
+	jiFieldSubscriptionName   = "subscription_name"
+	jiFieldDurable            = "durable"
+	jiFieldShared             = "shared"
+	jiFieldClientID           = "client_id"
+	jiFieldUnsubscribeOnClose = "unsubscribe_on_close"
+	jiFieldSelector           = "selector"
+	jiFieldPrefetch           = "prefetch"
+	jiFieldNackOutcome        = "nack_outcome"
+	jiFieldBatchSize          = "batch_size"
+	jiFieldMaxPropertyBytes   = "max_property_bytes"
+)
+
+// Values of nack_outcome.
+const (
+	jiNackReleased = "released"
+	jiNackModified = "modified"
+	jiNackRejected = "rejected"
+)
+
+func jmsInputSpec() *service.ConfigSpec {
+	return service.NewConfigSpec().
+		Beta().
+		Categories("Services").
+		Summary("Consumes a JMS queue or topic over AMQP 1.0, decoding messages per the OASIS AMQP JMS Mapping and settling each one only after the pipeline acknowledged it.").
+		Description(`
+Reads from any broker that JMS 2.0 clients reach over AMQP 1.0: ActiveMQ 5, ActiveMQ Artemis, Solace PubSub+, RabbitMQ (amqp1_0 plugin), Qpid, IBM MQ and Azure Service Bus. Unlike a plain AMQP 1.0 input it knows JMS: message classes, headers, typed properties, durable and shared subscriptions and selectors. A message the `+"`jms`"+` output sent and this input read back keeps its body, headers and properties, so a `+"`jms`"+` → `+"`jms`"+` bridge is lossless.
+
+### Source
+
+Set exactly one of `+"`queue`"+` and `+"`topic`"+`; names are mapped to addresses by `+"`address_style`"+`, as in the `+"`jms`"+` output.
+
+A topic is consumed by a subscription. Without `+"`subscription_name`"+` it is a plain non-durable subscription that ends with the connection. With it, as JMS 2.0 defines:
+
+| `+"`durable`"+` | `+"`shared`"+` | JMS equivalent | link name (AMQP JMS Mapping) |
+|---|---|---|---|
+| true | false | `+"`createDurableConsumer`"+` (needs `+"`client_id`"+`) | `+"`<subscription_name>`"+` |
+| true | true | `+"`createSharedDurableConsumer`"+` | `+"`<subscription_name>`"+`, or `+"`<subscription_name>|global`"+` without `+"`client_id`"+` |
+| false | true | `+"`createSharedConsumer`"+` | `+"`<subscription_name>|volatile1`"+`, or `+"`<subscription_name>|global-volatile1`"+` |
+
+`+"`client_id`"+` is the AMQP container ID, which brokers take as the JMS client ID that scopes subscription names. A durable subscription attaches a source with `+"`durable: unsettled-state`"+` and `+"`expiry-policy: never`"+`; a shared one adds the source capability `+"`shared`"+` (and `+"`global`"+` without `+"`client_id`"+`). A durable subscription is never removed implicitly: when the input stops, its link is detached without closing, so the broker keeps collecting messages for it. Set `+"`unsubscribe_on_close: true`"+` to close the link on shutdown, which deletes the subscription as JMS `+"`unsubscribe`"+` does.
+
+`+"`selector`"+` is a JMS message selector sent as the `+"`apache.org:selector-filter:string`"+` source filter. A broker that does not echo the filter back does not apply it, and the input then refuses to connect rather than deliver every message; RabbitMQ 3.x echoes the filter without applying it, so the input refuses selectors there too.
+
+### Delivery guarantees
+
+The broker may send up to `+"`prefetch`"+` messages that are not yet settled (AMQP link credit); credit is given back as the pipeline settles messages. A message is settled `+"`accepted`"+` only after the pipeline acknowledged it. A message the pipeline rejects is settled with `+"`nack_outcome`"+`. Keep `+"`prefetch`"+` at least as large as any count-based batching downstream, or a batch waits for messages the broker may not send.
+
+When the connection or link fails, the input reconnects through Benthos's connect loop, trying the next URL; unsettled messages are redelivered by the broker (flagged `+"`jms_redelivered`"+`), and late acknowledgements of deliveries from the old link are dropped without failing the pipeline. Delivery is at least once.
+
+A message whose AMQP encoding cannot be decoded at all (go-amqp v1.7.0 implements neither the AMQP `+"`char`"+` nor the `+"`decimal`"+` types) makes the client end the link with `+"`amqp:internal-error`"+`; the broker then redelivers it on the next link, so such a message keeps coming back until the broker's redelivery limit (if any) dead-letters it. JMS producers never send those types.
+
+### Message body
+
+Chosen by the `+"`x-opt-jms-msg-type`"+` annotation and the body section (inferred from the section and content type when the annotation is missing, as Qpid JMS does):
+
+| JMS class | payload | `+"`jms_message_type`"+` |
+|---|---|---|
+| TextMessage | the text | `+"`text`"+` |
+| BytesMessage | the raw bytes | `+"`bytes`"+` |
+| MapMessage | a JSON object; byte arrays base64; `+"`jms_map_types`"+` gives each entry's type (`+"`int`"+`, `+"`long`"+`, `+"`float`"+`, `+"`double`"+`, `+"`bytes`"+`, ...) | `+"`map`"+` |
+| StreamMessage | a JSON array; `+"`jms_stream_types`"+` lists the item types | `+"`stream`"+` |
+| ObjectMessage | the serialized bytes, never deserialized | `+"`object`"+` |
+| Message | empty | `+"`message`"+` |
+
+A message that does not fit the mapping (an unknown type code, a type code that contradicts the body, text that is not UTF-8, a property larger than `+"`max_property_bytes`"+`) is still passed on, with its body in the most faithful raw form, the problem in `+"`jms_decode_error`"+`, and the message flagged as errored (see `+"`errored()`"+` and the `+"`catch`"+` processor).
+
+### Metadata
+
+The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_type`"+`, `+"`jms_delivery_mode`"+` (`+"`persistent`"+` or `+"`non_persistent`"+`), `+"`jms_priority`"+`, `+"`jms_timestamp`"+` and `+"`jms_expiration`"+` (epoch milliseconds, 0 when unset), `+"`jms_redelivered`"+`, `+"`jms_delivery_count`"+` (JMSXDeliveryCount, 1 on first delivery), `+"`jms_reply_to`"+` and `+"`jms_reply_to_type`"+`, `+"`jms_destination`"+` and `+"`jms_destination_type`"+` (names without the address style's prefix), `+"`jms_group_id`"+`, `+"`jms_group_seq`"+`, `+"`jms_user_id`"+`; then `+"`jms_message_type`"+`, `+"`jms_content_type`"+`, and the type metadata above. `+"`jms_delivery_mode`"+`, `+"`jms_priority`"+` (4 without a header), `+"`jms_redelivered`"+`, `+"`jms_delivery_count`"+`, `+"`jms_timestamp`"+`, `+"`jms_expiration`"+` and `+"`jms_message_type`"+` are always set, the others when the message carries them. Every application property is added under its own name with its type kept (an AMQP int stays a 32-bit integer, a float a 32-bit float), so the `+"`jms`"+` output sends it back unchanged; a property named like a header above is overwritten by the header.
+
+### Metrics
+
+- `+"`jms_input_received`"+`: messages handed to the pipeline.
+- `+"`jms_input_acked`"+`: messages settled `+"`accepted`"+` after the pipeline acknowledged them.
+- `+"`jms_input_nacked`"+` with label `+"`outcome`"+` (`+"`released`"+`, `+"`modified`"+`, `+"`rejected`"+`).
+- `+"`jms_input_stale_settlements`"+`: settlements dropped because the delivery's link was gone (the broker redelivers those messages).
+- `+"`jms_input_decode_errors`"+`: messages passed on with `+"`jms_decode_error`"+`.
+- `+"`jms_input_reconnects`"+`: connections made after the first.`).
+		Fields(jms.ConnectionFields()...).
+		Fields(
+			service.NewStringField(jiFieldQueue).
+				Description("The JMS queue to consume. Exactly one of `queue` and `topic` must be set.").
+				Example("orders").
+				Default(""),
+			service.NewStringField(jiFieldTopic).
+				Description("The JMS topic to subscribe to. Exactly one of `queue` and `topic` must be set.").
+				Example("prices").
+				Default(""),
+			service.NewStringField(jiFieldSubscriptionName).
+				Description("The name of a durable or shared topic subscription (JMS `name`). Required by `durable` and `shared`; it may not contain `|`.").
+				Example("prices-to-kafka").
+				Default(""),
+			service.NewBoolField(jiFieldDurable).
+				Description("Make the topic subscription durable: the broker keeps it, and collects its messages, while the input is away. Needs `subscription_name`, and `client_id` unless `shared`.").
+				Default(false),
+			service.NewBoolField(jiFieldShared).
+				Description("Make the topic subscription a JMS 2.0 shared subscription, so several inputs (with the same `client_id`, or none) split its messages between them. Needs `subscription_name`.").
+				Default(false),
+			service.NewStringField(jiFieldClientID).
+				Description("The JMS client ID, sent as the AMQP container ID. Durable subscriptions are scoped to it; empty means a random container ID (and, for shared subscriptions, a global subscription name).").
+				Example("orders-bridge").
+				Default(""),
+			service.NewBoolField(jiFieldUnsubscribeOnClose).
+				Description("Delete the durable subscription when the input stops (closing its link), like JMS `unsubscribe`. By default it is kept, with the messages that arrive meanwhile.").
+				Default(false).
+				Advanced(),
+			service.NewStringField(jiFieldSelector).
+				Description("A JMS message selector (SQL-92 over headers and properties); only matching messages are delivered. The broker must support the `apache.org:selector-filter:string` filter.").
+				Example("region = 'eu' AND JMSPriority > 4").
+				Default(""),
+			service.NewIntField(jiFieldPrefetch).
+				Description("How many messages the broker may send ahead of their settlement (AMQP link credit).").
+				Default(256),
+			service.NewStringAnnotatedEnumField(jiFieldNackOutcome, map[string]string{
+				jiNackReleased: "Settle `released`: the broker redelivers the message, without counting a failed delivery.",
+				jiNackModified: "Settle `modified` with `delivery-failed`: the broker redelivers it and counts the failure toward its redelivery limit, after which it dead-letters the message. RabbitMQ 3.x ends the link on this outcome, so there `released` is sent instead (with a warning at connect).",
+				jiNackRejected: "Settle `rejected`: the broker dead-letters the message (or drops it when there is no dead-letter queue).",
+			}).Description("How a message the pipeline rejected is settled.").
+				Default(jiNackModified),
+			service.NewIntField(jiFieldBatchSize).
+				Description("Read up to this many messages that have already arrived into one batch. 1 passes messages one at a time. For time- or size-based batching wrap the input in a `broker` with `batching`.").
+				Default(1).
+				Advanced(),
+			service.NewIntField(jiFieldMaxPropertyBytes).
+				Description("The largest string or binary application property value passed on as metadata; a larger one is left out and reported in `jms_decode_error`. 0 means no limit.").
+				Default(1<<20).
+				Advanced(),
+		).
+		LintRule(`root = match {
+`+jms.ConnectionLintArms+`  _ => [],
+}
+`).
+		Example("ActiveMQ queue to a file", "Consumes an ActiveMQ 5 queue (started with `transport.transformer=jms`); JMS properties become metadata and a failing message is redelivered up to the broker's limit, then sent to `ActiveMQ.DLQ`.", `
+input:
+  jms:
+    urls: [ amqp://activemq:5672 ]
+    username: benthos
+    password: ${JMS_PASSWORD}
+    address_style: activemq
+    queue: orders
+    selector: "region = 'eu'"
+output:
+  file:
+    path: ./orders.jsonl
+    codec: lines
+`).
+		Example("Artemis durable shared subscription", "Several instances with the same client ID share one durable subscription to an Artemis multicast address; it keeps collecting messages while they are all stopped.", `
+input:
+  jms:
+    urls: [ amqp://artemis:5672 ]
+    username: benthos
+    password: ${JMS_PASSWORD}
+    address_style: artemis
+    topic: prices
+    subscription_name: prices-archive
+    durable: true
+    shared: true
+    client_id: prices-archiver
+    prefetch: 512
+`).
+		Example("RabbitMQ queue", "Reads a RabbitMQ queue through the AMQP 1.0 plugin (`/queue/<name>`); a rejected message goes to the queue's dead-letter exchange.", `
+input:
+  jms:
+    urls: [ amqp://rabbitmq:5672 ]
+    username: benthos
+    password: ${JMS_PASSWORD}
+    address_style: rabbitmq
+    queue: events
+    nack_outcome: rejected
+`).
+		Example("Solace topic to a Solace queue bridge", "A durable subscription on Solace's AMQP (JMS) side, bridged into the solace output; headers travel as metadata.", `
+input:
+  jms:
+    urls: [ amqps://broker.messaging.solace.cloud:5671 ]
+    username: solace-cloud-client
+    password: ${JMS_PASSWORD}
+    tls:
+      enabled: true
+    address_style: solace
+    topic: orders/created
+    subscription_name: orders-bridge
+    durable: true
+    client_id: orders-bridge
+`)
+}
+
+func init() {
+	if err := registerJMSInput(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
+}
+
+// registerJMSInput adds the jms input to env; see Register.
+func registerJMSInput(env *service.Environment) error {
+	return env.RegisterBatchInput("jms", jmsInputSpec(),
+		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
+			return newJMSReaderFromParsed(conf, mgr)
+		})
+}
+
+// jmsReader is the jms input: one connection, one session, one receiver
+// link.
+type jmsReader struct {
+	log *service.Logger
+
+	connConf    jms.ConnConfig
+	kind        jms.DestKind
+	name        string
+	rcvConf     jms.ReceiverConfig
+	clientID    string
+	unsubscribe bool
+	nack        jms.Outcome
+	batchSize   int
+	maxPropLen  int
+
+	mReceived     *service.MetricCounter
+	mAcked        *service.MetricCounter
+	mNacked       *service.MetricCounter
+	mStale        *service.MetricCounter
+	mDecodeErrors *service.MetricCounter
+	mReconnects   *service.MetricCounter
+
+	mu        sync.Mutex
+	rcv       *jms.Receiver
+	decode    jms.DecodeOptions
+	urlIndex  int
+	connected bool // a connection was made before, so the next is a reconnect
+	closed    bool
+}
+
+func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*jmsReader, error) {
+	r := &jmsReader{log: mgr.Logger()}
+	var err error
+	if r.connConf, err = jms.ConnConfigFromParsed(conf); err != nil {
+		return nil, err
+	}
+	queue, err := conf.FieldString(jiFieldQueue)
+	if err != nil {
+		return nil, err
+	}
+	topic, err := conf.FieldString(jiFieldTopic)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case queue == "" && topic == "":
+		return nil, errors.New("field queue or topic is required: set queue: <name> to consume a queue or topic: <name> to subscribe to a topic")
+	case queue != "" && topic != "":
+		return nil, errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
+	case topic != "":
+		r.kind, r.name = jms.KindTopic, topic
+	default:
+		r.kind, r.name = jms.KindQueue, queue
+	}
+
+	rc := &r.rcvConf
+	if rc.Subscription, err = conf.FieldString(jiFieldSubscriptionName); err != nil {
+		return nil, err
+	}
+	if rc.Durable, err = conf.FieldBool(jiFieldDurable); err != nil {
+		return nil, err
+	}
+	if rc.Shared, err = conf.FieldBool(jiFieldShared); err != nil {
+		return nil, err
+	}
+	if r.clientID, err = conf.FieldString(jiFieldClientID); err != nil {
+		return nil, err
+	}
+	if r.unsubscribe, err = conf.FieldBool(jiFieldUnsubscribeOnClose); err != nil {
+		return nil, err
+	}
+	rc.Global = rc.Shared && r.clientID == ""
+	switch {
+	case rc.Subscription != "" && r.kind != jms.KindTopic:
+		return nil, fmt.Errorf("field %s only applies to a topic: a queue has no subscriptions, remove it", jiFieldSubscriptionName)
+	case (rc.Durable || rc.Shared) && rc.Subscription == "":
+		return nil, fmt.Errorf("fields durable and shared need %s: name the subscription, e.g. subscription_name: %s-sub", jiFieldSubscriptionName, topic)
+	case rc.Subscription != "" && !rc.Durable && !rc.Shared:
+		return nil, fmt.Errorf("field %s is set but the subscription is neither durable nor shared: set durable: true and/or shared: true, or remove %s", jiFieldSubscriptionName, jiFieldSubscriptionName)
+	case strings.Contains(rc.Subscription, jms.SubscriptionNameDelimiter):
+		return nil, fmt.Errorf("field %s %q contains %q, which the AMQP JMS Mapping uses to build link names: choose another name", jiFieldSubscriptionName, rc.Subscription, jms.SubscriptionNameDelimiter)
+	case rc.Durable && !rc.Shared && r.clientID == "":
+		return nil, fmt.Errorf("a durable subscription that is not shared is scoped to the JMS client ID: set %s (a stable name, the same on every restart), or set shared: true", jiFieldClientID)
+	case r.unsubscribe && !rc.Durable:
+		return nil, fmt.Errorf("field %s only applies to a durable subscription (durable: true); other subscriptions end with the connection anyway", jiFieldUnsubscribeOnClose)
+	}
+	if rc.Selector, err = conf.FieldString(jiFieldSelector); err != nil {
+		return nil, err
+	}
+	if rc.Prefetch, err = conf.FieldInt(jiFieldPrefetch); err != nil {
+		return nil, err
+	}
+	if rc.Prefetch < 1 {
+		return nil, fmt.Errorf("field %s must be at least 1, got %d", jiFieldPrefetch, rc.Prefetch)
+	}
+	if r.batchSize, err = conf.FieldInt(jiFieldBatchSize); err != nil {
+		return nil, err
+	}
+	if r.batchSize < 1 || r.batchSize > rc.Prefetch {
+		return nil, fmt.Errorf("field %s must be from 1 to prefetch (%d), got %d", jiFieldBatchSize, rc.Prefetch, r.batchSize)
+	}
+	if r.maxPropLen, err = conf.FieldInt(jiFieldMaxPropertyBytes); err != nil {
+		return nil, err
+	}
+	if r.maxPropLen < 0 {
+		return nil, fmt.Errorf("field %s cannot be negative", jiFieldMaxPropertyBytes)
+	}
+	outcome, err := conf.FieldString(jiFieldNackOutcome)
+	if err != nil {
+		return nil, err
+	}
+	switch outcome {
+	case jiNackReleased:
+		r.nack = jms.Released
+	case jiNackRejected:
+		r.nack = jms.Rejected
+	default:
+		r.nack = jms.Modified
+	}
+
+	m := mgr.Metrics()
+	r.mReceived = m.NewCounter("jms_input_received")
+	r.mAcked = m.NewCounter("jms_input_acked")
+	r.mNacked = m.NewCounter("jms_input_nacked", "outcome")
+	r.mStale = m.NewCounter("jms_input_stale_settlements")
+	r.mDecodeErrors = m.NewCounter("jms_input_decode_errors")
+	r.mReconnects = m.NewCounter("jms_input_reconnects")
+	return r, nil
+}
+
+func (r *jmsReader) Connect(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return service.ErrEndOfInput
+	}
+	if r.rcv != nil {
+		return nil
+	}
+	dial, err := r.connConf.ResolvedDial()
+	if err != nil {
+		return err
+	}
+	dial.ContainerID = r.clientID
+	conn, idx, err := jms.DialAny(ctx, dial, r.urlIndex)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		_ = conn.Close()
+		r.urlIndex = (idx + 1) % len(dial.URLs)
+		return err
+	}
+	addr, err := r.connConf.Addresser(conn.Properties())
+	if err != nil {
+		return fail(err)
+	}
+	rc := r.rcvConf
+	if rc.Source, err = addr.Resolve(r.kind, r.name); err != nil {
+		return fail(err)
+	}
+	rcv, err := conn.NewReceiver(ctx, rc)
+	if err != nil {
+		return fail(err)
+	}
+	if r.connected {
+		r.mReconnects.Incr(1)
+	}
+	r.rcv, r.urlIndex, r.connected = rcv, idx, true
+	r.decode = jms.DecodeOptions{
+		Addresser: addr, Kind: r.kind, Source: rc.Source.Address, MaxPropertyBytes: r.maxPropLen,
+		FirstAcquirerMarksRedelivery: rcv.FirstAcquirerMarksRedelivery(),
+	}
+	if r.nack == jms.Modified && rcv.ModifiedUnsupported() {
+		r.log.Warnf("jms input: the broker (RabbitMQ 3.x) ends the link on a modified outcome, so nacked messages are settled released instead (redelivered without counting a failure)")
+	}
+	r.log.Infof("jms input consuming %s %q (address %q, link %q) from %s, prefetch %d", r.kind, r.name, rc.Source.Address, rcv.LinkName(), conn.URL(), rc.Prefetch)
+	return nil
+}
+
+func (r *jmsReader) current() (*jms.Receiver, jms.DecodeOptions) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rcv, r.decode
+}
+
+// disconnect drops a receiver whose link or connection failed, so that
+// Benthos calls Connect again, with its backoff.
+func (r *jmsReader) disconnect(rcv *jms.Receiver) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rcv != rcv {
+		return
+	}
+	r.rcv = nil
+	_ = rcv.Conn().Close()
+	r.urlIndex = (r.urlIndex + 1) % len(r.connConf.Dial.URLs)
+}
+
+func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
+	rcv, opts := r.current()
+	if rcv == nil {
+		r.mu.Lock()
+		closed := r.closed
+		r.mu.Unlock()
+		if closed {
+			return nil, nil, service.ErrEndOfInput
+		}
+		return nil, nil, service.ErrNotConnected
+	}
+	first, err := rcv.Receive(ctx)
+	if err == nil && rcv.Lost() {
+		// Buffered before the connection ended: the broker redelivers it,
+		// so passing this copy on would only add a duplicate.
+		err = errors.New("connection closed")
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		r.log.Warnf("jms input lost its link to %s %q, reconnecting: %v", r.kind, r.name, err)
+		r.disconnect(rcv)
+		return nil, nil, service.ErrNotConnected
+	}
+	ams := []*amqp.Message{first}
+	for len(ams) < r.batchSize {
+		m := rcv.TryReceive()
+		if m == nil {
+			break
+		}
+		ams = append(ams, m)
+	}
+	opts.Arrival = time.Now()
+	batch := make(service.MessageBatch, len(ams))
+	for i, am := range ams {
+		batch[i] = r.toMessage(am, &opts)
+	}
+	r.mReceived.Incr(int64(len(batch)))
+	return batch, r.ackFunc(rcv, batch, ams), nil
+}
+
+func (r *jmsReader) toMessage(am *amqp.Message, opts *jms.DecodeOptions) *service.Message {
+	in := jms.Decode(am, opts)
+	msg := service.NewMessage(in.Body)
+	for _, f := range in.Meta {
+		msg.MetaSetMut(f.Key, f.Value)
+	}
+	if in.Err != nil {
+		r.mDecodeErrors.Incr(1)
+		msg.SetError(in.Err)
+	}
+	return msg
+}
+
+func (r *jmsReader) ackFunc(rcv *jms.Receiver, batch service.MessageBatch, ams []*amqp.Message) service.AckFunc {
+	var ix *service.Indexer
+	if len(batch) > 1 {
+		ix = batch.Index()
+	}
+	return func(ctx context.Context, err error) error {
+		var failed []bool
+		reason := ""
+		if err != nil {
+			failed, reason = r.failedIndexes(ix, len(ams), err), err.Error()
+		}
+		var errs []error
+		for i, am := range ams {
+			o := jms.Accepted
+			if failed != nil && failed[i] {
+				o = r.nack
+			}
+			if e := r.settle(ctx, rcv, am, o, reason); e != nil {
+				errs = append(errs, e)
+			}
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// failedIndexes says which messages of the batch the pipeline rejected: all
+// of them for a plain error, those a batch error names otherwise (a message
+// the batch error does not account for counts as failed).
+func (r *jmsReader) failedIndexes(ix *service.Indexer, n int, err error) []bool {
+	failed := make([]bool, n)
+	if err == nil {
+		return failed
+	}
+	var bErr *service.BatchError
+	if ix == nil || !errors.As(err, &bErr) {
+		for i := range failed {
+			failed[i] = true
+		}
+		return failed
+	}
+	seen := make([]bool, n)
+	bErr.WalkMessagesIndexedBy(ix, func(i int, _ *service.Message, e error) bool {
+		if i >= 0 && i < n {
+			seen[i] = true
+			failed[i] = failed[i] || e != nil
+		}
+		return true
+	})
+	for i := range failed {
+		failed[i] = failed[i] || !seen[i]
+	}
+	return failed
+}
+
+// settle settles one message and counts it. A delivery whose link is gone
+// is not an error: the broker redelivers it.
+func (r *jmsReader) settle(ctx context.Context, rcv *jms.Receiver, am *amqp.Message, o jms.Outcome, reason string) error {
+	err := rcv.Settle(ctx, am, o, reason)
+	switch {
+	case err == nil:
+		if o == jms.Accepted {
+			r.mAcked.Incr(1)
+		} else {
+			r.mNacked.Incr(1, o.String())
+		}
+		return nil
+	case errors.Is(err, jms.ErrStaleDelivery):
+		r.mStale.Incr(1)
+		r.log.Debugf("Dropping settlement of a delivery from a lost link (the broker redelivers it): %v", err)
+		return nil
+	}
+	return err
+}
+
+func (r *jmsReader) Close(ctx context.Context) error {
+	r.mu.Lock()
+	rcv := r.rcv
+	r.rcv, r.closed = nil, true
+	r.mu.Unlock()
+	if rcv == nil {
+		return nil
+	}
+	err := rcv.Close(ctx, r.unsubscribe)
+	if cerr := rcv.Conn().Close(); cerr != nil && err == nil && !isClosedConnErr(cerr) {
+		err = cerr
+	}
+	return err
+}
+
+// isClosedConnErr reports the error go-amqp returns when closing a
+// connection that had already failed, which is no news at shutdown.
+func isClosedConnErr(err error) bool {
+	var ce *amqp.ConnError
+	return errors.As(err, &ce)
+}

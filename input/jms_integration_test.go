@@ -1,0 +1,237 @@
+package input
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/redpanda-data/benthos/v4/public/service/integration"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/internal/jms"
+)
+
+// TestIntegrationJMSInputQueue consumes a RabbitMQ queue: bodies, headers
+// and typed properties arrive, and accepted messages are gone (the next
+// message read is the sentinel sent after them).
+func TestIntegrationJMSInputQueue(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	queue := jmsRandName("jmsin-queue-")
+	s := newRawSender(t, b, "/queue/"+queue)
+	s.send(t,
+		textMsg(t, "one", map[string]any{"n": int32(1), "s": "x", "f": float32(0.5)}),
+		textMsg(t, "two", nil),
+	)
+
+	r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\nprefetch: 4\n", nil)
+	connectReader(t, r)
+	m, ack := readOne(t, r)
+	assert.Equal(t, "one", body(t, m))
+	assert.Equal(t, int32(1), meta(t, m, "n"))
+	assert.Equal(t, "x", meta(t, m, "s"))
+	assert.Equal(t, float32(0.5), meta(t, m, "f"))
+	assert.Equal(t, "text", meta(t, m, jms.MetaMessageType))
+	assert.Equal(t, queue, meta(t, m, jms.MetaDestination), "the name without RabbitMQ's /queue/ prefix")
+	assert.Equal(t, "queue", meta(t, m, jms.MetaDestinationType))
+	assert.Equal(t, jms.DeliveryPersistent, meta(t, m, jms.MetaDeliveryMode))
+	assert.Equal(t, false, meta(t, m, jms.MetaRedelivered))
+	require.NoError(t, ack(t.Context(), nil))
+	m, ack = readOne(t, r)
+	assert.Equal(t, "two", body(t, m))
+	require.NoError(t, ack(t.Context(), nil))
+	require.NoError(t, r.Close(t.Context()))
+
+	// A new consumer sees only what was sent after: both were accepted.
+	s.send(t, textMsg(t, "sentinel", nil))
+	r2 := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\n", nil)
+	connectReader(t, r2)
+	m, ack = readOne(t, r2)
+	assert.Equal(t, "sentinel", body(t, m))
+	require.NoError(t, ack(t.Context(), nil))
+}
+
+// TestIntegrationJMSInputTopic subscribes to a RabbitMQ topic (amq.topic)
+// and receives what is published after the link is attached.
+func TestIntegrationJMSInputTopic(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	key := jmsRandName("jmsin.topic.")
+	r := newTestJMSReader(t, b.yaml()+"topic: "+key+"\n", nil)
+	connectReader(t, r)
+
+	s := newRawSender(t, b, "/topic/"+key)
+	m := textMsg(t, "price", map[string]any{"sym": "ACME"})
+	m.Annotations[amqp.Symbol(jms.AnnDest)] = int8(jms.KindTopic)
+	s.send(t, m)
+	got, ack := readOne(t, r)
+	assert.Equal(t, "price", body(t, got))
+	assert.Equal(t, "ACME", meta(t, got, "sym"))
+	assert.Equal(t, key, meta(t, got, jms.MetaDestination))
+	assert.Equal(t, "topic", meta(t, got, jms.MetaDestinationType))
+	require.NoError(t, ack(t.Context(), nil))
+}
+
+// TestIntegrationJMSInputSelectorRefused: RabbitMQ 3.x echoes the selector
+// filter in its attach but does not apply it (observed: a message that does
+// not match is delivered). The input must refuse to connect rather than
+// silently deliver every message. (The filter itself is checked against the Proton
+// peer in TestIntegrationJMSInputAttachFrames.)
+func TestIntegrationJMSInputSelectorRefused(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	queue := jmsRandName("jmsin-selector-")
+	r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\nselector: \"region = 'eu'\"\n", nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	err := r.Connect(ctx)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ignores it")
+	assert.Contains(t, err.Error(), "remove selector")
+}
+
+// TestIntegrationJMSInputNackOutcomes nacks a message with each outcome and
+// checks what RabbitMQ does with it: released and modified come back
+// (redelivered) on the same link (RabbitMQ 3.x ends the link on a modified
+// disposition, so the input sends released there), rejected is dead-lettered to the queue's dead-letter queue
+// and not redelivered.
+func TestIntegrationJMSInputNackOutcomes(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	for _, outcome := range []string{jiNackReleased, jiNackModified} {
+		t.Run(outcome, func(t *testing.T) {
+			queue := jmsRandName("jmsin-nack-")
+			s := newRawSender(t, b, "/queue/"+queue)
+			s.send(t, textMsg(t, "again", nil))
+			r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\nnack_outcome: "+outcome+"\n", nil)
+			connectReader(t, r)
+			before, _ := r.current()
+			m, ack := readOne(t, r)
+			assert.Equal(t, false, meta(t, m, jms.MetaRedelivered))
+			assert.Equal(t, int64(1), meta(t, m, jms.MetaDeliveryCount))
+			require.NoError(t, ack(t.Context(), errors.New("pipeline failed")))
+			m, ack = readOne(t, r)
+			assert.Equal(t, "again", body(t, m))
+			assert.Equal(t, true, meta(t, m, jms.MetaRedelivered), "RabbitMQ flags the redelivery")
+			assert.Equal(t, int64(2), meta(t, m, jms.MetaDeliveryCount))
+			require.NoError(t, ack(t.Context(), nil))
+			after, _ := r.current()
+			assert.Same(t, before, after, "the nack did not cost the link")
+		})
+	}
+	t.Run(jiNackRejected, func(t *testing.T) {
+		queue := jmsRandName("jmsin-reject-")
+		dlq := queue + "-dlq"
+		policy := queue + "-policy"
+		runShell(t, fmt.Sprintf(`rabbitmqctl -q -n rabbit@localhost set_policy --apply-to queues %s '^%s$' '{"dead-letter-exchange":"","dead-letter-routing-key":"%s"}'`, policy, queue, dlq))
+		t.Cleanup(func() {
+			_ = exec.Command("rabbitmqctl", "-q", "-n", "rabbit@localhost", "clear_policy", policy).Run()
+		})
+		// Declare the dead-letter queue by attaching to it.
+		dead := newTestJMSReader(t, b.yaml()+"queue: "+dlq+"\n", nil)
+		connectReader(t, dead)
+
+		s := newRawSender(t, b, "/queue/"+queue)
+		s.send(t, textMsg(t, "poison", nil), textMsg(t, "sentinel", nil))
+		r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\nnack_outcome: rejected\nprefetch: 1\n", nil)
+		connectReader(t, r)
+		m, ack := readOne(t, r)
+		assert.Equal(t, "poison", body(t, m))
+		require.NoError(t, ack(t.Context(), errors.New("cannot parse")))
+		m, ack = readOne(t, r)
+		assert.Equal(t, "sentinel", body(t, m), "a rejected message is not redelivered")
+		require.NoError(t, ack(t.Context(), nil))
+
+		m, ack = readOne(t, dead)
+		assert.Equal(t, "poison", body(t, m), "the rejected message is dead-lettered")
+		require.NoError(t, ack(t.Context(), nil))
+	})
+}
+
+// TestIntegrationJMSInputLateAckAfterReconnect acks a message after its
+// connection was lost: the ack is dropped without an error, and the broker
+// redelivers the message on the new link.
+func TestIntegrationJMSInputLateAckAfterReconnect(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	queue := jmsRandName("jmsin-late-")
+	s := newRawSender(t, b, "/queue/"+queue)
+	s.send(t, textMsg(t, "m1", nil))
+	r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\n", nil)
+	connectReader(t, r)
+	m, lateAck := readOne(t, r)
+	assert.Equal(t, "m1", body(t, m))
+
+	// The connection drops (as a broker failover would do it).
+	rcv, _ := r.current()
+	require.NoError(t, rcv.Conn().Close())
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	_, _, err := r.ReadBatch(ctx)
+	require.ErrorIs(t, err, service.ErrNotConnected)
+	require.NoError(t, r.Connect(ctx))
+
+	require.NoError(t, lateAck(ctx, nil), "a late ack of an old delivery does not fail the pipeline")
+	m, ack := readOne(t, r)
+	assert.Equal(t, "m1", body(t, m))
+	assert.Equal(t, true, meta(t, m, jms.MetaRedelivered))
+	require.NoError(t, ack(ctx, nil))
+}
+
+// TestIntegrationJMSInputBatch reads messages that already arrived into
+// batches and fails one message of its batch: only that one is settled with
+// the nack outcome and comes back.
+func TestIntegrationJMSInputBatch(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmsTestBroker(t)
+	queue := jmsRandName("jmsin-batch-")
+	s := newRawSender(t, b, "/queue/"+queue)
+	for i := range 3 {
+		s.send(t, textMsg(t, fmt.Sprint("b", i), nil))
+	}
+	r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\nbatch_size: 3\nprefetch: 3\nnack_outcome: released\n", nil)
+	connectReader(t, r)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for read := 0; read < 3; {
+		batch, ack, err := r.ReadBatch(ctx)
+		require.NoError(t, err)
+		read += len(batch)
+		var ackErr error
+		for i, m := range batch {
+			if body(t, m) == "b1" {
+				ackErr = service.NewBatchError(batch, errors.New("one failed")).Failed(i, errors.New("bad"))
+			}
+		}
+		require.NoError(t, ack(ctx, ackErr))
+	}
+	s.send(t, textMsg(t, "sentinel", nil))
+	// The released message and the sentinel, in either order (the sentinel
+	// may be on its way when b1 is requeued); b0 and b2 were accepted.
+	got := map[string]any{}
+	for len(got) < 2 {
+		batch, ack, err := r.ReadBatch(ctx)
+		require.NoError(t, err)
+		for _, m := range batch {
+			got[body(t, m)] = meta(t, m, jms.MetaRedelivered)
+		}
+		require.NoError(t, ack(ctx, nil))
+	}
+	assert.Equal(t, map[string]any{"b1": true, "sentinel": false}, got, "only the failed message comes back")
+}
+
+// rawReceive is what a plain go-amqp receiver does with the same credit,
+// for comparison in tests and the benchmark.
+func rawReceive(ctx context.Context, rcv *amqp.Receiver) (*amqp.Message, error) {
+	m, err := rcv.Receive(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m, rcv.AcceptMessage(ctx, m)
+}

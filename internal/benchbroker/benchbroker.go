@@ -1,0 +1,325 @@
+// Package benchbroker runs a solacetest broker in a child process for
+// benchmarks. With the broker in its own process, getrusage of the benchmark
+// process measures the client side alone (plugin or raw Solace client), so
+// CPU per message can be compared without the broker's share diluting it.
+//
+// The child is the benchmark's own test binary: this package's init serves a
+// broker instead of running tests when the environment variable is set. The
+// parent drives it over a line protocol on the child's stdin and stdout.
+// Import it only from tests.
+package benchbroker
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"solace.dev/go/messaging/pkg/solace/config"
+
+	"github.com/connect-solace/connect-solace/solacetest"
+)
+
+const envServe = "CONNECT_SOLACE_BENCH_BROKER"
+
+func init() {
+	if os.Getenv(envServe) == "1" {
+		os.Exit(serve(os.Stdin, os.Stdout))
+	}
+}
+
+// serve runs the broker and answers commands until stdin closes.
+//
+// With CONNECT_SOLACE_BENCH_BROKER_CPUPROFILE set to a path, the child
+// writes a CPU profile of the broker there, to profile the broker alone.
+func serve(in io.Reader, out io.Writer) int {
+	if path := os.Getenv(envServe + "_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			defer f.Close()
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
+	br, err := solacetest.Start(solacetest.Config{})
+	if err != nil {
+		fmt.Fprintf(out, "error %v\n", err)
+		return 1
+	}
+	defer br.Close()
+	w := bufio.NewWriter(out)
+	fmt.Fprintf(w, "ok %s\n", br.SMFURL())
+	_ = w.Flush()
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		var reply string
+		switch f[0] {
+		case "count":
+			reply = "ok " + strconv.Itoa(br.PublishedCount(f[1]))
+		case "queue":
+			err := br.CreateQueue("default", solacetest.QueueConfig{Name: f[1], Subscriptions: f[2:]})
+			reply = okOrErr(err)
+		case "spooled":
+			_, st, err := br.Queue("default", f[1])
+			if err != nil {
+				reply = okOrErr(err)
+			} else {
+				reply = "ok " + strconv.Itoa(st.SpooledMsgCount)
+			}
+		case "cpu":
+			reply = "ok " + strconv.FormatInt(CPU().Nanoseconds(), 10)
+		case "pause":
+			br.PauseDelivery()
+			reply = "ok"
+		case "resume":
+			br.ResumeDelivery()
+			reply = "ok"
+		default:
+			reply = "error unknown command " + f[0]
+		}
+		fmt.Fprintln(w, reply)
+		_ = w.Flush()
+	}
+	return 0
+}
+
+func okOrErr(err error) string {
+	if err != nil {
+		return "error " + strings.ReplaceAll(err.Error(), "\n", " ")
+	}
+	return "ok"
+}
+
+// Broker is a handle on the child broker.
+type Broker struct {
+	tb  testing.TB
+	url string
+
+	mu  sync.Mutex
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+// Start starts a broker process, stopped when tb ends.
+func Start(tb testing.TB) *Broker {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), envServe+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	b := &Broker{tb: tb, in: in, out: bufio.NewReader(outPipe)}
+	tb.Cleanup(func() {
+		_ = in.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	line, err := b.out.ReadString('\n')
+	if err != nil {
+		tb.Fatalf("bench broker did not start: %v", err)
+	}
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "ok ")
+	if !ok {
+		tb.Fatalf("bench broker: %s", line)
+	}
+	b.url = url
+	return b
+}
+
+func (b *Broker) call(cmd string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, err := io.WriteString(b.in, cmd+"\n"); err != nil {
+		b.tb.Fatalf("bench broker %q: %v", cmd, err)
+	}
+	line, err := b.out.ReadString('\n')
+	if err != nil {
+		b.tb.Fatalf("bench broker %q: %v", cmd, err)
+	}
+	line = strings.TrimSpace(line)
+	rest, ok := strings.CutPrefix(line, "ok")
+	if !ok {
+		b.tb.Fatalf("bench broker %q: %s", cmd, line)
+	}
+	return strings.TrimSpace(rest)
+}
+
+func (b *Broker) callInt(cmd string) int {
+	n, err := strconv.Atoi(b.call(cmd))
+	if err != nil {
+		b.tb.Fatalf("bench broker %q: %v", cmd, err)
+	}
+	return n
+}
+
+// SMFURL is the broker's tcp:// address.
+func (b *Broker) SMFURL() string { return b.url }
+
+// ClientProps are the Solace client properties of a plain client of the
+// broker, for the raw side of a benchmark.
+func (b *Broker) ClientProps() config.ServicePropertyMap {
+	return config.ServicePropertyMap{
+		config.TransportLayerPropertyHost:                b.url,
+		config.ServicePropertyVPNName:                    "default",
+		config.AuthenticationPropertySchemeBasicUserName: "default",
+		config.AuthenticationPropertySchemeBasicPassword: "default",
+	}
+}
+
+// PublishedCount counts messages received on topic.
+func (b *Broker) PublishedCount(topic string) int { return b.callInt("count " + topic) }
+
+// CreateQueue creates a queue in VPN default with subscriptions.
+func (b *Broker) CreateQueue(name string, subs ...string) {
+	b.call(strings.Join(append([]string{"queue", name}, subs...), " "))
+}
+
+// Spooled counts the messages a queue holds.
+func (b *Broker) Spooled(queue string) int { return b.callInt("spooled " + queue) }
+
+// CPU is the CPU time the broker process used so far.
+func (b *Broker) CPU() time.Duration {
+	n, err := strconv.ParseInt(b.call("cpu"), 10, 64)
+	if err != nil {
+		b.tb.Fatalf("bench broker cpu: %v", err)
+	}
+	return time.Duration(n)
+}
+
+// PauseDelivery stops guaranteed delivery to consumers.
+func (b *Broker) PauseDelivery() { b.call("pause") }
+
+// ResumeDelivery resumes it.
+func (b *Broker) ResumeDelivery() { b.call("resume") }
+
+// CPU is the CPU time (user and system) the calling process used so far: the
+// client side when the broker runs through Start.
+func CPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Meter sums the cost of benchmark rounds of one side (plugin or raw client).
+type Meter struct {
+	Msgs   int
+	Wall   time.Duration
+	CPU    time.Duration
+	Allocs uint64
+	// rounds holds each round's cost, for paired ratios.
+	rounds []round
+}
+
+type round struct {
+	n         int
+	wall, cpu time.Duration
+}
+
+// Round runs f, which handles n messages, and adds its cost. Each round
+// starts after a garbage collection, so that it does not pay for garbage
+// made before it, and ends with one inside its CPU time, so that it pays for
+// its own garbage.
+func (m *Meter) Round(n int, f func()) {
+	runtime.GC()
+	a0, c0, w0 := heapAllocs(), CPU(), time.Now()
+	f()
+	wall := time.Since(w0)
+	runtime.GC()
+	cpu := CPU() - c0
+	m.Wall += wall
+	m.CPU += cpu
+	m.Allocs += heapAllocs() - a0
+	m.Msgs += n
+	m.rounds = append(m.rounds, round{n: n, wall: wall, cpu: cpu})
+}
+
+// Rate is messages per second.
+func (m *Meter) Rate() float64 { return float64(m.Msgs) / m.Wall.Seconds() }
+
+// CPUPerMsg is client CPU nanoseconds per message.
+func (m *Meter) CPUPerMsg() float64 { return float64(m.CPU.Nanoseconds()) / float64(m.Msgs) }
+
+// AllocsPerMsg is heap allocations per message.
+func (m *Meter) AllocsPerMsg() float64 { return float64(m.Allocs) / float64(m.Msgs) }
+
+// Report reports plugin against raw under the given name of the plugin side
+// ("output" or "input"): rates, CPU and allocations per message, and the
+// ratios the performance goals are stated in.
+//
+// The ratios are medians over pairs of adjacent rounds (plugin round i
+// against raw round i), so that a burst of load from other processes on the
+// machine, which hits one round, does not decide the result; the rates and
+// costs per message are totals.
+func Report(b *testing.B, name string, plugin, raw *Meter) {
+	b.ReportMetric(raw.Rate(), "raw_msgs/s")
+	b.ReportMetric(plugin.Rate(), name+"_msgs/s")
+	b.ReportMetric(pairedMedian(plugin, raw, func(p, r round) float64 {
+		return (float64(p.n) / p.wall.Seconds()) / (float64(r.n) / r.wall.Seconds())
+	}), "throughput_ratio")
+	b.ReportMetric(raw.CPUPerMsg(), "raw_cpu_ns/msg")
+	b.ReportMetric(plugin.CPUPerMsg(), name+"_cpu_ns/msg")
+	b.ReportMetric(pairedMedian(plugin, raw, func(p, r round) float64 {
+		return (float64(p.cpu) / float64(p.n)) / (float64(r.cpu) / float64(r.n))
+	}), "cpu_ratio")
+	b.ReportMetric(raw.AllocsPerMsg(), "raw_allocs/msg")
+	b.ReportMetric(plugin.AllocsPerMsg(), name+"_allocs/msg")
+}
+
+// pairedMedian is the median of ratio over the rounds both meters have.
+func pairedMedian(plugin, raw *Meter, ratio func(p, r round) float64) float64 {
+	n := min(len(plugin.rounds), len(raw.rounds))
+	if n == 0 {
+		return math.NaN()
+	}
+	rs := make([]float64, n)
+	for i := range n {
+		rs[i] = ratio(plugin.rounds[i], raw.rounds[i])
+	}
+	slices.Sort(rs)
+	if n%2 == 1 {
+		return rs[n/2]
+	}
+	return (rs[n/2-1] + rs[n/2]) / 2
+}
+
+var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+var allocMu sync.Mutex
+
+func heapAllocs() uint64 {
+	allocMu.Lock()
+	defer allocMu.Unlock()
+	metrics.Read(allocSample)
+	return allocSample[0].Value.Uint64()
+}

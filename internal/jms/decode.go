@@ -1,0 +1,771 @@
+package jms
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/Azure/go-amqp"
+)
+
+// Message types the decoder reports besides those the encoder produces.
+const (
+	BodyStream  BodyType = "stream"
+	BodyObject  BodyType = "object"
+	BodyMessage BodyType = "message" // a plain javax.jms.Message: no body
+)
+
+// Metadata keys a received message carries: the JMS headers, then what the
+// body decoding learnt. Names follow the JMS header names (JMSMessageID is
+// jms_message_id), so a jms → jms bridge maps them back one to one.
+const (
+	MetaMessageID       = "jms_message_id"
+	MetaCorrelationID   = "jms_correlation_id"
+	MetaType            = "jms_type"
+	MetaDeliveryMode    = "jms_delivery_mode"
+	MetaPriority        = "jms_priority"
+	MetaTimestamp       = "jms_timestamp"
+	MetaExpiration      = "jms_expiration"
+	MetaRedelivered     = "jms_redelivered"
+	MetaDeliveryCount   = "jms_delivery_count"
+	MetaReplyTo         = "jms_reply_to"
+	MetaReplyToType     = "jms_reply_to_type"
+	MetaDestination     = "jms_destination"
+	MetaDestinationType = "jms_destination_type"
+	MetaGroupID         = "jms_group_id"
+	MetaGroupSeq        = "jms_group_seq"
+	MetaUserID          = "jms_user_id"
+	MetaMessageType     = "jms_message_type"
+	MetaContentType     = "jms_content_type"
+	MetaMapTypes        = "jms_map_types"
+	MetaStreamTypes     = "jms_stream_types"
+	MetaDecodeError     = "jms_decode_error"
+)
+
+// Delivery mode values of MetaDeliveryMode, the same words as the jms
+// output's delivery_mode field.
+const (
+	DeliveryPersistent    = "persistent"
+	DeliveryNonPersistent = "non_persistent"
+)
+
+// ContentTypeSerializedObject marks a data section holding a serialized Java
+// object (an ObjectMessage).
+const ContentTypeSerializedObject = "application/x-java-serialized-object"
+
+// MetaField is one metadata entry of a decoded message.
+type MetaField struct {
+	Key   string
+	Value any
+}
+
+// Inbound is the JMS view of a received AMQP message, in Benthos terms.
+type Inbound struct {
+	Type BodyType
+	// Body is the payload: text as UTF-8, bytes and object bodies raw, map
+	// and stream bodies as JSON.
+	Body []byte
+	// Meta holds the application properties, then the JMS headers and the
+	// decoding metadata, so a header wins over a property of the same name.
+	Meta []MetaField
+	// Err reports what could not be decoded as the JMS mapping says; the
+	// message is still complete (Body holds its most faithful raw form) and
+	// Err's text is also in Meta under MetaDecodeError.
+	Err error
+}
+
+// DecodeOptions is what the decoder needs to know besides the message.
+type DecodeOptions struct {
+	// Addresser strips the broker's queue/topic prefixes from destination
+	// and reply-to addresses, so names read back as they were configured.
+	Addresser Addresser
+	// Kind and Source describe the consumed destination, used when the
+	// message carries no x-opt-jms-dest annotation or no `to`.
+	Kind   DestKind
+	Source string
+	// MaxPropertyBytes bounds a string or binary property value; larger
+	// values are left out and reported. 0 means no bound.
+	MaxPropertyBytes int
+	// FirstAcquirerMarksRedelivery takes first-acquirer=false as a
+	// redelivery, for brokers that flag it only that way (RabbitMQ 3.x). It
+	// is off by default because false is also the field's default value.
+	FirstAcquirerMarksRedelivery bool
+	// Arrival is the receive time, which JMSExpiration is computed from when
+	// a message has a ttl but no absolute expiry time.
+	Arrival time.Time
+}
+
+// Decode maps m to its JMS message, the inverse of Encode: headers become
+// jms_* metadata, application properties metadata of their own names with
+// their types kept, and the body is chosen by x-opt-jms-msg-type and the
+// body section (mapping section 3.2.5; without the annotation, inferred as
+// Qpid JMS does). It never fails: anything that does not fit the mapping is
+// reported in Inbound.Err and the body is passed on raw.
+func Decode(m *amqp.Message, o *DecodeOptions) Inbound {
+	var in Inbound
+	var problems []string
+	in.Meta = make([]MetaField, 0, len(m.ApplicationProperties)+16)
+
+	if len(m.ApplicationProperties) > 0 {
+		names := make([]string, 0, len(m.ApplicationProperties))
+		for k := range m.ApplicationProperties {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			v, err := propertyMeta(m.ApplicationProperties[k], o.MaxPropertyBytes)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("property %q left out: %v", k, err))
+				continue
+			}
+			in.Meta = append(in.Meta, MetaField{k, v})
+		}
+	}
+
+	problems = in.decodeHeaders(m, o, problems)
+	problems = in.decodeBody(m, problems)
+	in.Meta = append(in.Meta, MetaField{MetaMessageType, in.Type.boxedName()})
+	if len(problems) > 0 {
+		msg := strings.Join(problems, "; ")
+		in.Err = fmt.Errorf("JMS decoding: %s", msg)
+		in.Meta = append(in.Meta, MetaField{MetaDecodeError, msg})
+	}
+	return in
+}
+
+func (in *Inbound) add(k string, v any) { in.Meta = append(in.Meta, MetaField{k, v}) }
+
+// Metadata values that repeat on every message, boxed once: converting a
+// string to an interface allocates, and these are set per message.
+var (
+	boxedPersistent    any = DeliveryPersistent
+	boxedNonPersistent any = DeliveryNonPersistent
+	boxedKinds             = map[DestKind]any{}
+	boxedTypes             = map[BodyType]any{}
+)
+
+func init() {
+	for _, k := range []DestKind{KindQueue, KindTopic, KindTempQueue, KindTempTopic} {
+		boxedKinds[k] = k.String()
+	}
+	for _, t := range []BodyType{BodyText, BodyBytes, BodyMap, BodyStream, BodyObject, BodyMessage} {
+		boxedTypes[t] = string(t)
+	}
+}
+
+func (k DestKind) boxedName() any {
+	if v, ok := boxedKinds[k]; ok {
+		return v
+	}
+	return k.String()
+}
+
+func (t BodyType) boxedName() any {
+	if v, ok := boxedTypes[t]; ok {
+		return v
+	}
+	return string(t)
+}
+
+func (in *Inbound) decodeHeaders(m *amqp.Message, o *DecodeOptions, problems []string) []string {
+	priority, persistent, deliveries := int64(DefaultPriority), false, int64(0)
+	var ttl time.Duration
+	if h := m.Header; h != nil {
+		priority, persistent, deliveries, ttl = int64(h.Priority), h.Durable, int64(h.DeliveryCount), h.TTL
+		if deliveries == 0 && !h.FirstAcquirer && o.FirstAcquirerMarksRedelivery {
+			deliveries = 1
+		}
+	}
+	mode := boxedNonPersistent
+	if persistent {
+		mode = boxedPersistent
+	}
+	in.add(MetaDeliveryMode, mode)
+	in.add(MetaPriority, priority)
+	in.add(MetaRedelivered, deliveries > 0)
+	// JMSXDeliveryCount counts this delivery; AMQP counts the earlier ones.
+	in.add(MetaDeliveryCount, deliveries+1)
+
+	destKind, destOK := annotationKind(m.Annotations, AnnDest)
+	if !destOK {
+		destKind = o.Kind
+	}
+	dest := o.Source
+	var timestamp, expiration int64
+	if p := m.Properties; p != nil {
+		if p.MessageID != nil {
+			id, err := messageIDString(p.MessageID)
+			if err != nil {
+				problems = append(problems, "message-id: "+err.Error())
+			} else {
+				in.add(MetaMessageID, id)
+			}
+		}
+		if p.CorrelationID != nil {
+			id, err := correlationIDString(p.CorrelationID)
+			if err != nil {
+				problems = append(problems, "correlation-id: "+err.Error())
+			} else {
+				in.add(MetaCorrelationID, id)
+			}
+		}
+		if p.Subject != nil {
+			in.add(MetaType, *p.Subject)
+		}
+		if p.To != nil && *p.To != "" {
+			dest = *p.To
+		}
+		if p.ReplyTo != nil {
+			kind, ok := annotationKind(m.Annotations, AnnReplyType)
+			if !ok {
+				kind = o.Addresser.KindOf(*p.ReplyTo, KindQueue)
+			}
+			in.add(MetaReplyTo, o.Addresser.NameOf(kind, *p.ReplyTo))
+			in.add(MetaReplyToType, kind.boxedName())
+		}
+		if p.GroupID != nil {
+			in.add(MetaGroupID, *p.GroupID)
+		}
+		if p.GroupSequence != nil {
+			in.add(MetaGroupSeq, int64(*p.GroupSequence))
+		}
+		if len(p.UserID) > 0 {
+			in.add(MetaUserID, string(p.UserID))
+		}
+		if p.ContentType != nil {
+			in.add(MetaContentType, *p.ContentType)
+		}
+		if p.CreationTime != nil && !p.CreationTime.IsZero() {
+			timestamp = p.CreationTime.UnixMilli()
+		}
+		if p.AbsoluteExpiryTime != nil && !p.AbsoluteExpiryTime.IsZero() {
+			expiration = p.AbsoluteExpiryTime.UnixMilli()
+		}
+	}
+	if expiration == 0 && ttl > 0 {
+		arrival := o.Arrival
+		if arrival.IsZero() {
+			arrival = time.Now()
+		}
+		expiration = arrival.Add(ttl).UnixMilli()
+	}
+	in.add(MetaTimestamp, timestamp)
+	in.add(MetaExpiration, expiration)
+	if dest != "" {
+		in.add(MetaDestination, o.Addresser.NameOf(destKind, dest))
+		in.add(MetaDestinationType, destKind.boxedName())
+	}
+	return problems
+}
+
+// annotationKind reads a destination-type annotation (a signed byte, though
+// some peers send another integer type).
+func annotationKind(ann amqp.Annotations, key string) (DestKind, bool) {
+	v, ok := annotation(ann, key)
+	if !ok {
+		return 0, false
+	}
+	n, ok := asInt64(v)
+	if !ok || n < int64(KindQueue) || n > int64(KindTempTopic) {
+		return 0, false
+	}
+	return DestKind(n), true
+}
+
+// annotation looks key up as a symbol, then as a string, the type go-amqp
+// decodes symbol keys into.
+func annotation(ann amqp.Annotations, key string) (any, bool) {
+	if v, ok := ann[amqp.Symbol(key)]; ok {
+		return v, true
+	}
+	v, ok := ann[key]
+	return v, ok
+}
+
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int8:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case uint8:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case uint64:
+		if n > math.MaxInt64 {
+			return 0, false
+		}
+		return int64(n), true
+	}
+	return 0, false
+}
+
+// Prefixes the JMS mapping (and Qpid JMS) use to carry non-string AMQP
+// message and correlation ids in a JMS string.
+const (
+	idPrefix       = "ID:"
+	idNoPrefix     = "AMQP_NO_PREFIX:"
+	idUUIDPrefix   = "AMQP_UUID:"
+	idULongPrefix  = "AMQP_ULONG:"
+	idBinaryPrefix = "AMQP_BINARY:"
+)
+
+func messageIDString(v any) (string, error) {
+	switch t := v.(type) {
+	case string:
+		if strings.HasPrefix(t, idPrefix) {
+			return t, nil
+		}
+		return idPrefix + idNoPrefix + t, nil
+	}
+	s, err := typedIDString(v)
+	if err != nil {
+		return "", err
+	}
+	return idPrefix + s, nil
+}
+
+// correlationIDString follows what a JMS consumer sees: a string verbatim,
+// other id types with their AMQP_ type prefix.
+func correlationIDString(v any) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	return typedIDString(v)
+}
+
+func typedIDString(v any) (string, error) {
+	switch t := v.(type) {
+	case amqp.UUID:
+		return idUUIDPrefix + uuidString(t), nil
+	case uint64:
+		return fmt.Sprintf("%s%d", idULongPrefix, t), nil
+	case []byte:
+		return idBinaryPrefix + strings.ToUpper(fmt.Sprintf("%x", t)), nil
+	}
+	return "", fmt.Errorf("value of type %T is not a legal AMQP message id", v)
+}
+
+// propertyMeta turns an application property value into metadata. JMS
+// types keep their Go type (int32 stays an int32), so the jms output sends
+// them back with the same AMQP type; AMQP-only types become their nearest
+// Benthos form (a UUID its string, a timestamp a time.Time).
+func propertyMeta(v any, maxBytes int) (any, error) {
+	switch t := v.(type) {
+	case nil, bool, int8, int16, int32, int64, float32, float64, uint8, uint16, uint32, uint64, time.Time:
+		return t, nil
+	case string:
+		if maxBytes > 0 && len(t) > maxBytes {
+			return nil, fmt.Errorf("%d bytes is more than max_property_bytes (%d)", len(t), maxBytes)
+		}
+		return t, nil
+	case []byte:
+		if maxBytes > 0 && len(t) > maxBytes {
+			return nil, fmt.Errorf("%d bytes is more than max_property_bytes (%d)", len(t), maxBytes)
+		}
+		return t, nil
+	case amqp.UUID:
+		return uuidString(t), nil
+	}
+	// Not a type AMQP allows in application-properties (lists, maps,
+	// described values): keep it in its JSON form.
+	jv, _, err := jsonValue(v, 0)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(jv)
+	if err != nil {
+		return nil, fmt.Errorf("value of type %T: %w", v, err)
+	}
+	if maxBytes > 0 && len(b) > maxBytes {
+		return nil, fmt.Errorf("%d bytes is more than max_property_bytes (%d)", len(b), maxBytes)
+	}
+	return string(b), nil
+}
+
+// msgTypeName names an x-opt-jms-msg-type code in messages.
+var msgTypeName = map[int8]string{
+	MsgTypeMessage: "Message", MsgTypeObject: "ObjectMessage", MsgTypeMap: "MapMessage",
+	MsgTypeBytes: "BytesMessage", MsgTypeStream: "StreamMessage", MsgTypeText: "TextMessage",
+}
+
+func (in *Inbound) decodeBody(m *amqp.Message, problems []string) []string {
+	code, hasCode := int8(-1), false
+	if v, ok := annotation(m.Annotations, AnnMsgType); ok {
+		if n, ok := asInt64(v); ok && n >= math.MinInt8 && n <= math.MaxInt8 {
+			code, hasCode = int8(n), true
+		} else {
+			problems = append(problems, fmt.Sprintf("%s is %v (%T), not a byte: type inferred from the body", AnnMsgType, v, v))
+		}
+	}
+	if hasCode {
+		if _, known := msgTypeName[code]; !known {
+			problems = append(problems, fmt.Sprintf("unknown %s %d: type inferred from the body", AnnMsgType, code))
+			hasCode = false
+		}
+	}
+	inferred := inferType(m)
+	if !hasCode {
+		return in.setBody(m, inferred, problems)
+	}
+	want := codeType(code)
+	if !bodyFits(m, want) {
+		problems = append(problems, fmt.Sprintf("%s %d (%s) does not match a %s body: decoded as %s", AnnMsgType, code, msgTypeName[code], sectionName(m), inferred))
+		return in.setBody(m, inferred, problems)
+	}
+	return in.setBody(m, want, problems)
+}
+
+func codeType(code int8) BodyType {
+	switch code {
+	case MsgTypeObject:
+		return BodyObject
+	case MsgTypeMap:
+		return BodyMap
+	case MsgTypeBytes:
+		return BodyBytes
+	case MsgTypeStream:
+		return BodyStream
+	case MsgTypeText:
+		return BodyText
+	}
+	return BodyMessage
+}
+
+func sectionName(m *amqp.Message) string {
+	switch {
+	case len(m.Data) > 0:
+		return "data"
+	case len(m.Sequence) > 0:
+		return "amqp-sequence"
+	case m.Value != nil:
+		return fmt.Sprintf("amqp-value %s", describeAMQP(m.Value))
+	}
+	return "missing"
+}
+
+func describeAMQP(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case []byte:
+		return "binary"
+	case map[string]any, map[any]any:
+		return "map"
+	case []any:
+		return "list"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// inferType is the JMS class of a message without (or with an unusable)
+// x-opt-jms-msg-type, as Qpid JMS infers it (mapping section 3.2.5.2).
+func inferType(m *amqp.Message) BodyType {
+	switch {
+	case len(m.Data) > 0:
+		ct := ""
+		if m.Properties != nil && m.Properties.ContentType != nil {
+			ct = strings.ToLower(*m.Properties.ContentType)
+		}
+		switch {
+		case ct == ContentTypeSerializedObject:
+			return BodyObject
+		case isTextContentType(ct):
+			return BodyText
+		}
+		return BodyBytes
+	case len(m.Sequence) > 0:
+		return BodyStream
+	case m.Value != nil:
+		switch m.Value.(type) {
+		case string:
+			return BodyText
+		case []byte:
+			return BodyBytes
+		case map[string]any, map[any]any:
+			return BodyMap
+		case []any:
+			return BodyStream
+		}
+		return BodyObject
+	}
+	return BodyMessage
+}
+
+// isTextContentType: text/*, and the JSON and XML types Qpid JMS reads as
+// text.
+func isTextContentType(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.TrimSpace(mt)
+	return strings.HasPrefix(mt, "text/") || mt == "application/json" || mt == "application/xml" ||
+		strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml") || strings.Contains(ct, "charset=")
+}
+
+// bodyFits reports whether the body section can carry the class t.
+func bodyFits(m *amqp.Message, t BodyType) bool {
+	hasData, hasSeq := len(m.Data) > 0, len(m.Sequence) > 0
+	switch t {
+	case BodyText:
+		if hasData {
+			return true
+		}
+		_, ok := m.Value.(string)
+		return ok || (!hasSeq && m.Value == nil)
+	case BodyBytes:
+		if hasData {
+			return true
+		}
+		_, ok := m.Value.([]byte)
+		return ok || (!hasSeq && m.Value == nil)
+	case BodyMap:
+		switch m.Value.(type) {
+		case map[string]any, map[any]any:
+			return true
+		}
+		return !hasData && !hasSeq && m.Value == nil
+	case BodyStream:
+		_, ok := m.Value.([]any)
+		return ok || hasSeq || (!hasData && m.Value == nil)
+	case BodyObject:
+		return hasData || m.Value != nil
+	case BodyMessage:
+		return !hasData && !hasSeq && m.Value == nil
+	}
+	return false
+}
+
+func (in *Inbound) setBody(m *amqp.Message, t BodyType, problems []string) []string {
+	in.Type = t
+	switch t {
+	case BodyText:
+		if s, ok := m.Value.(string); ok {
+			in.Body = []byte(s)
+			return problems
+		}
+		in.Body = joinData(m.Data)
+		if !utf8.Valid(in.Body) {
+			problems = append(problems, "TextMessage body is not valid UTF-8: passed on as raw bytes")
+		}
+	case BodyBytes, BodyObject:
+		if b, ok := m.Value.([]byte); ok {
+			in.Body = b
+			return problems
+		}
+		if len(m.Data) > 0 || m.Value == nil {
+			in.Body = joinData(m.Data)
+			return problems
+		}
+		// An AMQP-typed ObjectMessage (amqp-value of another type): its JSON.
+		problems = in.setJSON(m.Value, "", problems)
+	case BodyMap:
+		if m.Value == nil {
+			in.Body = []byte("{}")
+			return problems
+		}
+		problems = in.setJSON(m.Value, MetaMapTypes, problems)
+	case BodyStream:
+		var items []any
+		switch {
+		case len(m.Sequence) > 0:
+			for _, s := range m.Sequence {
+				items = append(items, s...)
+			}
+		case m.Value != nil:
+			items, _ = m.Value.([]any)
+		}
+		if items == nil {
+			items = []any{}
+		}
+		problems = in.setJSON(items, MetaStreamTypes, problems)
+	case BodyMessage:
+		in.Body = nil
+	}
+	return problems
+}
+
+// setJSON sets the body to v's JSON and, under typesKey, the AMQP type of
+// each entry (for maps an object of entry name to type, for streams an
+// array), since JSON alone cannot tell an int from a long, a float from a
+// double or bytes (base64) from a string.
+func (in *Inbound) setJSON(v any, typesKey string, problems []string) []string {
+	jv, types, err := jsonValue(v, 0)
+	if err == nil {
+		var b []byte
+		if b, err = json.Marshal(jv); err == nil {
+			in.Body = b
+			if typesKey != "" {
+				in.add(typesKey, types)
+			}
+			return problems
+		}
+	}
+	in.Body = []byte(fmt.Sprint(v))
+	return append(problems, fmt.Sprintf("body cannot be represented as JSON (%v): passed on as text", err))
+}
+
+// maxJSONDepth bounds nesting, so a hostile message cannot exhaust the stack.
+const maxJSONDepth = 64
+
+// jsonValue converts a decoded AMQP value into what encoding/json renders
+// faithfully, and reports its type: a name such as "int" for a scalar, a
+// map of names for a map, a list for a list.
+func jsonValue(v any, depth int) (any, any, error) {
+	if depth > maxJSONDepth {
+		return nil, nil, fmt.Errorf("nested deeper than %d levels", maxJSONDepth)
+	}
+	switch t := v.(type) {
+	case nil:
+		return nil, "null", nil
+	case string:
+		return t, "string", nil
+	case bool:
+		return t, "boolean", nil
+	case int8:
+		return t, "byte", nil
+	case int16:
+		return t, "short", nil
+	case int32:
+		return t, "int", nil
+	case int64:
+		return t, "long", nil
+	case uint8:
+		return t, "ubyte", nil
+	case uint16:
+		return t, "ushort", nil
+	case uint32:
+		return t, "uint", nil
+	case uint64:
+		return t, "ulong", nil
+	case float32:
+		return floatJSON(float64(t)), "float", nil
+	case float64:
+		return floatJSON(t), "double", nil
+	case []byte:
+		return base64.StdEncoding.EncodeToString(t), "bytes", nil
+	case time.Time:
+		return t.UTC().Format(time.RFC3339Nano), "timestamp", nil
+	case amqp.UUID:
+		return uuidString(t), "uuid", nil
+	case map[string]any:
+		out, types := make(map[string]any, len(t)), make(map[string]any, len(t))
+		for k, ev := range t {
+			jv, ty, err := jsonValue(ev, depth+1)
+			if err != nil {
+				return nil, nil, fmt.Errorf("entry %q: %w", k, err)
+			}
+			out[k], types[k] = jv, ty
+		}
+		return out, types, nil
+	case map[any]any:
+		out, types := make(map[string]any, len(t)), make(map[string]any, len(t))
+		for k, ev := range t {
+			ks := fmt.Sprint(k)
+			jv, ty, err := jsonValue(ev, depth+1)
+			if err != nil {
+				return nil, nil, fmt.Errorf("entry %q: %w", ks, err)
+			}
+			out[ks], types[ks] = jv, ty
+		}
+		return out, types, nil
+	case []any:
+		out, types := make([]any, len(t)), make([]any, len(t))
+		for i, ev := range t {
+			jv, ty, err := jsonValue(ev, depth+1)
+			if err != nil {
+				return nil, nil, fmt.Errorf("item %d: %w", i, err)
+			}
+			out[i], types[i] = jv, ty
+		}
+		return out, types, nil
+	}
+	// Typed AMQP arrays ([]int32, []string, ...) decode into Go slices.
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Slice {
+		out, types := make([]any, rv.Len()), make([]any, rv.Len())
+		for i := range rv.Len() {
+			jv, ty, err := jsonValue(rv.Index(i).Interface(), depth+1)
+			if err != nil {
+				return nil, nil, fmt.Errorf("item %d: %w", i, err)
+			}
+			out[i], types[i] = jv, ty
+		}
+		return out, types, nil
+	}
+	if s, ok := v.(fmt.Stringer); ok {
+		return s.String(), fmt.Sprintf("%T", v), nil
+	}
+	return nil, nil, fmt.Errorf("value of type %T has no JSON form", v)
+}
+
+// floatJSON keeps NaN and the infinities, which JSON has no number for, as
+// the strings Java prints for them.
+func floatJSON(f float64) any {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return f
+}
+
+func joinData(data [][]byte) []byte {
+	switch len(data) {
+	case 0:
+		return nil
+	case 1:
+		return data[0]
+	}
+	n := 0
+	for _, d := range data {
+		n += len(d)
+	}
+	out := make([]byte, 0, n)
+	for _, d := range data {
+		out = append(out, d...)
+	}
+	return out
+}
+
+// NameOf returns the JMS name of address, without the style's prefix for
+// kind, so it reads as the name the jms output would be configured with.
+func (a Addresser) NameOf(kind DestKind, address string) string {
+	prefix := a.queuePrefix
+	if kind.isTopic() {
+		prefix = a.topicPrefix
+	}
+	if a.verbatimSlash && prefix != "" && !strings.HasPrefix(address, prefix) {
+		return address
+	}
+	if prefix != "" {
+		return strings.TrimPrefix(address, prefix)
+	}
+	return address
+}
+
+// KindOf guesses the kind of an address from the style's prefixes, for a
+// reply-to without an x-opt-jms-reply-type annotation.
+func (a Addresser) KindOf(address string, def DestKind) DestKind {
+	switch {
+	case a.topicPrefix != "" && strings.HasPrefix(address, a.topicPrefix):
+		return KindTopic
+	case a.queuePrefix != "" && strings.HasPrefix(address, a.queuePrefix):
+		return KindQueue
+	}
+	return def
+}

@@ -1,0 +1,19 @@
+package output
+
+import (
+	"errors"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+)
+
+// Register adds this package's outputs (solace, jms) to env. A blank import
+// already adds them to Benthos's global environment; Register is for builds
+// that assemble their own, e.g. from service.NewEmptyEnvironment, to offer
+// only a chosen set of components. As with any Benthos registration, a
+// component of the same name already in env is replaced.
+func Register(env *service.Environment) error {
+	return errors.Join(
+		registerSolaceOutput(env),
+		registerJMSOutput(env),
+	)
+}

@@ -1,0 +1,93 @@
+package solacetest_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging"
+	"solace.dev/go/messaging/pkg/solace"
+	"solace.dev/go/messaging/pkg/solace/message"
+	"solace.dev/go/messaging/pkg/solace/resource"
+
+	"github.com/connect-solace/connect-solace/internal/benchbroker"
+)
+
+// BenchmarkPersistentPublish publishes b.N 256-byte persistent messages from
+// 4 client sessions (the solace output's default) to a topic spooled to one
+// queue, and waits for every broker ack. The broker runs in its own process,
+// so besides the rate (msgs/s, bounded by the clients on a small machine) it
+// reports the broker's CPU per message and what that allows per core:
+// broker_capacity_msgs/s, which must stay at least twice the fastest plugin
+// path of make bench, so that plugin benchmarks never measure the broker.
+func BenchmarkPersistentPublish(b *testing.B) {
+	const clients = 4
+	br := benchbroker.Start(b)
+	br.CreateQueue("q1", "orders/>")
+	type pub struct {
+		p     solace.PersistentMessagePublisher
+		msg   message.OutboundMessage
+		acked chan error
+	}
+	pubs := make([]pub, clients)
+	for i := range pubs {
+		svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(br.ClientProps()).Build()
+		require.NoError(b, err)
+		require.NoError(b, svc.Connect())
+		b.Cleanup(func() { _ = svc.Disconnect() })
+		p, err := svc.CreatePersistentMessagePublisherBuilder().OnBackPressureWait(10000).Build()
+		require.NoError(b, err)
+		require.NoError(b, p.Start())
+		b.Cleanup(func() { _ = p.Terminate(time.Second) })
+		acked := make(chan error, 1024)
+		p.SetMessagePublishReceiptListener(func(r solace.PublishReceipt) { acked <- r.GetError() })
+		msg, err := svc.MessageBuilder().BuildWithByteArrayPayload(make([]byte, 256))
+		require.NoError(b, err)
+		pubs[i] = pub{p: p, msg: msg, acked: acked}
+	}
+	topic := resource.TopicOf("orders/bench")
+	run := func(n int) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 2*clients)
+		for i, p := range pubs {
+			k := n/clients + min(1, max(0, n%clients-i))
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				for range k {
+					if err := <-p.acked; err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				for range k {
+					if err := p.p.Publish(p.msg, topic, nil, nil); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+	}
+	run(100) // warm up the publisher flows
+	cpu0 := br.CPU()
+	b.ResetTimer()
+	start := time.Now()
+	run(b.N)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cpu := br.CPU() - cpu0
+	perMsg := float64(cpu.Nanoseconds()) / float64(b.N)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+	b.ReportMetric(perMsg, "broker_cpu_ns/msg")
+	b.ReportMetric(1e9/perMsg, "broker_capacity_msgs/s")
+}

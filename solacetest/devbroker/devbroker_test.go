@@ -1,0 +1,33 @@
+package devbroker
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/urfave/cli/v2"
+)
+
+// TestBadFlagsNameTheFlag checks that a malformed flag fails before any
+// listener opens, with an error that names the flag and the expected form.
+// Serving is covered end to end by tests/devbroker_test.go.
+func TestBadFlagsNameTheFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "user without password", args: []string{"--user", "app"}, want: `--user "app": want NAME:PASSWORD`},
+		{name: "semp user without password", args: []string{"--semp-user", "admin"}, want: "--semp-user: want NAME:PASSWORD"},
+		{name: "log level", args: []string{"--log-level", "loud"}, want: "--log-level"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			app := &cli.App{Name: "custom", Commands: []*cli.Command{Command()}, Writer: &out, ErrWriter: &out}
+			err := app.RunContext(t.Context(), append([]string{"custom", "devbroker", "--smf-addr", "127.0.0.1:0", "--semp-addr", "-"}, tt.args...))
+			require.ErrorContains(t, err, tt.want)
+			require.NotContains(t, out.String(), "devbroker ready")
+		})
+	}
+}

@@ -27,8 +27,24 @@ type Config struct {
 	SEMPAddr               string            // "" means "127.0.0.1:0"; "-" disables SEMP
 	TLS                    *tls.Config       // non-nil: also listen for tcps:// on TLSAddr
 	TLSAddr                string            // "" means 127.0.0.1:0
-	RouterName             string            // "" means "solacetest"
-	Logger                 *slog.Logger      // nil means discard
+	// CompressedAddr is the compressed SMF listener's address (PubSub+
+	// serves it on port 55003; clients connect with a compression level
+	// set); "" means none.
+	CompressedAddr string
+	// WebAddr and SecureWebAddr are the web transport's addresses: SMF
+	// over WebSocket (ws://, PubSub+'s port 8008) and over WebSocket on
+	// TLS (wss://, port 1443, needs TLS); "" means none.
+	WebAddr, SecureWebAddr string
+	// NoReplayLog starts every VPN without a replay log, as a fresh PubSub+
+	// does (the devbroker's default); create one with CreateReplayLog or
+	// SEMP. By default each VPN starts with an enabled replay log named
+	// "default", so that tests can replay from the first message.
+	NoReplayLog bool
+	// HealthAddr is the health-check HTTP listener's address (PubSub+
+	// serves it on port 5550); "" means none.
+	HealthAddr string
+	RouterName string       // "" means "solacetest"
+	Logger     *slog.Logger // nil means discard
 }
 
 // Broker is a running test broker. All of its methods are safe for concurrent
@@ -37,8 +53,9 @@ type Broker struct {
 	cfg Config
 	log *slog.Logger
 
-	smfLn, tlsLn, sempLn net.Listener
-	sempSrv              *http.Server
+	smfLn, tlsLn, sempLn, healthLn, compLn net.Listener
+	webLn, webTLSLn                        net.Listener
+	sempSrv, healthSrv                     *http.Server
 
 	wg        sync.WaitGroup
 	done      chan struct{}
@@ -59,6 +76,9 @@ type Broker struct {
 	published  map[string]int
 	keepalives int // keepalives answered, for tests
 	faults     faultState
+	// certAuthorities are the trusted client certificate authorities'
+	// PEM by name (certauth.go).
+	certAuthorities map[string]string
 }
 
 // vpnState is one message VPN.
@@ -67,7 +87,13 @@ type vpnState struct {
 	queues      map[string]*queue
 	pubFlows    map[string]*pubFlow // by flow name
 	clients     map[string]*conn    // live sessions by client name
-	replay      []*storedMsg        // guaranteed messages, oldest first, from replayHead on, for replay
+	cfg         VPNConfig
+	profiles    map[string]*ClientProfile
+	acls        map[string]*ACLProfile
+	usernames   map[string]ClientUsername
+	shareRR     map[string]int // shared subscriptions' round-robin positions
+	replayCfg   *ReplayLog     // nil: no replay log (replay.go)
+	replay      []*storedMsg   // guaranteed messages, oldest first, from replayHead on, for replay
 	replayHead  int
 	replayBytes int
 }
@@ -99,56 +125,119 @@ func Start(cfg Config) (*Broker, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	b := &Broker{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		done:      make(chan struct{}),
-		vpns:      map[string]*vpnState{},
-		conns:     map[*conn]struct{}{},
-		nextFlow:  100,
-		published: map[string]int{},
-		spoolerID: uint64(time.Now().UnixNano()) & 0x0000ffffffffffff,
+		cfg:             cfg,
+		log:             cfg.Logger,
+		done:            make(chan struct{}),
+		vpns:            map[string]*vpnState{},
+		conns:           map[*conn]struct{}{},
+		nextFlow:        100,
+		published:       map[string]int{},
+		certAuthorities: map[string]string{},
+		spoolerID:       uint64(time.Now().UnixNano()) & 0x0000ffffffffffff,
 	}
 	for _, v := range cfg.VPNs {
-		b.vpns[v] = &vpnState{name: v, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
-	}
-	var err error
-	if b.smfLn, err = net.Listen("tcp", cfg.SMFAddr); err != nil {
-		return nil, fmt.Errorf("listening for SMF on %s: %w", cfg.SMFAddr, err)
-	}
-	if cfg.TLS != nil {
-		if b.tlsLn, err = tls.Listen("tcp", cfg.TLSAddr, cfg.TLS); err != nil {
-			_ = b.smfLn.Close()
-			return nil, fmt.Errorf("listening for SMF over TLS on %s: %w", cfg.TLSAddr, err)
+		vs := &vpnState{name: v, cfg: defaultVPNConfig(v),
+			profiles:  map[string]*ClientProfile{defaultClientProfile: defaultClientProfileConfig()},
+			acls:      map[string]*ACLProfile{defaultACLProfile: newACLProfile(defaultACLProfile)},
+			usernames: map[string]ClientUsername{}, queues: map[string]*queue{}, pubFlows: map[string]*pubFlow{}, clients: map[string]*conn{}}
+		if !cfg.NoReplayLog {
+			vs.replayCfg = &ReplayLog{Name: "default", IngressEnabled: true, EgressEnabled: true}
 		}
+		b.vpns[v] = vs
 	}
-	if cfg.SEMPAddr != "-" {
-		if b.sempLn, err = net.Listen("tcp", cfg.SEMPAddr); err != nil {
-			_ = b.smfLn.Close()
-			if b.tlsLn != nil {
-				_ = b.tlsLn.Close()
+	if err := b.listen(); err != nil {
+		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn} {
+			if ln != nil {
+				_ = ln.Close()
 			}
-			return nil, fmt.Errorf("listening for SEMP on %s: %w", cfg.SEMPAddr, err)
 		}
+		return nil, err
+	}
+	if b.sempLn != nil {
 		b.sempSrv = &http.Server{
 			Handler:           sempHandler(b, cfg.SEMPUser, cfg.SEMPPassword, b.log),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			_ = b.sempSrv.Serve(b.sempLn)
-		}()
+		b.serveHTTP(b.sempSrv, b.sempLn)
+	}
+	if b.healthLn != nil {
+		b.healthSrv = &http.Server{Handler: healthHandler(b), ReadHeaderTimeout: 10 * time.Second}
+		b.serveHTTP(b.healthSrv, b.healthLn)
 	}
 	b.wg.Add(2)
 	go b.acceptLoop(b.smfLn)
 	go b.janitor()
+	for _, ln := range []net.Listener{b.compLn, b.webLn, b.webTLSLn} {
+		if ln != nil {
+			b.wg.Add(1)
+			go b.acceptLoop(ln)
+		}
+	}
 	if b.tlsLn != nil {
 		b.wg.Add(1)
 		go b.acceptLoop(b.tlsLn)
 	}
 	b.log.Info("solacetest broker started (for development and tests only, not a production broker)",
-		"smf", b.SMFURL(), "smfs", b.SMFSURL(), "semp", b.SEMPURL())
+		"smf", b.SMFURL(), "smfs", b.SMFSURL(), "semp", b.SEMPURL(), "health", b.HealthURL(),
+		"compressed", b.CompressedURL(), "web", b.WebURL(), "secure_web", b.SecureWebURL())
 	return b, nil
+}
+
+// listen opens the configured listeners; the caller closes them on error.
+func (b *Broker) listen() error {
+	cfg := b.cfg
+	var err error
+	if b.smfLn, err = net.Listen("tcp", cfg.SMFAddr); err != nil {
+		return fmt.Errorf("listening for SMF on %s: %w", cfg.SMFAddr, err)
+	}
+	if cfg.TLS != nil {
+		if b.tlsLn, err = tls.Listen("tcp", cfg.TLSAddr, cfg.TLS); err != nil {
+			return fmt.Errorf("listening for SMF over TLS on %s: %w", cfg.TLSAddr, err)
+		}
+	}
+	if cfg.SEMPAddr != "-" {
+		if b.sempLn, err = net.Listen("tcp", cfg.SEMPAddr); err != nil {
+			return fmt.Errorf("listening for SEMP on %s: %w", cfg.SEMPAddr, err)
+		}
+	}
+	if cfg.CompressedAddr != "" {
+		ln, err := net.Listen("tcp", cfg.CompressedAddr)
+		if err != nil {
+			return fmt.Errorf("listening for compressed SMF on %s: %w", cfg.CompressedAddr, err)
+		}
+		b.compLn = compressedListener{ln}
+	}
+	if cfg.WebAddr != "" {
+		ln, err := listenWeb(cfg.WebAddr, nil, b.log)
+		if err != nil {
+			return fmt.Errorf("listening for web (ws://) clients on %s: %w", cfg.WebAddr, err)
+		}
+		b.webLn = ln
+	}
+	if cfg.SecureWebAddr != "" {
+		if cfg.TLS == nil {
+			return fmt.Errorf("SecureWebAddr %s needs Config.TLS", cfg.SecureWebAddr)
+		}
+		ln, err := listenWeb(cfg.SecureWebAddr, cfg.TLS, b.log)
+		if err != nil {
+			return fmt.Errorf("listening for web (wss://) clients on %s: %w", cfg.SecureWebAddr, err)
+		}
+		b.webTLSLn = ln
+	}
+	if cfg.HealthAddr != "" {
+		if b.healthLn, err = net.Listen("tcp", cfg.HealthAddr); err != nil {
+			return fmt.Errorf("listening for health checks on %s: %w", cfg.HealthAddr, err)
+		}
+	}
+	return nil
+}
+
+func (b *Broker) serveHTTP(srv *http.Server, ln net.Listener) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		_ = srv.Serve(ln)
+	}()
 }
 
 // NewTestBroker starts a broker for t and closes it when the test ends.
@@ -173,6 +262,33 @@ func (b *Broker) SMFSURL() string {
 	return "tcps://" + b.tlsLn.Addr().String()
 }
 
+// CompressedURL is the compressed SMF address, "tcp://127.0.0.1:PORT", or ""
+// without a compressed listener. Clients must enable message compression to
+// use it.
+func (b *Broker) CompressedURL() string {
+	if b.compLn == nil {
+		return ""
+	}
+	return "tcp://" + b.compLn.Addr().String()
+}
+
+// WebURL is the web transport's address, "ws://127.0.0.1:PORT", or "".
+func (b *Broker) WebURL() string {
+	if b.webLn == nil {
+		return ""
+	}
+	return "ws://" + b.webLn.Addr().String()
+}
+
+// SecureWebURL is the web transport's TLS address, "wss://127.0.0.1:PORT", or
+// "".
+func (b *Broker) SecureWebURL() string {
+	if b.webTLSLn == nil {
+		return ""
+	}
+	return "wss://" + b.webTLSLn.Addr().String()
+}
+
 // SEMPURL is the SEMP base URL, "http://127.0.0.1:PORT", or "" when disabled.
 func (b *Broker) SEMPURL() string {
 	if b.sempLn == nil {
@@ -191,10 +307,17 @@ func (b *Broker) Close() error {
 		if b.tlsLn != nil {
 			errs = append(errs, ignoreClosed(b.tlsLn.Close()))
 		}
-		if b.sempSrv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			errs = append(errs, b.sempSrv.Shutdown(ctx))
-			cancel()
+		for _, ln := range []net.Listener{b.compLn, b.webLn, b.webTLSLn} {
+			if ln != nil {
+				errs = append(errs, ignoreClosed(ln.Close()))
+			}
+		}
+		for _, srv := range []*http.Server{b.sempSrv, b.healthSrv} {
+			if srv != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				errs = append(errs, srv.Shutdown(ctx))
+				cancel()
+			}
 		}
 		b.mu.Lock()
 		for c := range b.conns {
@@ -354,13 +477,18 @@ func (b *Broker) UpdateQueue(vpn, name string, update func(*QueueConfig)) error 
 		cfg.AccessType = AccessExclusive
 	}
 	cfg.Subscriptions = dedupe(cfg.Subscriptions)
+	wasEgress := q.cfg.EgressEnabled
 	q.cfg = cfg
 	if !cfg.EgressEnabled {
-		// A real broker shuts consumer flows down when egress is disabled;
-		// here they stay bound but receive nothing.
-		b.log.Info("queue egress disabled", "vpn", vpn, "queue", name)
+		// Consumer flows stay bound but become inactive until egress is
+		// enabled again, as on a real broker.
+		if wasEgress {
+			b.log.Info("queue egress disabled", "vpn", vpn, "queue", name)
+		}
+		b.passivateFlows(q)
+		return nil
 	}
-	b.updateActive(q)
+	b.repartition(q)
 	b.dispatch(q)
 	return nil
 }
@@ -436,6 +564,7 @@ func (b *Broker) RemoveQueueSubscription(vpn, queue, topic string) error {
 		return fmt.Errorf("%w: %q on queue %q", ErrUnknownSubscription, topic, queue)
 	}
 	q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
+	delete(q.clientSubs, topic)
 	return nil
 }
 

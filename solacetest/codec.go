@@ -62,10 +62,15 @@ const (
 	extRedeliverCount = 0x2e
 )
 
-// maxFrameSize bounds a frame read from the network so that a corrupt length
-// cannot make the broker allocate gigabytes. It is a little above the
-// 30 000 000-byte message size advertised at login.
+// maxFrameSize bounds the frames the broker reads into memory. It is a
+// little above the 30 000 000-byte message size advertised at login. A
+// well-formed larger frame is not an error: as PubSub+ does with a message
+// above its maximum size, the broker reads its header, skips its payload
+// without buffering it, and rejects the message (readFrame, oversize.go).
 const maxFrameSize = 32 << 20
+
+// maxHeaderSize bounds the header (parameters) of an oversized frame.
+const maxHeaderSize = 1 << 20
 
 // errBadFrame reports bytes that are not a well-formed SMF frame.
 var errBadFrame = errors.New("malformed SMF frame")
@@ -88,6 +93,11 @@ type frame struct {
 	Params   []param
 	Payload  []byte
 	rawBytes []byte // the frame as read, for verbatim forwarding
+	// Oversize is the length of a payload above maxFrameSize that
+	// readFrame skipped; such a frame has no Payload and no rawBytes.
+	Oversize int
+	// Wire is the frame's length on the wire, as read.
+	Wire int
 	// rawParams are already-encoded parameters written before Params.
 	rawParams []byte
 }
@@ -127,8 +137,11 @@ func readFrame(r *bufio.Reader) (*frame, error) {
 		return nil, fmt.Errorf("%w: SMF version %d, want 3", errBadFrame, hdr[0]&7)
 	}
 	total := binary.BigEndian.Uint32(hdr[8:12])
-	if total < 12 || total > maxFrameSize {
+	if total < 12 {
 		return nil, fmt.Errorf("%w: total length %d", errBadFrame, total)
+	}
+	if total > maxFrameSize {
+		return readOversizeFrame(r, hdr, total)
 	}
 	buf := make([]byte, total)
 	copy(buf, hdr[:])
@@ -142,6 +155,35 @@ func readFrame(r *bufio.Reader) (*frame, error) {
 	if n != len(buf) {
 		return nil, fmt.Errorf("%w: trailing bytes", errBadFrame)
 	}
+	f.Wire = len(buf)
+	return f, nil
+}
+
+// readOversizeFrame reads the header of a frame too large to hold, skips its
+// payload, and returns the frame without it, Oversize set to the payload's
+// length.
+func readOversizeFrame(r *bufio.Reader, hdr [12]byte, total uint32) (*frame, error) {
+	hlen := binary.BigEndian.Uint32(hdr[4:8])
+	if hlen < 12 || hlen > total || hlen > maxHeaderSize {
+		return nil, fmt.Errorf("%w: header length %d of a %d-byte frame", errBadFrame, hlen, total)
+	}
+	buf := make([]byte, hlen)
+	copy(buf, hdr[:])
+	if _, err := io.ReadFull(r, buf[12:]); err != nil {
+		return nil, err
+	}
+	binary.BigEndian.PutUint32(buf[8:12], hlen) // the header alone, as a frame without payload
+	f, _, err := decodeFrame(buf)
+	if err != nil {
+		return nil, err
+	}
+	skipped, err := io.CopyN(io.Discard, r, int64(total-hlen))
+	if err != nil {
+		return nil, err
+	}
+	f.Oversize = int(skipped)
+	f.Wire = int(total)
+	f.rawBytes = nil // never forwarded
 	return f, nil
 }
 

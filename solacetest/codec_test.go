@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
+	"io"
 	"strings"
 	"testing"
 
@@ -126,7 +127,16 @@ func FuzzDecode(f *testing.F) {
 	f.Add(mustHex(f, "03 8f 00 01 00 00 00 10 00 00 00 1a 23 00 00 02 80 00 00 00 0a 0c 61 2f 3e 00"))
 	f.Add(mustHex(f, "03 09 00 01 00 00 00 0c 00 00 00 25 04 03 00 00 00 19 86 06 00 00 00 66 82 0a 00 00 00 00 00 00 13 8a 83 03 ff"))
 	f.Add(mustHex(f, "03 8c 00 01 00 00 00 20 00 00 00 2b 06 0a 64 58 4e 6c 63 67 3d 3d 07 0a 63 47 46 7a 63 77 3d 3d 81 00 00 00 00 0b 86 00 00 00 05"))
+	// An oversized frame: header length 17, total just above maxFrameSize.
+	f.Add(mustHex(f, "03 0d 00 01 00 00 00 11 02 00 00 01 98 05 61 2f 00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// Streamed reads, as from a socket: whatever the bytes, readFrame
+		// returns a frame or an error, never panics, and never allocates
+		// more than maxFrameSize for a large declared length; the stream
+		// is padded so that oversized frames are skipped, not cut short.
+		if fr, err := readFrame(bufio.NewReader(io.MultiReader(bytes.NewReader(b), io.LimitReader(zeros{}, maxFrameSize+64)))); err == nil && fr.Oversize > 0 && fr.rawBytes != nil {
+			t.Fatalf("an oversized frame kept its bytes")
+		}
 		fr, _, err := decodeFrame(b)
 		_, _ = decodeClientCtrl(b)
 		_, _ = decodeSMP(b)
@@ -152,4 +162,12 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-encoded frame differs")
 		}
 	})
+}
+
+// zeros is an endless stream of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

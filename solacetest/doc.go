@@ -2,13 +2,16 @@
 // start one per test with NewTestBroker and point the real Solace client, or
 // pipelines using the connect-solace plugins, at it instead of a real broker.
 //
-// It speaks SMF (Solace Message Format) over TCP, and over TLS when given a
-// certificate, faithfully enough that the unmodified Solace Go client
-// (solace.dev/go/messaging v1.10.1) connects, publishes, subscribes, binds to
-// queues and settles messages as it would against a real broker. It also
-// serves a subset of SEMPv2 for queue administration. It is test and
-// development infrastructure, in the spirit of net/http/httptest, and it is
-// not a production broker: everything lives in memory.
+// It speaks SMF (Solace Message Format) over TCP, over TLS when given a
+// certificate, compressed (Config.CompressedAddr, and compressed TLS) and
+// over WebSocket (Config.WebAddr, Config.SecureWebAddr), faithfully enough
+// that the unmodified Solace Go client (solace.dev/go/messaging v1.10.1)
+// connects, publishes, subscribes, binds to queues and settles messages as it
+// would against a real broker. It also serves a subset of SEMPv2 (config,
+// monitor and action APIs) and PubSub+'s health-check listener
+// (Config.HealthAddr). It is test and development infrastructure, in the
+// spirit of net/http/httptest, and it is not a production broker: everything
+// lives in memory.
 //
 //	b := solacetest.NewTestBroker(t, solacetest.Config{})
 //	_ = b.CreateQueue("default", solacetest.QueueConfig{Name: "orders", Subscriptions: []string{"orders/>"}})
@@ -22,53 +25,147 @@
 // consumer flows, windows, settlement, redelivery, DMQ and TTL (what happens
 // when a client settles FAILED is Broker.settle there); selector.go and
 // replay.go add consumer selectors and message replay; faults.go holds the
-// fault-injection hooks; semp.go is the HTTP API.
+// fault-injection hooks. clients.go, vpn.go, profiles.go, acl.go,
+// provision.go, shared.go, partition.go, egress.go and oversize.go hold the
+// client monitor, VPN settings, client profiles, ACL profiles, endpoint
+// provisioning, shared subscriptions, partitioned queues, flow passivation
+// and oversized messages; compress.go, web.go and tlsfiles.go the
+// transports; health.go the health-check listener. semp.go is the SEMP core
+// (auth, envelopes, paging), routing by resource with net/http.ServeMux
+// patterns (semp_routes.go) to semp_queues.go, semp_clients.go,
+// semp_vpn.go, semp_profiles.go, semp_acl.go, semp_replay.go and
+// semp_queue_msgs.go.
+//
+// # Solace's own client test suite
+//
+// The suite Solace wrote for its Go client (pubsubplus-go-client test/,
+// commit ff8ed21, 3440 specs) runs against the devbroker as shipped, with
+// none of the harness's compatibility patches:
+//
+//	F=/tmp/solace-go-suite/test/data/fixtures
+//	shared/tools/solace-go-suite/run.sh --out /tmp/sgs /tmp/solace-go-suite/test -- \
+//	  connect-solace devbroker --smf-addr '127.0.0.1:{smf}' --semp-addr '127.0.0.1:{semp}' \
+//	    --health-addr '127.0.0.1:{health}' --smf-tls-addr '127.0.0.1:{secure}' \
+//	    --compressed-addr '127.0.0.1:{compressed}' --web-addr '127.0.0.1:{web}' \
+//	    --secure-web-addr '127.0.0.1:{secure_web}' --tls-cert $F/api-server.pem \
+//	    --tls-key-passphrase-file $F/api-server-passphrase.txt --tls-max-version 1.2 --log-level debug
+//
+// Measured on 2026-12-01 (2 shared cores, all 18 files in 12 minutes):
+//
+//	in-scope: 3018/3138 specs pass (29 fail, 0 hang, 91 skipped)
+//
+// that is 96.2 %. Before this work none ran unpatched, and 2632/3138 passed
+// with both of the harness's compatibility patches. The 91 in-scope skips
+// are the suite's own, for specs that need a toxiproxy instance the harness
+// does not start; cache (292) and Kerberos (10) specs are out of scope.
+// The remaining failures, most specs first: OAuth (18; the specs need an
+// OAuth issuer and panic in their setup without one); request-reply
+// publishers terminated with a grace period equal to the request timeout
+// (7; they finish a few milliseconds after the suite's equally long wait,
+// which passes on a real broker only because its SEMP counters lag);
+// leftover queues from the toxiproxy-skipped termination specs (3, "queue
+// already exists", varies with spec order); TLS downgrade to plain text
+// (1).
 //
 // # What behaves as on a real broker
 //
-// Each item is exercised by this package's tests through the real Go client,
-// except where noted: the Go client cannot send RELEASED settlements,
-// non-persistent guaranteed messages, or resend an already-spooled message
-// on demand, so those are driven with raw SMF frames, as is the
-// silent-client timeout.
+// Each item is exercised by this package's tests through the real Go client
+// or a plain HTTP client, except where noted: the Go client cannot send
+// RELEASED settlements, non-persistent guaranteed messages, oversized
+// guaranteed messages, or resend an already-spooled message on demand, so
+// those are driven with raw SMF frames, as is the silent-client timeout.
 //
-//   - Login with basic authentication against the configured users and
-//     message VPNs; a wrong password or unknown user gives the client a
-//     *solace.AuthenticationError. Keepalives are answered, and a client
+//   - Login with basic authentication against the configured users (and
+//     client usernames created over SEMP) and message VPNs; a wrong password or unknown user gives the client a
+//     *solace.AuthenticationError. A VPN's authenticationBasicType "none"
+//     accepts any password, a disabled VPN refuses logins (503) and drops
+//     its clients, and disabled basic authentication answers 401 "Basic
+//     Authentication Is Shutdown". Over TLS, a client certificate logs in
+//     when the VPN enables client-certificate authentication and its chain
+//     leads to one of the broker's client certificate authorities (SEMP's
+//     clientCertAuthorities); the username is the certificate's common name,
+//     or the client's own when the VPN allows API-provided usernames.
+//     Keepalives are answered, and a client
 //     silent for three of its keepalive intervals is dropped. A second login
 //     with a client name already in use replaces the older session.
+//   - Transports: plain TCP, TLS (with PubSub+'s cipher suites, RSA key
+//     exchange included, and a configurable highest version), compressed
+//     TCP (one raw DEFLATE stream each way), compressed TLS (the login asks
+//     for it; DEFLATE inside TLS after the login response), and SMF over
+//     WebSocket, plain and TLS. SEMP reports each client's tlsVersion and
+//     OpenSSL cipher name.
+//   - The health-check listener answers /health-check/direct-active and
+//     /health-check/guaranteed-active with 200, and 503 while logins are
+//     refused; SEMP's /SEMP/v2/{config,monitor,action}/help/ pages need no
+//     authentication.
 //   - Direct messaging with Solace wildcards: "*" for a level, "ab*" for a
 //     level prefix, a last-level ">" for one or more levels. A direct message
 //     reaches each matching session once, and is also spooled to matching
-//     queues. Request-reply works through the P2P inbox topic.
+//     queues. Request-reply works through the P2P inbox topic. Shared
+//     subscriptions "#share/<name>/<topic>" deliver each message to one
+//     member of each share group, in turn.
+//   - ACL profiles: publish-topic, subscribe-topic and subscribe-share-name
+//     exceptions (SEMP) deny: a denied subscription fails with 403
+//     "Subscription ACL Denied" (SUBSCRIPTION_ACL_DENIED), a denied guaranteed
+//     publish is nacked 403 "Publish ACL Denied", a denied direct message is
+//     dropped.
 //   - Publisher flows with cumulative acks; persistent messages are spooled to
 //     every queue with a matching subscription, or to one queue with
 //     "#P2P/QUE/<name>" or "#P2P/QUE/v:<router>/<name>". Nacks carry a text
 //     from which the client derives its subcode: 400 "Queue Not Found"
 //     (QUEUE_NOT_FOUND) for an unknown queue, 503 "Queue Shutdown" when
-//     ingress is off, 503 "Spool Over Quota" above MaxMsgSpoolUsage.
+//     ingress is off, 503 "Spool Over Quota" above MaxMsgSpoolUsage, 503
+//     "No Subscription Match" when the client profile rejects messages no
+//     queue subscribes to.
+//   - Messages above the maximum size: a frame larger than the broker holds
+//     is read header-only and its payload skipped; a direct message is
+//     discarded and a guaranteed one nacked 400 "Document Is Too Large". The
+//     connection stays up.
 //   - Consumer flows on durable and temporary queues (created by a bind with
-//     durability 2, deleted with their flow, kept 60 s after their session
-//     is lost so a reconnecting client finds its messages). Delivery honours
-//     the client's window (never more than window deliveries beyond its last
-//     transport ack) and a 10 000 delivered-unacked limit per flow, in order.
+//     durability 2 and named #P2P/QTMP/v:<router>/<name>, deleted with their
+//     flow, kept 60 s after their session is lost so a reconnecting client
+//     finds its messages). A bind whose durability contradicts the queue's
+//     fails with "Invalid Queue or Topic Endpoint Durability"
+//     (INVALID_DURABILITY). Delivery honours the client's window (never more
+//     than window deliveries beyond its last transport ack) and a 10 000
+//     delivered-unacked limit per flow, in order.
+//   - Endpoint provisioning from the client (EndpointProvisioner, and
+//     receivers with the create-on-start strategy): durable queues with
+//     access type, permission, quota, maximum message size, respect-TTL,
+//     discard notification and maximum redelivery; "Already Exists",
+//     "Endpoint Property Mismatch", "Invalid Queue Name" and "Unknown Queue"
+//     as a real broker words them, so the client's ignore flags work. The
+//     client profile gates it (allowGuaranteedEndpointCreate and its
+//     durability), temporary-queue binds included (403 "Permission Not
+//     Allowed").
+//   - A client may not add or remove a #P2P/QUE/ subscription on a queue,
+//     nor remove a subscription management added (PERMISSION_NOT_ALLOWED).
 //   - Settlement: ACCEPTED removes; FAILED redelivers with the redelivered
 //     flag and an incremented delivery count; RELEASED requeues without
 //     counting; REJECTED moves to the DMQ (if configured, existing and the
 //     message is DMQ-eligible) or discards. After MaxRedeliveryCount
 //     redeliveries the next failure dead-letters the message.
-//   - Message replay on binding an exclusive durable queue: from the
-//     beginning, from a time (the Go client sends whole seconds) or after a
-//     replication group message id. The queue is emptied, then the logged
-//     guaranteed messages it subscribes to (or that were published to it by
-//     #P2P/QUE/) are re-spooled with their original ids. Refusals follow the
-//     real texts: non-exclusive, temporary or inactive flows, and an unknown
+//   - Message replay, only once a replay log is configured (CreateReplayLog
+//     or SEMP's replayLogs; it records what is published from then on): on
+//     binding an exclusive durable queue, from the beginning, from a time
+//     (the Go client sends whole seconds) or after a replication group
+//     message id, and through SEMP's startReplay action. The queue is
+//     emptied, then the logged guaranteed messages it subscribes to (or that
+//     were published to it by #P2P/QUE/) are re-spooled with their original
+//     ids. Refusals follow the real texts: no replay log ("Replay
+//     Disabled"), non-exclusive, temporary or inactive flows, and an unknown
 //     start id (403 "Replay Start Message Unavailable").
 //   - Consumer flows with a selector get only the messages it selects;
 //     others stay queued for other consumers.
 //   - Exclusive queues deliver to the first-bound flow; the next takes over
 //     (with an active-flow indication) when it leaves, and gets its
 //     unsettled messages, flagged. Non-exclusive queues round-robin.
+//     Partitioned queues (PartitionCount) pin each partition key
+//     (JMSXGroupID) to one consumer; flows beyond the partition count are
+//     inactive.
+//   - Disabling a queue's egress makes its flows inactive (the client's
+//     passivation listener fires) and enabling it reactivates them; deleting
+//     a queue unbinds its consumers, which terminates their receivers.
 //   - Every publisher attribute reaches the consumer intact (payload, ids,
 //     timestamps, sequence number, priority, TTL, DMQ eligibility, reply-to
 //     (checked with request-reply: the Go API sets it on no other message),
@@ -91,38 +188,57 @@
 //     of a nacked message is nacked again. The faultproxy sub-package breaks
 //     the network between a client and the broker (resets, black-holes,
 //     refused connections) for tests of this.
+//     SEMP's disconnect action drops a client's connection the same way.
+//   - SEMP: queues and their subscriptions (config and monitor), a queue's
+//     messages (monitor msgs), clients and their subscriptions (monitor,
+//     with message and byte counters, software version, platform and
+//     description as the client's API reported them), the msgVpn (GET,
+//     PATCH), client profiles, client usernames, client certificate
+//     authorities, ACL profiles and exceptions, replay logs, and the
+//     disconnect and startReplay actions. Paths, bodies, envelopes and
+//     error codes follow the SEMPv2 2.34 specs, which sempspec_test.go
+//     checks every test exchange against. Attributes the broker does not
+//     model are refused (NOT_SUPPORTED) rather than silently ignored, unless
+//     set to their defaults.
 //
 // # Known differences from a real broker
 //
 //   - No persistence, replication, clustering, bridges, MQTT/AMQP/REST/JMS
-//     ports, compression, WebSockets, client-certificate/OAuth/Kerberos
-//     login, ACL profiles or client usernames' permissions: any configured
-//     user may do anything in any configured VPN.
+//     ports, OAuth or Kerberos login, or certificate revocation checks.
+//     Every client uses its VPN's "default" client profile and ACL profile,
+//     whose default actions are allow (only exceptions deny); client
+//     usernames carry a password and an enabled switch only. The VPN's
+//     OAuth, Kerberos and TLS-downgrade switches are stored for SEMP but
+//     change nothing, and a client asking to downgrade TLS to plain text
+//     after login fails.
 //   - Not implemented, and so not advertised to the client: queue browsers,
-//     transactions and XA, shared subscriptions, topic
-//     endpoints, endpoint creation from the client (use the package API or
-//     SEMP). A client that asks for them fails locally or gets an error
-//     answer.
+//     transactions and XA, topic endpoints, SolCache. A client that asks for
+//     them fails locally or gets an error answer.
 //   - Selectors implement the JMS selector language (comparisons, AND/OR/NOT
 //     with SQL's three-valued logic, arithmetic, BETWEEN, IN, LIKE with
 //     ESCAPE, IS NULL) over user properties and JMSCorrelationID,
 //     JMSMessageID (the application message id), JMSType, JMSPriority and
 //     JMSDeliveryMode; other JMS header names are looked up as properties.
 //     A bad selector is refused with 400 "Invalid Selector".
-//   - Publishing to a topic that no queue subscribes to is acked (a real
-//     broker's default); publishing never answers "No Subscription Match".
 //   - A client (SMP) adding a queue subscription that already exists
 //     succeeds; the package API and SEMP report ErrSubscriptionExists.
-//   - A queue with egress disabled refuses new binds ("Queue Shutdown") but
-//     leaves bound flows bound, delivering nothing.
-//   - The replay log keeps the last 100 000 guaranteed messages (at most
-//     64 MiB of payload) of each VPN, whatever their topic.
+//   - A queue with egress disabled refuses new binds ("Queue Shutdown").
+//   - Partitioned queues reassign partitions at once (the rebalance delay is
+//     stored, not waited for), in bind order, so a consumer that reconnects
+//     may get another partition.
+//   - The replay log keeps at most 100 000 guaranteed messages (64 MiB of
+//     payload) of its VPN, whatever their topic; its quota is not enforced.
 //   - Messages moved to a DMQ lose their TTL. Delivered-but-unsettled
-//     messages never expire until they are requeued.
+//     messages never expire until they are requeued. A queue's maxMsgSize is
+//     kept for SEMP; only the broker-wide maximum is enforced.
 //   - The spool quota is checked per message against payload bytes only.
 //   - Message ids on deliveries come from one broker-wide counter; status
 //     texts for error cases a real broker may word differently were chosen
 //     for the subcode the client derives from them.
+//   - SEMP reads of a client first let the broker handle what that client
+//     has already sent (and wait for its socket to stay quiet for 3 ms, at
+//     most 200 ms), standing in for a real broker's slower management plane
+//     that tests publishing and then reading counters rely on.
 //   - The Go client v1.10.1 has no GetDeliveryCount; the delivery count the
 //     broker sends is visible in InboundMessage.String() and to other APIs.
 //   - PauseDelivery stops guaranteed delivery only; direct messages flow on.

@@ -110,3 +110,13 @@ func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// connectProps builds and connects a messaging service from props.
+func connectProps(t testing.TB, props config.ServicePropertyMap) solace.MessagingService {
+	t.Helper()
+	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(props).Build()
+	require.NoError(t, err)
+	require.NoError(t, svc.Connect())
+	t.Cleanup(func() { _ = svc.Disconnect() })
+	return svc
+}

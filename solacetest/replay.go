@@ -1,13 +1,139 @@
 package solacetest
 
-// This file is message replay: a per-VPN log of guaranteed messages that a
-// consumer can ask, when it binds, to have re-spooled to its queue from the
-// beginning, from a time, or after a replication group message id.
+// This file is message replay: a VPN's replay log, which exists only once
+// configured (CreateReplayLog, SEMP's msgVpns/{vpn}/replayLogs), records the
+// guaranteed messages published while it exists; a consumer can ask, when
+// it binds, to have them re-spooled to its queue from the beginning, from a
+// time, or after a replication group message id, and SEMP's startReplay
+// action does the same for a queue.
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"time"
 )
+
+// ErrReplayLogExists / ErrNoReplayLog report a second replay log and a
+// missing one (a VPN has at most one, as on PubSub+).
+var (
+	ErrReplayLogExists = errors.New("replay log already exists")
+	ErrNoReplayLog     = errors.New("no such replay log")
+)
+
+// ReplayLog is a VPN's replay log configuration.
+type ReplayLog struct {
+	Name string
+	// IngressEnabled records new messages; EgressEnabled allows replays.
+	IngressEnabled, EgressEnabled bool
+	// MaxSpoolUsage is the quota in MB (SEMP's unit); the broker bounds the
+	// log by replayLogLimit and replayLogBytes as well.
+	MaxSpoolUsage int64
+}
+
+// CreateReplayLog creates the VPN's replay log; it records messages from now.
+func (b *Broker) CreateReplayLog(vpn string, cfg ReplayLog) error {
+	if cfg.Name == "" {
+		return errors.New("creating replay log: empty name")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.vpnLocked(vpn)
+	if err != nil {
+		return err
+	}
+	if v.replayCfg != nil {
+		return fmt.Errorf("%w: %q in VPN %q", ErrReplayLogExists, v.replayCfg.Name, vpn)
+	}
+	v.replayCfg = &cfg
+	v.replay, v.replayHead, v.replayBytes = nil, 0, 0
+	b.log.Info("replay log created", "vpn", vpn, "name", cfg.Name)
+	return nil
+}
+
+// ReplayLogs lists the VPN's replay log (none or one).
+func (b *Broker) ReplayLogs(vpn string) ([]ReplayLog, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.vpnLocked(vpn)
+	if err != nil {
+		return nil, err
+	}
+	if v.replayCfg == nil {
+		return nil, nil
+	}
+	return []ReplayLog{*v.replayCfg}, nil
+}
+
+// UpdateReplayLog changes the replay log's switches and quota.
+func (b *Broker) UpdateReplayLog(vpn, name string, update func(*ReplayLog)) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.replayLogLocked(vpn, name)
+	if err != nil {
+		return err
+	}
+	cfg := *v.replayCfg
+	update(&cfg)
+	cfg.Name = name
+	*v.replayCfg = cfg
+	return nil
+}
+
+// DeleteReplayLog deletes the replay log and what it recorded.
+func (b *Broker) DeleteReplayLog(vpn, name string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.replayLogLocked(vpn, name)
+	if err != nil {
+		return err
+	}
+	v.replayCfg, v.replay, v.replayHead, v.replayBytes = nil, nil, 0, 0
+	b.log.Info("replay log deleted", "vpn", vpn, "name", name)
+	return nil
+}
+
+func (b *Broker) replayLogLocked(vpn, name string) (*vpnState, error) {
+	v, err := b.vpnLocked(vpn)
+	if err != nil {
+		return nil, err
+	}
+	if v.replayCfg == nil || v.replayCfg.Name != name {
+		return nil, fmt.Errorf("%w %q in VPN %q", ErrNoReplayLog, name, vpn)
+	}
+	return v, nil
+}
+
+// StartReplay replays the log into a queue, as SEMP's startReplay action
+// does: from the beginning, or from a time, or after a replication group
+// message id (rgmid, as the client API prints it). The queue is emptied
+// first; its consumers receive the replayed messages.
+func (b *Broker) StartReplay(vpn, queue, replayLog string, from time.Time, afterRGMID string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, err := b.replayLogLocked(vpn, replayLog); err != nil {
+		return err
+	}
+	q, err := b.queueLocked(vpn, queue)
+	if err != nil {
+		return err
+	}
+	loc := []byte{replayFromBeginning}
+	switch {
+	case afterRGMID != "":
+		spooler, id, ok := parseRGMID(afterRGMID)
+		if !ok {
+			return fmt.Errorf("replication group message id %q is not rmid1:xxxxx-xxxxxxxxxxx-xxxxxxxx-xxxxxxxx", afterRGMID)
+		}
+		loc = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64([]byte{replayAfterRGMID}, spooler), id)
+	case !from.IsZero():
+		loc = binary.BigEndian.AppendUint64([]byte{replayFromTime}, uint64(from.UnixNano()))
+	}
+	if code, text := b.replayInto(q, loc); code != 200 {
+		return fmt.Errorf("replay: %s", text)
+	}
+	return nil
+}
 
 // The replay log is bounded by count and payload bytes; older messages fall
 // out of it, as they do from a real broker's replay-log quota.
@@ -24,6 +150,9 @@ const (
 )
 
 func (v *vpnState) logForReplay(m *storedMsg) {
+	if v.replayCfg == nil || !v.replayCfg.IngressEnabled {
+		return
+	}
 	v.replay = append(v.replay, m)
 	v.replayBytes += m.size
 	for len(v.replay)-v.replayHead > 1 && (len(v.replay)-v.replayHead > replayLogLimit || v.replayBytes > replayLogBytes) {
@@ -60,6 +189,14 @@ func (b *Broker) startReplay(f *flow, loc []byte) (uint32, string) {
 		return 403, "Client Initiated Replay from Inactive Flow Not Allowed"
 	case len(loc) < 1:
 		return 400, "Replay Failed"
+	}
+	return b.replayInto(q, loc)
+}
+
+// replayInto re-spools the logged messages q subscribes to from loc.
+func (b *Broker) replayInto(q *queue, loc []byte) (uint32, string) {
+	if q.vpn.replayCfg == nil || !q.vpn.replayCfg.EgressEnabled {
+		return 503, "Replay Disabled"
 	}
 	log := q.vpn.replayLog()
 	start := 0

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
@@ -13,7 +14,7 @@ import (
 )
 
 func TestReplay(t *testing.T) {
-	b := newBroker(t)
+	b := newBroker(t) // with the default replay log
 	require.NoError(t, b.CreateQueue("default", QueueConfig{Name: "shared", AccessType: AccessNonExclusive, Subscriptions: []string{"orders/>"}}))
 	svc := connect(t, b, nil)
 	pub := startPublisher(t, svc)
@@ -89,7 +90,7 @@ func TestReplay(t *testing.T) {
 }
 
 func TestReplayLogIsBounded(t *testing.T) {
-	v := &vpnState{}
+	v := &vpnState{replayCfg: &ReplayLog{Name: "log", IngressEnabled: true}}
 	for i := range replayLogLimit + 10 {
 		v.logForReplay(&storedMsg{id: uint64(i), size: 1})
 	}
@@ -98,4 +99,48 @@ func TestReplayLogIsBounded(t *testing.T) {
 	v.logForReplay(&storedMsg{id: 1 << 40, size: replayLogBytes})
 	require.Len(t, v.replayLog(), 1, "a byte budget applies too")
 	require.Equal(t, replayLogBytes, v.replayBytes)
+}
+
+func TestReplayNeedsAReplayLog(t *testing.T) {
+	b := NewTestBroker(t, Config{NoReplayLog: true})
+	require.NoError(t, b.CreateQueue("default", QueueConfig{Name: "q1", Subscriptions: []string{"orders/>"}}))
+	svc := connect(t, b, nil)
+	pub := startPublisher(t, svc)
+	publish(t, svc, pub, "orders/1", "before any log")
+
+	replayAll := func(bld solace.PersistentMessageReceiverBuilder) {
+		bld.WithMessageReplay(config.ReplayStrategyAllMessages())
+	}
+	rcv, err := svc.CreatePersistentMessageReceiverBuilder().WithMessageReplay(config.ReplayStrategyAllMessages()).
+		Build(resource.QueueDurableExclusive("q1"))
+	require.NoError(t, err)
+	var nerr *solace.NativeError
+	require.ErrorAs(t, rcv.Start(), &nerr)
+	require.Equal(t, subcode.ReplayDisabled, nerr.SubCode())
+
+	// Over SEMP: create a log, publish, drain, replay with the action.
+	s := newBrokerSEMP(t, b)
+	status, body := s.do("POST", "config/msgVpns/default/replayLogs",
+		`{"replayLogName":"log","msgVpnName":"default","ingressEnabled":true,"egressEnabled":true,"maxSpoolUsage":100}`)
+	require.Equal(t, 200, status, body)
+	status, body = s.do("POST", "config/msgVpns/default/replayLogs", `{"replayLogName":"second"}`)
+	assert.Equal(t, "ALREADY_EXISTS", errStatusOf(body), status)
+	publish(t, svc, pub, "orders/2", "logged")
+	q := startReceiver(t, svc, resource.QueueDurableExclusive("q1"), nil)
+	for range 2 {
+		require.NoError(t, q.Ack(receive(t, q)))
+	}
+	status, body = s.do("PUT", "action/msgVpns/default/queues/q1/startReplay", `{"replayLogName":"log"}`)
+	require.Equal(t, 200, status, body)
+	assert.Equal(t, "logged", payloadOf(t, receive(t, q)), "only what was published while the log existed")
+	require.NoError(t, q.Terminate(time.Second))
+
+	// A client-initiated replay works now, until the log is deleted.
+	r := startReceiver(t, svc, resource.QueueDurableExclusive("q1"), replayAll)
+	assert.Equal(t, "logged", payloadOf(t, receive(t, r)))
+	require.NoError(t, r.Terminate(time.Second))
+	status, _ = s.do("DELETE", "config/msgVpns/default/replayLogs/log", "")
+	require.Equal(t, 200, status)
+	status, body = s.do("PUT", "action/msgVpns/default/queues/q1/startReplay", `{"replayLogName":"log"}`)
+	assert.Equal(t, "NOT_FOUND", errStatusOf(body), status)
 }

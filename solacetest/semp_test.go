@@ -358,7 +358,8 @@ func TestSEMPQueueCRUD(t *testing.T) {
 	cfg, _, err := f.admin.Queue("default", "orders")
 	require.NoError(t, err)
 	assert.Equal(t, QueueConfig{Name: "orders", AccessType: AccessExclusive, Permission: "no-access",
-		DeadMsgQueue: "#DEAD_MSG_QUEUE", MaxMsgSpoolUsage: 5000, IngressEnabled: true, EgressEnabled: true, Durable: true}, cfg)
+		DeadMsgQueue: "#DEAD_MSG_QUEUE", MaxMsgSpoolUsage: 5000, IngressEnabled: true, EgressEnabled: true, Durable: true,
+		MaxMsgSize: sempDefaultMaxMsgSize}, cfg)
 
 	tests := []struct {
 		name       string
@@ -373,14 +374,15 @@ func TestSEMPQueueCRUD(t *testing.T) {
 		{name: "create all modelled attributes", method: "POST", path: qPath, body: map[string]any{
 			"queueName": "full", "msgVpnName": "default", "accessType": "non-exclusive", "permission": "consume",
 			"ingressEnabled": false, "egressEnabled": false, "maxRedeliveryCount": 3, "deadMsgQueue": "dmq",
-			"owner": "alice", "maxMsgSpoolUsage": 10, "respectTtlEnabled": true,
-			"maxBindCount": 1000, "eventBindCountThreshold": map[string]any{"setPercent": 90, "clearPercent": 70},
+			"owner": "alice", "maxMsgSpoolUsage": 10, "respectTtlEnabled": true, "maxMsgSize": 2048,
+			"rejectMsgToSenderOnDiscardBehavior": "never",
+			"maxBindCount":                       1000, "eventBindCountThreshold": map[string]any{"setPercent": 90, "clearPercent": 70},
 		}, wantStatus: 200, check: func(t *testing.T, r sempReply) {
 			cfg, _, err := f.admin.Queue("default", "full")
 			require.NoError(t, err)
 			assert.Equal(t, QueueConfig{Name: "full", AccessType: AccessNonExclusive, Permission: "consume",
 				MaxRedeliveryCount: 3, DeadMsgQueue: "dmq", Owner: "alice", MaxMsgSpoolUsage: 10, RespectTTL: true,
-				Durable: true}, cfg, "ingress and egress stay off when asked")
+				Durable: true, MaxMsgSize: 2048, RejectMsgToSenderOnDiscard: "never"}, cfg, "ingress and egress stay off when asked")
 			assert.Equal(t, false, r.data()["ingressEnabled"])
 		}},
 		{name: "duplicate", method: "POST", path: qPath, body: map[string]any{"queueName": "orders"}, wantStatus: 400, wantErr: "ALREADY_EXISTS", wantCode: 10},
@@ -390,6 +392,8 @@ func TestSEMPQueueCRUD(t *testing.T) {
 		{name: "null attribute", method: "POST", path: qPath, body: `{"queueName":"x","owner":null}`, wantStatus: 400, wantErr: "INVALID_PARAMETER"},
 		{name: "bad access type", method: "POST", path: qPath, body: map[string]any{"queueName": "x", "accessType": "shared"}, wantStatus: 400, wantErr: "INVALID_PARAMETER"},
 		{name: "bad permission", method: "POST", path: qPath, body: map[string]any{"queueName": "x", "permission": "all"}, wantStatus: 400, wantErr: "INVALID_PARAMETER"},
+		{name: "bad discard behaviour", method: "POST", path: qPath, body: map[string]any{"queueName": "x", "rejectMsgToSenderOnDiscardBehavior": "sometimes"}, wantStatus: 400, wantErr: "INVALID_PARAMETER"},
+		{name: "negative max message size", method: "POST", path: qPath, body: map[string]any{"queueName": "x", "maxMsgSize": -1}, wantStatus: 400, wantErr: "INVALID_PARAMETER"},
 		{name: "redelivery out of range", method: "POST", path: qPath, body: map[string]any{"queueName": "x", "maxRedeliveryCount": 256}, wantStatus: 400, wantErr: "INVALID_PARAMETER"},
 		{name: "unmodelled attribute off default", method: "POST", path: qPath, body: map[string]any{"queueName": "x", "maxBindCount": 1}, wantStatus: 400, wantErr: "NOT_SUPPORTED"},
 		{name: "vpn mismatch", method: "POST", path: qPath, body: map[string]any{"queueName": "x", "msgVpnName": "other"}, wantStatus: 400, wantErr: "INVALID_PARAMETER"},

@@ -12,6 +12,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,6 +25,7 @@ type conn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+	readDone  chan struct{} // closed when the read loop has ended
 
 	outMu  sync.Mutex
 	out    [][]byte
@@ -32,6 +34,9 @@ type conn struct {
 	// pendingAck is the highest publisher message id to acknowledge once the
 	// read buffer is drained; only the read loop touches it.
 	pendingAck uint64
+	// inflateNext makes the read loop decompress what follows the current
+	// frame (compressed TLS, compress.go); only the read loop touches it.
+	inflateNext bool
 	// idleTimeout closes a connection that sends nothing for this long: until
 	// login loginTimeout, then three keepalive intervals as the client's
 	// login announces them; 0 never. Only the read loop touches it.
@@ -45,6 +50,10 @@ type conn struct {
 	subs       map[string]struct{}
 	pubFlow    *pubFlow
 	flows      map[uint32]*flow
+	login      loginInfo
+
+	stats connStats // atomic, see clients.go
+	rx    rxCounter // atomic, see rxbarrier.go
 }
 
 // pubFlow is a publisher flow. It outlives its connection so that a client
@@ -95,6 +104,7 @@ func newConn(b *Broker, nc net.Conn) *conn {
 		idleTimeout: loginTimeout,
 		nc:          nc,
 		closed:      make(chan struct{}),
+		readDone:    make(chan struct{}),
 		outSig:      make(chan struct{}, 1),
 		subs:        map[string]struct{}{},
 		flows:       map[uint32]*flow{},
@@ -109,9 +119,15 @@ func (c *conn) close() {
 	})
 }
 
-// send queues bytes for the writer goroutine. It never blocks on the network,
-// so it may be called with Broker.mu held.
+// send queues a control frame for the writer goroutine (data messages go
+// through sendData). It never blocks on the network, so it may be called with
+// Broker.mu held.
 func (c *conn) send(b []byte) {
+	c.stats.countTx(false, len(b))
+	c.enqueue(b)
+}
+
+func (c *conn) enqueue(b []byte) {
 	c.outMu.Lock()
 	c.out = append(c.out, b)
 	c.outMu.Unlock()
@@ -135,6 +151,14 @@ func (c *conn) writeLoop() {
 		c.out = nil
 		c.outMu.Unlock()
 		for _, b := range batch {
+			if b == nil { // startCompression's marker: deflate from here on
+				if err := w.Flush(); err != nil {
+					c.close()
+					return
+				}
+				w = bufio.NewWriterSize(newDeflateWriter(c.nc), 64<<10)
+				continue
+			}
 			if _, err := w.Write(b); err != nil {
 				c.close()
 				return
@@ -149,8 +173,9 @@ func (c *conn) writeLoop() {
 
 func (c *conn) readLoop() {
 	defer c.b.wg.Done()
+	defer close(c.readDone)
 	defer c.cleanup()
-	r := bufio.NewReaderSize(c.nc, 64<<10)
+	r := bufio.NewReaderSize(countingReader{c.nc, &c.rx.raw}, 64<<10)
 	deadlineSet := false
 	for {
 		switch {
@@ -180,8 +205,14 @@ func (c *conn) readLoop() {
 			return
 		default:
 		}
+		c.stats.countRx(f)
 		if !c.handle(f) {
 			return
+		}
+		c.rx.done.Add(int64(f.Wire))
+		if c.inflateNext {
+			c.inflateNext = false
+			r = bufio.NewReaderSize(newInflateReader(r), 64<<10)
 		}
 		// Acks are cumulative: answer a burst of publishes with one ack.
 		if c.pendingAck != 0 && r.Buffered() == 0 {
@@ -225,6 +256,10 @@ func (c *conn) handle(f *frame) bool {
 	if !c.loggedIn && f.Proto != protoClientCtrl {
 		c.b.log.Warn("frame before login; closing", "proto", f.Proto)
 		return false
+	}
+	if f.Oversize > 0 {
+		c.handleOversize(f)
+		return true
 	}
 	switch f.Proto {
 	case protoKeepAliveV2:
@@ -276,8 +311,11 @@ func (c *conn) sendAdCtrl(tag []byte, code uint32, text string, typ byte, params
 // not implement them: JNDI, compression, browser, endpoint management,
 // transactions, cut-through, OpenMAMA, compressed TLS,
 // shared subscriptions.
-func routerCapabilities() []byte {
-	on := []int{2, 3, 4, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 20, 22, 24, 25, 26}
+func routerCapabilities(overTLS bool) []byte {
+	on := []int{2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 20, 22, 23, 24, 25, 26}
+	if overTLS {
+		on = append(on, capCompressedTLS) // see compress.go
+	}
 	bools := make([]byte, 4)
 	for _, i := range on {
 		bools[i/8] |= 0x80 >> (i % 8)
@@ -322,12 +360,21 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	if time.Now().Before(b.faults.refuseLoginsUntil) {
 		return fail(503, "Service Unavailable")
 	}
-	if want, ok := b.cfg.Users[user]; !ok || want != pass {
-		return fail(401, "Unauthorized")
-	}
 	v, ok := b.vpns[vpnName]
 	if !ok {
+		if want, known := b.cfg.Users[user]; !known || want != pass {
+			return fail(401, "Unauthorized")
+		}
 		return fail(403, "Message VPN Not Allowed")
+	}
+	if _, hasPassword := f.param(pPassword); !hasPassword && len(peerCertificates(c)) > 0 {
+		code, text, certUser := b.certLoginLocked(v, peerCertificates(c), user)
+		if code != 0 {
+			return fail(code, text)
+		}
+		user = certUser
+	} else if code, text := b.authenticateLocked(v, user, pass); code != 0 {
+		return fail(code, text)
 	}
 	if clientName == "" {
 		clientName = "solacetest-client-" + strconv.Itoa(len(b.conns))
@@ -338,6 +385,7 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		old.close()
 	}
 	c.loggedIn, c.vpn, c.user, c.clientName = true, v, user, clientName
+	c.login = newLoginInfo(cc, c.nc)
 	// The login's keep-alive value matched the client's interval in seconds
 	// (smf-wire-notes §2.1). A dead client that keeps its TCP connection
 	// open is dropped after three silent intervals, so its unsettled
@@ -355,12 +403,15 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	router := b.cfg.RouterName
 	resp := encodeClientCtrl(ccLogin, []ccParam{
 		{ccSoftwareVersion, cstr("solacetest 1.0")},
-		{ccVRIDName, cstr(router)},
+		{ccVRIDName, cstr("v:" + router)}, // the client names temporary queues #P2P/QTMP/<this>/...
 		{ccP2PTopic, cstr("#P2P/v:" + router + "/" + clientName)},
-		{ccRouterCaps, routerCapabilities()},
+		{ccRouterCaps, routerCapabilities(c.overTLS())},
 		{ccExtendedCaps, extendedCapabilities},
 	})
 	c.send(reply(protoClientCtrl, nil, 200, "OK", resp))
+	if c.overTLS() && beUint(cc.Params[ccConnectionType]) == connCompressedTLS {
+		c.startCompression()
+	}
 	b.log.Info("client logged in", "client", clientName, "user", user, "vpn", vpnName, "remote", c.nc.RemoteAddr().String())
 	return true
 }
@@ -391,28 +442,18 @@ func (c *conn) handleSMP(f *frame) {
 	b.mu.Lock()
 	switch m.Type {
 	case smpAddSubscription:
+		if !c.maySubscribe(m.Topic) {
+			code, text = 403, "Subscription ACL Denied"
+			b.log.Info("subscription denied by ACL", "client", c.clientName, "topic", m.Topic)
+			break
+		}
 		c.subs[m.Topic] = struct{}{}
 		b.log.Debug("subscribed", "client", c.clientName, "topic", m.Topic)
 	case smpRemoveSubscription:
 		delete(c.subs, m.Topic)
 		b.log.Debug("unsubscribed", "client", c.clientName, "topic", m.Topic)
 	case smpAddQueueSubscription, smpRemoveQueueSub:
-		q, ok := c.vpn.queues[m.Queue]
-		switch {
-		case !ok:
-			code, text = 503, "Unknown Queue"
-		case m.Type == smpAddQueueSubscription:
-			// Adding an existing subscription succeeds, so that receivers
-			// started with WithSubscriptions can be restarted.
-			if !slices.Contains(q.cfg.Subscriptions, m.Topic) {
-				q.cfg.Subscriptions = append(q.cfg.Subscriptions, m.Topic)
-			}
-			b.log.Info("queue subscription added", "client", c.clientName, "queue", m.Queue, "topic", m.Topic)
-		default:
-			if i := slices.Index(q.cfg.Subscriptions, m.Topic); i >= 0 {
-				q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
-			}
-		}
+		code, text = c.changeQueueSubscription(m)
 	}
 	b.mu.Unlock()
 	if m.Flags&smpFlagResponseRequired != 0 || code != 200 {
@@ -432,6 +473,10 @@ func (c *conn) handleDirect(f *frame) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.published[topic]++
+	if !c.mayPublish(topic) {
+		b.log.Info("direct message discarded by publish ACL", "client", c.clientName, "topic", topic)
+		return
+	}
 	raw := f.rawBytes
 	b.fanoutDirect(c.vpn, topic, func() []byte { return raw })
 	if _, isQueue := queueFromTopic(topic); isQueue {
@@ -453,13 +498,14 @@ func (c *conn) handleDirect(f *frame) {
 
 func (b *Broker) fanoutDirect(v *vpnState, topic string, data func() []byte) {
 	var out []byte
+	defer b.fanoutShared(v, topic, data)
 	for _, s := range v.clients {
 		for sub := range s.subs {
-			if topicMatches(sub, topic) {
+			if !strings.HasPrefix(sub, sharePrefix) && topicMatches(sub, topic) {
 				if out == nil {
 					out = data()
 				}
-				s.send(out)
+				s.sendData(out)
 				break
 			}
 		}
@@ -567,6 +613,10 @@ func (c *conn) handleGuaranteed(f *frame) {
 		nack(code, b.faults.nackReason)
 		return
 	}
+	if !c.mayPublish(topic) {
+		nack(403, "Publish ACL Denied")
+		return
+	}
 	var dests []*queue
 	if name, ok := queueFromTopic(topic); ok {
 		q, found := c.vpn.queues[name]
@@ -585,6 +635,10 @@ func (c *conn) handleGuaranteed(f *frame) {
 				dests = append(dests, q)
 			}
 		}
+	}
+	if len(dests) == 0 && c.profile().RejectMsgToSenderOnNoSubscriptionMatch {
+		nack(503, "No Subscription Match")
+		return
 	}
 	for _, q := range dests {
 		if q.overQuota(len(f.Payload)) {
@@ -686,6 +740,8 @@ func (c *conn) handleAdCtrl(f *frame) {
 	case adCloseFlow:
 		id, _ := a.uint(apFlowID)
 		c.sendAdCtrl(tag, 200, "OK", adCloseFlow, []adParam{{Type: apFlowID, Value: u32(uint32(id))}})
+	case adCreate, adDelete:
+		c.provisionEndpoint(tag, a)
 	case adFlowUpdate:
 		// The client acknowledges a flow-change update with one of its own;
 		// it expects no answer (an error answer deactivates the flow).
@@ -767,10 +823,19 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 	name := trimNUL(nameB)
 	durability, _ := a.uint(apDurability)
 	q := c.vpn.queues[name]
+	if q != nil && (durability == 2) == q.cfg.Durable {
+		b.log.Info("bind with the wrong durability refused", "client", c.clientName, "queue", name, "durable", q.cfg.Durable)
+		fail(400, "Invalid Queue or Topic Endpoint Durability")
+		return
+	}
 	if q == nil {
 		if durability != 2 {
 			b.log.Info("bind to unknown queue refused", "client", c.clientName, "queue", name)
 			fail(503, "Unknown Queue")
+			return
+		}
+		if !c.mayCreateEndpoint(false) {
+			fail(403, "Permission Not Allowed")
 			return
 		}
 		q = newQueue(c.vpn, QueueConfig{Name: name, AccessType: AccessExclusive, IngressEnabled: true, EgressEnabled: true, RespectTTL: true})
@@ -801,7 +866,7 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 	}
 	q.flows = append(q.flows, fl)
 	c.flows[fl.id] = fl
-	fl.active = q.cfg.AccessType == AccessNonExclusive || len(q.flows) == 1
+	fl.active = q.activeSlot(len(q.flows) - 1)
 	if wantsReplay {
 		// The window is still closed, so nothing is delivered before the
 		// bind response.

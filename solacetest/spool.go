@@ -49,6 +49,7 @@ type qmsg struct {
 	seq        uint64 // spool order
 	expiry     time.Time
 	deliveries int // how often it was sent to a consumer
+	partition  int // partitioned queues: the message's partition, -1 until known
 	flow       *flow
 	deliveryID uint64
 	elem       *list.Element // position in queue.ready while not delivered
@@ -64,8 +65,9 @@ type queue struct {
 	flows       []*flow // bound consumers in bind order; flows[0] is the active one of an exclusive queue
 	rr          int     // round-robin position for non-exclusive queues
 	redelivered int
-	tempOwner   string    // client name that created a temporary queue
-	orphanedAt  time.Time // when a temporary queue's owner went away
+	tempOwner   string          // client name that created a temporary queue
+	clientSubs  map[string]bool // subscriptions a client added over SMP (it may remove only those)
+	orphanedAt  time.Time       // when a temporary queue's owner went away
 }
 
 func (q *queue) config() QueueConfig {
@@ -142,7 +144,7 @@ func (f *flow) hasRoom() bool {
 // spool adds a message to q and schedules delivery.
 func (b *Broker) spool(q *queue, m *storedMsg, deliveries int) {
 	b.nextSpool++
-	qm := &qmsg{m: m, seq: b.nextSpool, deliveries: deliveries}
+	qm := &qmsg{m: m, seq: b.nextSpool, deliveries: deliveries, partition: -1}
 	if q.cfg.RespectTTL && m.ttl > 0 {
 		qm.expiry = time.Now().Add(m.ttl)
 	}
@@ -216,6 +218,10 @@ func (b *Broker) deadLetter(q *queue, qm *qmsg, why string) {
 // non-exclusive queues round-robin over all flows.
 func (b *Broker) dispatch(q *queue) {
 	if b.faults.paused || !q.cfg.EgressEnabled || len(q.flows) == 0 {
+		return
+	}
+	if q.partitioned() {
+		b.dispatchPartitioned(q)
 		return
 	}
 	now := time.Now()
@@ -331,7 +337,7 @@ func (b *Broker) deliver(f *flow, qm *qmsg) {
 	f.prevID = id
 	fr := &frame{Flags: m.flags | flagADF, UH: 2, Proto: protoTrMsg, Byte2: m.byte2, TTL: 255,
 		rawParams: m.kept, Params: params, Payload: m.payload}
-	f.c.send(fr.encode(nil))
+	f.c.sendData(fr.encode(nil))
 }
 
 // settle applies one application-ack range of flow f.
@@ -396,9 +402,11 @@ func (b *Broker) unbindFlow(f *flow, why string) {
 // updateActive makes the first-bound flow of an exclusive queue the active
 // one and tells it so when it asked for flow-change updates.
 func (b *Broker) updateActive(q *queue) {
+	if !q.cfg.EgressEnabled {
+		return // flows stay inactive until egress is back (egress.go)
+	}
 	for i, f := range q.flows {
-		active := q.cfg.AccessType == AccessNonExclusive || i == 0
-		if active && !f.active {
+		if q.activeSlot(i) && !f.active {
 			f.active = true
 			if f.wantUpdates && f.c != nil {
 				b.log.Info("consumer flow became active", "queue", q.cfg.Name, "flow", f.id)
@@ -416,6 +424,9 @@ func (b *Broker) deleteQueueLocked(q *queue) {
 		f.unsettled = map[uint64]*qmsg{}
 		if f.c != nil {
 			delete(f.c.flows, f.id)
+			// The broker unbinds the consumers of a deleted queue; the
+			// client reports the flow down and terminates the receiver.
+			f.c.sendAdCtrl(nil, 400, "Unknown Queue", adUnbind, []adParam{{Type: apFlowID, Value: u32(f.id)}})
 		}
 		f.c = nil
 	}

@@ -35,6 +35,19 @@ type QueueConfig struct {
 	MaxMsgSpoolUsage int64
 	// RespectTTL honours message TTLs on this queue (SEMP's respectTtlEnabled).
 	RespectTTL bool
+	// MaxMsgSize is the largest message in bytes the queue accepts (SEMP's
+	// maxMsgSize, 10 000 000 for queues created over SEMP); 0 means no limit.
+	MaxMsgSize int
+	// PartitionCount > 0 makes a non-exclusive queue partitioned: a message
+	// with a partition key (the JMSXGroupID user property) always goes to
+	// the consumer that owns the key's partition (see partition.go).
+	PartitionCount int
+	// PartitionRebalanceDelay is kept for SEMP (seconds); partitions are
+	// reassigned at once.
+	PartitionRebalanceDelay int64
+	// RejectMsgToSenderOnDiscard is SEMP's rejectMsgToSenderOnDiscardBehavior:
+	// "always", "when-queue-enabled" (what "" means) or "never".
+	RejectMsgToSenderOnDiscard string
 	// Owner, Permission mirror SEMP fields so round trips keep them.
 	Owner      string
 	Permission string

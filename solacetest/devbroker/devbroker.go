@@ -1,6 +1,8 @@
 package devbroker
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,17 +22,30 @@ func devbrokerCommand() *cli.Command {
 		Description: `Runs the solacetest broker: an in-memory broker that speaks enough of
 Solace's SMF protocol for the Solace Go client (and so the solace input and
 output) to connect, publish, subscribe, bind to queues and ack, plus a subset
-of the SEMPv2 management API for queues. Messages live in memory only and are
-lost when it stops. It is meant for development and tests, never production.
+of the SEMPv2 management API (queues, clients, VPN, client and ACL profiles,
+replay logs). Besides plain SMF it can listen for TLS, compressed and
+WebSocket clients and serve PubSub+'s health-check endpoints. Messages live
+in memory only and are lost when it stops. It is meant for development and
+tests, never production.
 
 Example:
   connect-solace devbroker --user app:secret --queue orders:orders/>,audit/orders/*`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "smf-addr", Value: "127.0.0.1:55555", Usage: "address for SMF (tcp://) clients"},
 			&cli.StringFlag{Name: "semp-addr", Value: "127.0.0.1:8080", Usage: `address for the SEMPv2 HTTP API, "-" to disable`},
+			&cli.StringFlag{Name: "compressed-addr", Usage: "address for compressed SMF clients (PubSub+'s port 55003; clients set a compression level), none by default"},
+			&cli.StringFlag{Name: "web-addr", Usage: "address for web transport (ws://, SMF over WebSocket) clients, none by default"},
+			&cli.StringFlag{Name: "secure-web-addr", Usage: "address for web transport over TLS (wss://) clients; needs --tls-cert"},
+			&cli.StringFlag{Name: "smf-tls-addr", Usage: "address for SMF over TLS (tcps://) clients; needs --tls-cert"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "PEM `FILE` with the TLS server certificate (and its key, unless --tls-key is given)"},
+			&cli.StringFlag{Name: "tls-key", Usage: "PEM `FILE` with the TLS private key (default: the --tls-cert file)"},
+			&cli.StringFlag{Name: "tls-max-version", Value: "1.3", Usage: `highest TLS version offered, "1.2" or "1.3" (older PubSub+ releases stop at 1.2)`},
+			&cli.StringFlag{Name: "tls-key-passphrase-file", Usage: "`FILE` holding the passphrase of an encrypted TLS key"},
+			&cli.StringFlag{Name: "health-addr", Usage: "address for the health-check HTTP listener (/health-check/direct-active, /health-check/guaranteed-active; PubSub+ uses port 5550), none by default"},
 			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
 			&cli.StringFlag{Name: "semp-user", Value: "admin:admin", Usage: "SEMP basic-auth `NAME:PASSWORD`"},
 			&cli.GenericFlag{Name: "queue", Value: &repeated{}, Usage: "pre-create a durable queue `NAME[:topic,...]`, repeatable"},
+			&cli.StringFlag{Name: "replay-log", Usage: "create a replay log `NAME` at start (like PubSub+, the broker has none unless configured; SEMP can create one)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug shows every subscription and message"},
 		},
 		Action: runDevbroker,
@@ -61,18 +76,34 @@ func runDevbroker(c *cli.Context) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	logger.Warn("devbroker is a test broker for development and tests; it keeps messages in memory and is not a production Solace broker")
 
+	tlsConf, err := devbrokerTLS(c)
+	if err != nil {
+		return err
+	}
 	b, err := solacetest.Start(solacetest.Config{
-		Users:        users,
-		SEMPUser:     sempUser,
-		SEMPPassword: sempPass,
-		SMFAddr:      c.String("smf-addr"),
-		SEMPAddr:     c.String("semp-addr"),
-		Logger:       logger,
+		CompressedAddr: c.String("compressed-addr"),
+		WebAddr:        c.String("web-addr"),
+		SecureWebAddr:  c.String("secure-web-addr"),
+		TLS:            tlsConf,
+		TLSAddr:        c.String("smf-tls-addr"),
+		Users:          users,
+		SEMPUser:       sempUser,
+		SEMPPassword:   sempPass,
+		SMFAddr:        c.String("smf-addr"),
+		SEMPAddr:       c.String("semp-addr"),
+		HealthAddr:     healthAddr(c.String("health-addr")),
+		NoReplayLog:    true,
+		Logger:         logger,
 	})
 	if err != nil {
 		return err
 	}
 	defer func() { _ = b.Close() }()
+	if name := c.String("replay-log"); name != "" {
+		if err := b.CreateReplayLog("default", solacetest.ReplayLog{Name: name, IngressEnabled: true, EgressEnabled: true}); err != nil {
+			return fmt.Errorf("--replay-log: %w", err)
+		}
+	}
 	for _, q := range c.Generic("queue").(*repeated).values {
 		name, topics, _ := strings.Cut(q, ":")
 		cfg := solacetest.QueueConfig{Name: name}
@@ -83,7 +114,8 @@ func runDevbroker(c *cli.Context) error {
 			return fmt.Errorf("--queue %q: %w", q, err)
 		}
 	}
-	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s semp=%s (dev/test only)\n", b.SMFURL(), b.SEMPURL())
+	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s web=%s secure_web=%s semp=%s health=%s (dev/test only)\n",
+		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.WebURL(), b.SecureWebURL(), b.SEMPURL(), b.HealthURL())
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -94,6 +126,46 @@ func runDevbroker(c *cli.Context) error {
 	case <-c.Context.Done():
 	}
 	return nil
+}
+
+// devbrokerTLS builds the TLS listener's configuration from the flags, or
+// nil without --smf-tls-addr.
+func devbrokerTLS(c *cli.Context) (*tls.Config, error) {
+	addr := c.String("smf-tls-addr") + c.String("secure-web-addr")
+	certFile := c.String("tls-cert")
+	switch {
+	case addr == "" && certFile == "":
+		return nil, nil
+	case addr == "":
+		return nil, errors.New("--tls-cert needs --smf-tls-addr or --secure-web-addr, an address to serve TLS on")
+	case certFile == "":
+		return nil, errors.New("--smf-tls-addr and --secure-web-addr need --tls-cert, a PEM file with the server certificate")
+	}
+	passphrase := ""
+	if f := c.String("tls-key-passphrase-file"); f != "" {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-key-passphrase-file: %w", err)
+		}
+		passphrase = strings.TrimRight(string(raw), "\r\n")
+	}
+	cert, err := solacetest.LoadTLSCertificate(certFile, c.String("tls-key"), passphrase)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert: %w", err)
+	}
+	maxVersion := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}[c.String("tls-max-version")]
+	if maxVersion == 0 {
+		return nil, fmt.Errorf("--tls-max-version %q: want 1.2 or 1.3", c.String("tls-max-version"))
+	}
+	return solacetest.ServerTLSConfig(cert, maxVersion), nil
+}
+
+// healthAddr maps the flag's "-" (no listener) to Config's "".
+func healthAddr(v string) string {
+	if v == "-" {
+		return ""
+	}
+	return v
 }
 
 // repeated is a repeatable string flag whose values may contain commas (queue

@@ -1,0 +1,76 @@
+package solacetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging/pkg/solace"
+	"solace.dev/go/messaging/pkg/solace/config"
+	"solace.dev/go/messaging/pkg/solace/message"
+	"solace.dev/go/messaging/pkg/solace/resource"
+)
+
+func TestPartitionedQueue(t *testing.T) {
+	b := NewTestBroker(t, Config{})
+	require.NoError(t, b.CreateQueue("default", QueueConfig{Name: "pq", AccessType: AccessNonExclusive,
+		PartitionCount: 2, Subscriptions: []string{"pq/>"}}))
+	type got struct{ consumer, key string }
+	recv := make(chan got, 100)
+	states := make(chan solace.ReceiverState, 10)
+	for i := range 3 {
+		svc := connect(t, b, nil)
+		rcv, err := svc.CreatePersistentMessageReceiverBuilder().
+			WithActivationPassivationSupport(func(_, s solace.ReceiverState, _ time.Time) {
+				if i == 2 {
+					states <- s
+				}
+			}).Build(resource.QueueDurableNonExclusive("pq"))
+		require.NoError(t, err)
+		name := fmt.Sprint(i)
+		require.NoError(t, rcv.ReceiveAsync(func(m message.InboundMessage) {
+			k, _ := m.GetProperty(config.QueuePartitionKey)
+			recv <- got{name, fmt.Sprint(k)}
+			_ = rcv.Ack(m)
+		}))
+		require.NoError(t, rcv.Start())
+		t.Cleanup(func() { _ = rcv.Terminate(time.Second) })
+	}
+	pubSvc := connect(t, b, nil)
+	pub := startPublisher(t, pubSvc)
+	keys := []string{"k0", "k1", "k2", "k3", "k4", "k5"}
+	for range 2 {
+		for _, k := range keys {
+			msg, err := pubSvc.MessageBuilder().WithProperty(config.QueuePartitionKey, k).BuildWithStringPayload("x")
+			require.NoError(t, err)
+			require.NoError(t, pub.PublishAwaitAcknowledgement(msg, resource.TopicOf("pq/1"), 5*time.Second, nil))
+		}
+	}
+	owner := map[string]string{}
+	consumers := map[string]bool{}
+	for range 2 * len(keys) {
+		select {
+		case g := <-recv:
+			if prev, ok := owner[g.key]; ok {
+				assert.Equal(t, prev, g.consumer, "key %s stays with one consumer", g.key)
+			}
+			owner[g.key] = g.consumer
+			consumers[g.consumer] = true
+		case <-time.After(5 * time.Second):
+			t.Fatalf("messages missing; owners so far %v", owner)
+		}
+	}
+	assert.False(t, consumers["2"], "the third consumer has no partition")
+	assert.Len(t, consumers, 2, "both partitions have a consumer")
+
+	// A third partition gives the third consumer one.
+	require.NoError(t, b.UpdateQueue("default", "pq", func(c *QueueConfig) { c.PartitionCount = 3 }))
+	select {
+	case s := <-states:
+		assert.Equal(t, solace.ReceiverActive, s, "a third partition activates the third consumer")
+	case <-time.After(5 * time.Second):
+		t.Fatal("no activation")
+	}
+}

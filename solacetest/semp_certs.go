@@ -1,0 +1,171 @@
+package solacetest
+
+// This file is the SEMP resources for client-certificate login (config
+// API): the broker's clientCertAuthorities and a VPN's clientUsernames.
+// Revocation checking (CRL, OCSP) is not implemented: its attributes are
+// accepted only with revocation checking off.
+
+import (
+	"errors"
+	"net/url"
+)
+
+type sempCertAuthority struct {
+	CertAuthorityName      string `json:"certAuthorityName"`
+	CertContent            string `json:"certContent"`
+	RevocationCheckEnabled bool   `json:"revocationCheckEnabled"`
+}
+
+type sempClientUsername struct {
+	ACLProfileName    string `json:"aclProfileName"`
+	ClientProfileName string `json:"clientProfileName"`
+	ClientUsername    string `json:"clientUsername"`
+	Enabled           bool   `json:"enabled"`
+	MsgVpnName        string `json:"msgVpnName"`
+}
+
+func certErr(err error) *sempErr {
+	switch {
+	case errors.Is(err, ErrUnknownCertAuthority), errors.Is(err, ErrUnknownClientUsername):
+		return errNotFound("%s", err.Error())
+	case errors.Is(err, ErrCertAuthorityExists), errors.Is(err, ErrClientUsernameExists):
+		return &sempErr{400, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
+	}
+	return adminErr(err)
+}
+
+func (c *sempCall) certAuthorityLink(name string) sempURILink {
+	return sempURILink{URI: c.baseURL() + c.api + "/clientCertAuthorities/" + url.PathEscape(name)}
+}
+
+func createCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
+	attrs, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	var name, content, crlDays, crlTimes, crlURL, ocspURL *string
+	var revocation, ocspNonResponder *bool
+	var ocspTimeout *int64
+	for _, e := range []*sempErr{
+		decodeAttr(attrs, "certAuthorityName", &name), decodeAttr(attrs, "certContent", &content),
+		decodeAttr(attrs, "crlDayList", &crlDays), decodeAttr(attrs, "crlTimeList", &crlTimes),
+		decodeAttr(attrs, "crlUrl", &crlURL), decodeAttr(attrs, "ocspOverrideUrl", &ocspURL),
+		decodeAttr(attrs, "revocationCheckEnabled", &revocation), decodeAttr(attrs, "ocspNonResponderCertEnabled", &ocspNonResponder),
+		decodeAttr(attrs, "ocspTimeout", &ocspTimeout),
+	} {
+		if e != nil {
+			return e
+		}
+	}
+	for attr := range attrs {
+		return errInvalid("unknown attribute %q", attr)
+	}
+	switch {
+	case name == nil || *name == "":
+		return errInvalid("missing required attribute certAuthorityName")
+	case content == nil || *content == "":
+		return errInvalid("missing required attribute certContent")
+	case revocation != nil && *revocation:
+		return errNotSupported("the test broker does not implement revocation checking; set revocationCheckEnabled false")
+	}
+	if aerr := b.AddCertAuthority(*name, *content); aerr != nil {
+		return certErr(aerr)
+	}
+	return c.writeObject(sempCertAuthority{CertAuthorityName: *name, CertContent: *content}, c.certAuthorityLink(*name), nil)
+}
+
+func getCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
+	name := c.r.PathValue("name")
+	p, ok := b.CertAuthorities()[name]
+	if !ok {
+		return errNotFound("could not find match for clientCertAuthority %q", name)
+	}
+	return c.writeObject(sempCertAuthority{CertAuthorityName: name, CertContent: p}, c.certAuthorityLink(name), nil)
+}
+
+func deleteCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
+	if err := b.RemoveCertAuthority(c.r.PathValue("name")); err != nil {
+		return certErr(err)
+	}
+	return c.writeMetaOnly()
+}
+
+func (c *sempCall) clientUsernameLink(vpn, name string) sempURILink {
+	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/clientUsernames/" + url.PathEscape(name)}
+}
+
+func createClientUsername(c *sempCall, b brokerAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	attrs, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	var name, password, bodyVPN, clientProfile, aclProfile *string
+	var enabled *bool
+	for _, e := range []*sempErr{
+		decodeAttr(attrs, "clientUsername", &name), decodeAttr(attrs, "password", &password),
+		decodeAttr(attrs, "msgVpnName", &bodyVPN), decodeAttr(attrs, "clientProfileName", &clientProfile),
+		decodeAttr(attrs, "aclProfileName", &aclProfile), decodeAttr(attrs, "enabled", &enabled),
+	} {
+		if e != nil {
+			return e
+		}
+	}
+	for attr := range attrs {
+		return errNotSupported("attribute %q of clientUsername is not supported by the test broker", attr)
+	}
+	switch {
+	case name == nil || *name == "":
+		return errInvalid("missing required attribute clientUsername")
+	case bodyVPN != nil && *bodyVPN != vpn:
+		return errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
+	case clientProfile != nil && *clientProfile != defaultClientProfile:
+		return errNotSupported("clientProfileName %q: every client uses the %q client profile", *clientProfile, defaultClientProfile)
+	case aclProfile != nil && *aclProfile != defaultACLProfile:
+		return errNotSupported("aclProfileName %q: every client uses the %q ACL profile", *aclProfile, defaultACLProfile)
+	}
+	u := ClientUsername{Name: *name, Enabled: enabled != nil && *enabled}
+	if password != nil {
+		u.Password = *password
+	}
+	if cerr := b.CreateClientUsername(vpn, u); cerr != nil {
+		return certErr(cerr)
+	}
+	return c.writeObject(clientUsernameJSON(vpn, u), c.clientUsernameLink(vpn, u.Name), nil)
+}
+
+func clientUsernameJSON(vpn string, u ClientUsername) sempClientUsername {
+	return sempClientUsername{ACLProfileName: defaultACLProfile, ClientProfileName: defaultClientProfile,
+		ClientUsername: u.Name, Enabled: u.Enabled, MsgVpnName: vpn}
+}
+
+func getClientUsername(c *sempCall, b brokerAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	all, lerr := b.ClientUsernames(vpn)
+	if lerr != nil {
+		return certErr(lerr)
+	}
+	for _, u := range all {
+		if u.Name == c.r.PathValue("name") {
+			return c.writeObject(clientUsernameJSON(vpn, u), c.clientUsernameLink(vpn, u.Name), nil)
+		}
+	}
+	return errNotFound("could not find match for clientUsername %q", c.r.PathValue("name"))
+}
+
+func deleteClientUsername(c *sempCall, b brokerAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	if derr := b.DeleteClientUsername(vpn, c.r.PathValue("name")); derr != nil {
+		return certErr(derr)
+	}
+	return c.writeMetaOnly()
+}

@@ -1,0 +1,706 @@
+package solacetest
+
+// This file is the SEMP queue resources: msgVpns/{vpn}/queues and their
+// subscriptions, in the config and monitor APIs.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// route dispatches on the path shape and method.
+func (s *sempServer) route(c *sempCall) *sempErr {
+	segs := c.segs
+	if c.api == sempActionBase || len(segs) < 3 || segs[0] != "msgVpns" || segs[2] != "queues" || len(segs) > 6 ||
+		(len(segs) >= 5 && segs[4] != "subscriptions") {
+		return errNotFound("unknown resource %q", c.r.URL.Path)
+	}
+	vpn := segs[1]
+	if !s.admin.HasVPN(vpn) {
+		return errNotFound("could not find match for msgVpn %q", vpn)
+	}
+	monitor := c.api == sempMonitorBase
+	allowed := func(methods ...string) *sempErr {
+		c.w.Header().Set("Allow", strings.Join(methods, ", "))
+		return &sempErr{http.StatusMethodNotAllowed, sempCodeNotSupported, sempStatusNotSupported,
+			fmt.Sprintf("method %s is not allowed on %s", c.r.Method, c.r.URL.Path)}
+	}
+	switch len(segs) {
+	case 3:
+		switch {
+		case c.r.Method == http.MethodGet:
+			return s.listQueues(c, vpn)
+		case c.r.Method == http.MethodPost && !monitor:
+			return s.createQueue(c, vpn)
+		case monitor:
+			return allowed(http.MethodGet)
+		default:
+			return allowed(http.MethodGet, http.MethodPost)
+		}
+	case 4:
+		name := segs[3]
+		switch {
+		case c.r.Method == http.MethodGet:
+			return s.getQueue(c, vpn, name)
+		case monitor:
+			return allowed(http.MethodGet)
+		case c.r.Method == http.MethodPatch:
+			return s.updateQueue(c, vpn, name, false)
+		case c.r.Method == http.MethodPut:
+			return s.updateQueue(c, vpn, name, true)
+		case c.r.Method == http.MethodDelete:
+			return s.deleteQueue(c, vpn, name)
+		default:
+			return allowed(http.MethodGet, http.MethodPatch, http.MethodPut, http.MethodDelete)
+		}
+	case 5:
+		switch {
+		case c.r.Method == http.MethodGet:
+			return s.listSubscriptions(c, vpn, segs[3])
+		case c.r.Method == http.MethodPost && !monitor:
+			return s.addSubscription(c, vpn, segs[3])
+		case monitor:
+			return allowed(http.MethodGet)
+		default:
+			return allowed(http.MethodGet, http.MethodPost)
+		}
+	default: // 6
+		switch {
+		case monitor:
+			return errNotFound("unknown resource %q", c.r.URL.Path)
+		case c.r.Method == http.MethodGet:
+			return s.getSubscription(c, vpn, segs[3], segs[5])
+		case c.r.Method == http.MethodDelete:
+			return s.removeSubscription(c, vpn, segs[3], segs[5])
+		default:
+			return allowed(http.MethodGet, http.MethodDelete)
+		}
+	}
+}
+
+// --- wire types ---
+
+// sempEventThreshold is SEMP's EventThreshold.
+type sempEventThreshold struct {
+	ClearPercent int64 `json:"clearPercent"`
+	SetPercent   int64 `json:"setPercent"`
+}
+
+// sempConfigQueue is the config API's MsgVpnQueue as this broker returns it.
+// Attributes the broker does not model are reported at SEMP's defaults, and
+// a request may only set them to those defaults.
+type sempConfigQueue struct {
+	AccessType                              string             `json:"accessType"`
+	ConsumerAckPropagationEnabled           bool               `json:"consumerAckPropagationEnabled"`
+	DeadMsgQueue                            string             `json:"deadMsgQueue"`
+	DeliveryCountEnabled                    bool               `json:"deliveryCountEnabled"`
+	DeliveryDelay                           int64              `json:"deliveryDelay"`
+	EgressEnabled                           bool               `json:"egressEnabled"`
+	EventBindCountThreshold                 sempEventThreshold `json:"eventBindCountThreshold"`
+	EventMsgSpoolUsageThreshold             sempEventThreshold `json:"eventMsgSpoolUsageThreshold"`
+	EventRejectLowPriorityMsgLimitThreshold sempEventThreshold `json:"eventRejectLowPriorityMsgLimitThreshold"`
+	IngressEnabled                          bool               `json:"ingressEnabled"`
+	MaxBindCount                            int64              `json:"maxBindCount"`
+	MaxDeliveredUnackedMsgsPerFlow          int64              `json:"maxDeliveredUnackedMsgsPerFlow"`
+	MaxMsgSize                              int32              `json:"maxMsgSize"`
+	MaxMsgSpoolUsage                        int64              `json:"maxMsgSpoolUsage"`
+	MaxRedeliveryCount                      int64              `json:"maxRedeliveryCount"`
+	MaxTTL                                  int64              `json:"maxTtl"`
+	MsgVpnName                              string             `json:"msgVpnName"`
+	Owner                                   string             `json:"owner"`
+	PartitionCount                          int32              `json:"partitionCount"`
+	PartitionRebalanceDelay                 int64              `json:"partitionRebalanceDelay"`
+	PartitionRebalanceMaxHandoffTime        int64              `json:"partitionRebalanceMaxHandoffTime"`
+	Permission                              string             `json:"permission"`
+	QueueName                               string             `json:"queueName"`
+	RedeliveryDelayEnabled                  bool               `json:"redeliveryDelayEnabled"`
+	RedeliveryDelayInitialInterval          int32              `json:"redeliveryDelayInitialInterval"`
+	RedeliveryDelayMaxInterval              int32              `json:"redeliveryDelayMaxInterval"`
+	RedeliveryDelayMultiplier               int32              `json:"redeliveryDelayMultiplier"`
+	RedeliveryEnabled                       bool               `json:"redeliveryEnabled"`
+	RejectLowPriorityMsgEnabled             bool               `json:"rejectLowPriorityMsgEnabled"`
+	RejectLowPriorityMsgLimit               int64              `json:"rejectLowPriorityMsgLimit"`
+	RejectMsgToSenderOnDiscardBehavior      string             `json:"rejectMsgToSenderOnDiscardBehavior"`
+	RespectMsgPriorityEnabled               bool               `json:"respectMsgPriorityEnabled"`
+	RespectTTLEnabled                       bool               `json:"respectTtlEnabled"`
+}
+
+// sempQueueDefaults is a queue with SEMP's default for every attribute.
+func sempQueueDefaults() sempConfigQueue {
+	return sempConfigQueue{
+		AccessType:                              string(AccessExclusive),
+		ConsumerAckPropagationEnabled:           true,
+		DeadMsgQueue:                            sempDefaultDMQ,
+		EventBindCountThreshold:                 sempEventThreshold{ClearPercent: 60, SetPercent: 80},
+		EventMsgSpoolUsageThreshold:             sempEventThreshold{ClearPercent: 18, SetPercent: 25},
+		EventRejectLowPriorityMsgLimitThreshold: sempEventThreshold{ClearPercent: 60, SetPercent: 80},
+		MaxBindCount:                            1000,
+		MaxDeliveredUnackedMsgsPerFlow:          10000,
+		MaxMsgSize:                              10000000,
+		MaxMsgSpoolUsage:                        sempDefaultSpoolMB,
+		PartitionRebalanceDelay:                 5,
+		PartitionRebalanceMaxHandoffTime:        3,
+		Permission:                              "no-access",
+		RedeliveryDelayInitialInterval:          1000,
+		RedeliveryDelayMaxInterval:              64000,
+		RedeliveryDelayMultiplier:               200,
+		RedeliveryEnabled:                       true,
+		RejectMsgToSenderOnDiscardBehavior:      "when-queue-enabled",
+	}
+}
+
+func configQueueJSON(vpn string, cfg QueueConfig) sempConfigQueue {
+	q := sempQueueDefaults()
+	q.QueueName, q.MsgVpnName = cfg.Name, vpn
+	q.AccessType = string(cfg.AccessType)
+	if q.AccessType == "" {
+		q.AccessType = string(AccessExclusive)
+	}
+	q.DeadMsgQueue = cfg.DeadMsgQueue
+	q.EgressEnabled, q.IngressEnabled = cfg.EgressEnabled, cfg.IngressEnabled
+	q.MaxMsgSpoolUsage = cfg.MaxMsgSpoolUsage
+	q.MaxRedeliveryCount = int64(cfg.MaxRedeliveryCount)
+	q.Owner = cfg.Owner
+	if cfg.Permission != "" {
+		q.Permission = cfg.Permission
+	}
+	q.RespectTTLEnabled = cfg.RespectTTL
+	q.MaxMsgSize = int32(cfg.MaxMsgSize)
+	q.PartitionCount = int32(cfg.PartitionCount)
+	if cfg.PartitionRebalanceDelay != 0 {
+		q.PartitionRebalanceDelay = cfg.PartitionRebalanceDelay
+	}
+	if cfg.RejectMsgToSenderOnDiscard != "" {
+		q.RejectMsgToSenderOnDiscardBehavior = cfg.RejectMsgToSenderOnDiscard
+	}
+	return q
+}
+
+// sempMonitorQueue is the monitor API's MsgVpnQueue: configuration plus live
+// state. SEMPv2 has no bindCount attribute; the consumer count is the size
+// of the txFlows collection (sempQueueCollections).
+type sempMonitorQueue struct {
+	AccessType                     string `json:"accessType"`
+	DeadMsgQueue                   string `json:"deadMsgQueue"`
+	Durable                        bool   `json:"durable"`
+	EgressEnabled                  bool   `json:"egressEnabled"`
+	IngressEnabled                 bool   `json:"ingressEnabled"`
+	MaxBindCount                   int64  `json:"maxBindCount"`
+	MaxDeliveredUnackedMsgsPerFlow int64  `json:"maxDeliveredUnackedMsgsPerFlow"`
+	MaxMsgSize                     int32  `json:"maxMsgSize"`
+	MaxMsgSpoolUsage               int64  `json:"maxMsgSpoolUsage"`
+	MaxRedeliveryCount             int64  `json:"maxRedeliveryCount"`
+	MaxTTL                         int64  `json:"maxTtl"`
+	// MsgSpoolUsage is the bytes held now.
+	MsgSpoolUsage       int64  `json:"msgSpoolUsage"`
+	MsgVpnName          string `json:"msgVpnName"`
+	Owner               string `json:"owner"`
+	Permission          string `json:"permission"`
+	QueueName           string `json:"queueName"`
+	RedeliveredMsgCount int64  `json:"redeliveredMsgCount"`
+	RedeliveryEnabled   bool   `json:"redeliveryEnabled"`
+	// RejectMsgToSenderOnDiscardBehavior is "always", "when-queue-enabled"
+	// or "never".
+	RejectMsgToSenderOnDiscardBehavior string `json:"rejectMsgToSenderOnDiscardBehavior"`
+	RespectTTLEnabled                  bool   `json:"respectTtlEnabled"`
+	SpooledByteCount                   int64  `json:"spooledByteCount"`
+	// SpooledMsgCount is the number of messages held now, delivered or not
+	// (the spec words it as a count of messages spooled).
+	SpooledMsgCount   int64  `json:"spooledMsgCount"`
+	TxUnackedMsgCount int64  `json:"txUnackedMsgCount"`
+	VirtualRouter     string `json:"virtualRouter"`
+}
+
+func monitorQueueJSON(vpn string, cfg QueueConfig, st QueueStats) sempMonitorQueue {
+	c := configQueueJSON(vpn, cfg)
+	return sempMonitorQueue{
+		AccessType:                         c.AccessType,
+		DeadMsgQueue:                       c.DeadMsgQueue,
+		Durable:                            cfg.Durable,
+		EgressEnabled:                      c.EgressEnabled,
+		IngressEnabled:                     c.IngressEnabled,
+		MaxBindCount:                       c.MaxBindCount,
+		MaxDeliveredUnackedMsgsPerFlow:     c.MaxDeliveredUnackedMsgsPerFlow,
+		MaxMsgSize:                         c.MaxMsgSize,
+		MaxMsgSpoolUsage:                   c.MaxMsgSpoolUsage,
+		MaxRedeliveryCount:                 c.MaxRedeliveryCount,
+		MaxTTL:                             c.MaxTTL,
+		MsgSpoolUsage:                      st.SpooledBytes,
+		MsgVpnName:                         vpn,
+		Owner:                              c.Owner,
+		Permission:                         c.Permission,
+		QueueName:                          cfg.Name,
+		RedeliveredMsgCount:                int64(st.Redelivered),
+		RedeliveryEnabled:                  c.RedeliveryEnabled,
+		RejectMsgToSenderOnDiscardBehavior: c.RejectMsgToSenderOnDiscardBehavior,
+		RespectTTLEnabled:                  c.RespectTTLEnabled,
+		SpooledByteCount:                   st.SpooledBytes,
+		SpooledMsgCount:                    int64(st.SpooledMsgCount),
+		TxUnackedMsgCount:                  int64(st.Unacked),
+		VirtualRouter:                      "primary",
+	}
+}
+
+type sempCount struct {
+	Count int64 `json:"count"`
+}
+
+// sempQueueCollections is the monitor API's MsgVpnQueueCollections.
+type sempQueueCollections struct {
+	Msgs          sempCount `json:"msgs"`
+	Subscriptions sempCount `json:"subscriptions"`
+	TxFlows       sempCount `json:"txFlows"`
+}
+
+type sempQueueLinks struct {
+	SubscriptionsURI string `json:"subscriptionsUri"`
+	URI              string `json:"uri"`
+}
+
+type sempSubscription struct {
+	MsgVpnName        string `json:"msgVpnName"`
+	QueueName         string `json:"queueName"`
+	SubscriptionTopic string `json:"subscriptionTopic"`
+}
+
+type sempURILink struct {
+	URI string `json:"uri"`
+}
+
+// --- request bodies ---
+
+// queueChanges is a parsed MsgVpnQueue request body: the attributes the
+// broker models, nil when absent.
+type queueChanges struct {
+	name, vpn                      *string
+	accessType, permission, owner  *string
+	deadMsgQueue                   *string
+	ingress, egress, respectTTL    *bool
+	maxRedeliveryCount, maxSpoolMB *int64
+	maxMsgSize                     *int64
+	partitionCount, rebalanceDelay *int64
+	rejectOnDiscard                *string
+}
+
+// sempQueueDefaultAttrs holds the JSON default of every MsgVpnQueue attribute
+// the broker does not model.
+var sempQueueDefaultAttrs = func() map[string]any {
+	raw, _ := json.Marshal(sempQueueDefaults())
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	for _, k := range []string{"queueName", "msgVpnName", "accessType", "permission", "owner", "deadMsgQueue",
+		"ingressEnabled", "egressEnabled", "respectTtlEnabled", "maxRedeliveryCount", "maxMsgSpoolUsage",
+		"maxMsgSize", "rejectMsgToSenderOnDiscardBehavior", "partitionCount", "partitionRebalanceDelay"} {
+		delete(m, k)
+	}
+	return m
+}()
+
+// parseQueueBody reads a MsgVpnQueue body. Unknown attributes are an error;
+// attributes the broker does not model are accepted only at their defaults,
+// so a client never believes it configured behaviour that is not there.
+func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
+	attrs, err := c.readBody()
+	if err != nil {
+		return nil, err
+	}
+	var q queueChanges
+	for _, d := range []struct {
+		name string
+		dst  **string
+	}{
+		{"queueName", &q.name}, {"msgVpnName", &q.vpn}, {"accessType", &q.accessType},
+		{"permission", &q.permission}, {"owner", &q.owner}, {"deadMsgQueue", &q.deadMsgQueue},
+		{"rejectMsgToSenderOnDiscardBehavior", &q.rejectOnDiscard},
+	} {
+		if err := decodeAttr(attrs, d.name, d.dst); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range []struct {
+		name string
+		dst  **bool
+	}{{"ingressEnabled", &q.ingress}, {"egressEnabled", &q.egress}, {"respectTtlEnabled", &q.respectTTL}} {
+		if err := decodeAttr(attrs, d.name, d.dst); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range []struct {
+		name string
+		dst  **int64
+	}{{"maxRedeliveryCount", &q.maxRedeliveryCount}, {"maxMsgSpoolUsage", &q.maxSpoolMB}, {"maxMsgSize", &q.maxMsgSize},
+		{"partitionCount", &q.partitionCount}, {"partitionRebalanceDelay", &q.rebalanceDelay}} {
+		if err := decodeAttr(attrs, d.name, d.dst); err != nil {
+			return nil, err
+		}
+	}
+	if q.accessType != nil && *q.accessType != string(AccessExclusive) && *q.accessType != string(AccessNonExclusive) {
+		return nil, errInvalid("accessType %q is not one of exclusive, non-exclusive", *q.accessType)
+	}
+	if q.permission != nil && !slices.Contains([]string{"no-access", "read-only", "consume", "modify-topic", "delete"}, *q.permission) {
+		return nil, errInvalid("permission %q is not one of no-access, read-only, consume, modify-topic, delete", *q.permission)
+	}
+	if q.maxRedeliveryCount != nil && (*q.maxRedeliveryCount < 0 || *q.maxRedeliveryCount > 255) {
+		return nil, errInvalid("maxRedeliveryCount %d is outside 0-255", *q.maxRedeliveryCount)
+	}
+	if q.maxMsgSize != nil && (*q.maxMsgSize < 0 || *q.maxMsgSize > maxFrameSize) {
+		return nil, errInvalid("maxMsgSize %d is outside 0-%d", *q.maxMsgSize, maxFrameSize)
+	}
+	if q.partitionCount != nil && (*q.partitionCount < 0 || *q.partitionCount > 1000) {
+		return nil, errInvalid("partitionCount %d is outside 0-1000", *q.partitionCount)
+	}
+	if q.rejectOnDiscard != nil && !slices.Contains([]string{"always", "when-queue-enabled", "never"}, *q.rejectOnDiscard) {
+		return nil, errInvalid("rejectMsgToSenderOnDiscardBehavior %q is not one of always, when-queue-enabled, never", *q.rejectOnDiscard)
+	}
+	if q.maxSpoolMB != nil && *q.maxSpoolMB < 0 {
+		return nil, errInvalid("maxMsgSpoolUsage %d is negative", *q.maxSpoolMB)
+	}
+	for name, raw := range attrs {
+		def, known := sempQueueDefaultAttrs[name]
+		if !known {
+			return nil, errInvalid("unknown attribute %q", name)
+		}
+		if strings.HasPrefix(name, "event") {
+			// Event thresholds only raise broker events: any well-formed
+			// EventThreshold is accepted and has no effect.
+			var th struct {
+				ClearPercent, ClearValue, SetPercent, SetValue *int64
+			}
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&th); err != nil || bytes.TrimSpace(raw)[0] != '{' {
+				return nil, errInvalid("attribute %q is not an EventThreshold object", name)
+			}
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil || !reflect.DeepEqual(v, def) {
+			return nil, errNotSupported("the test broker does not implement attribute %q; only its default %s is accepted", name, mustJSON(def))
+		}
+	}
+	return &q, nil
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// apply copies the changes onto cfg.
+func (q *queueChanges) apply(cfg *QueueConfig) {
+	if q.accessType != nil {
+		cfg.AccessType = AccessType(*q.accessType)
+	}
+	if q.permission != nil {
+		cfg.Permission = *q.permission
+	}
+	if q.owner != nil {
+		cfg.Owner = *q.owner
+	}
+	if q.deadMsgQueue != nil {
+		cfg.DeadMsgQueue = *q.deadMsgQueue
+	}
+	if q.ingress != nil {
+		cfg.IngressEnabled = *q.ingress
+	}
+	if q.egress != nil {
+		cfg.EgressEnabled = *q.egress
+	}
+	if q.respectTTL != nil {
+		cfg.RespectTTL = *q.respectTTL
+	}
+	if q.maxRedeliveryCount != nil {
+		cfg.MaxRedeliveryCount = int(*q.maxRedeliveryCount)
+	}
+	if q.maxMsgSize != nil {
+		cfg.MaxMsgSize = int(*q.maxMsgSize)
+	}
+	if q.partitionCount != nil {
+		cfg.PartitionCount = int(*q.partitionCount)
+	}
+	if q.rebalanceDelay != nil {
+		cfg.PartitionRebalanceDelay = *q.rebalanceDelay
+	}
+	if q.rejectOnDiscard != nil {
+		cfg.RejectMsgToSenderOnDiscard = *q.rejectOnDiscard
+	}
+	if q.maxSpoolMB != nil {
+		// SEMP's 0 means "only the last message"; the broker's 0 means no
+		// limit. Nobody configures the former on purpose.
+		cfg.MaxMsgSpoolUsage = *q.maxSpoolMB
+	}
+}
+
+// checkIdentity rejects a body whose identifying attributes contradict the
+// path.
+func (q *queueChanges) checkIdentity(vpn, name string) *sempErr {
+	if q.vpn != nil && *q.vpn != vpn {
+		return errInvalid("msgVpnName %q does not match the request path's %q", *q.vpn, vpn)
+	}
+	if q.name != nil && name != "" && *q.name != name {
+		return errInvalid("queueName %q does not match the request path's %q", *q.name, name)
+	}
+	return nil
+}
+
+// newQueueConfig is a queue created through SEMP: SEMP's defaults, then the
+// request's attributes. Ingress and egress default to enabled (unlike a real
+// broker, whose defaults are disabled), as QueueConfig documents.
+func newQueueConfig(name string, q *queueChanges) QueueConfig {
+	cfg := QueueConfig{
+		Name: name, AccessType: AccessExclusive, Permission: "no-access", DeadMsgQueue: sempDefaultDMQ,
+		MaxMsgSpoolUsage: sempDefaultSpoolMB, IngressEnabled: true, EgressEnabled: true, Durable: true,
+		MaxMsgSize: sempDefaultMaxMsgSize,
+	}
+	q.apply(&cfg)
+	return cfg
+}
+
+// --- handlers ---
+
+func (s *sempServer) createQueue(c *sempCall, vpn string) *sempErr {
+	q, err := c.parseQueueBody()
+	if err != nil {
+		return err
+	}
+	if err := q.checkIdentity(vpn, ""); err != nil {
+		return err
+	}
+	if q.name == nil || *q.name == "" {
+		return errInvalid("missing required attribute queueName")
+	}
+	name := *q.name
+	if err := s.create(vpn, newQueueConfig(name, q)); err != nil {
+		return err
+	}
+	s.log.Info("semp: queue created", "vpn", vpn, "queue", name)
+	return s.getQueue(c, vpn, name)
+}
+
+// create makes a queue. The admin turns a queue with ingress and egress both
+// off into one with both on; an explicit request for both off is applied
+// after creation.
+func (s *sempServer) create(vpn string, cfg QueueConfig) *sempErr {
+	if err := s.admin.CreateQueue(vpn, cfg); err != nil {
+		return adminErr(err)
+	}
+	if !cfg.IngressEnabled && !cfg.EgressEnabled {
+		if err := s.admin.UpdateQueue(vpn, cfg.Name, func(c *QueueConfig) {
+			c.IngressEnabled, c.EgressEnabled = false, false
+		}); err != nil {
+			return adminErr(err)
+		}
+	}
+	return nil
+}
+
+// durableQueue looks up a queue the config API can see: temporary queues
+// are not configuration objects.
+func (s *sempServer) durableQueue(vpn, name string, monitor bool) (QueueConfig, QueueStats, *sempErr) {
+	cfg, st, err := s.admin.Queue(vpn, name)
+	if err != nil {
+		return cfg, st, adminErr(err)
+	}
+	if !cfg.Durable && !monitor {
+		return cfg, st, errNotFound("could not find match for queue %q in VPN %q", name, vpn)
+	}
+	return cfg, st, nil
+}
+
+func (s *sempServer) getQueue(c *sempCall, vpn, name string) *sempErr {
+	monitor := c.api == sempMonitorBase
+	cfg, st, err := s.durableQueue(vpn, name, monitor)
+	if err != nil {
+		return err
+	}
+	links := c.queueLinks(vpn, name)
+	if monitor {
+		return c.writeObject(monitorQueueJSON(vpn, cfg, st), links, queueCollections(cfg, st))
+	}
+	return c.writeObject(configQueueJSON(vpn, cfg), links, nil)
+}
+
+func queueCollections(cfg QueueConfig, st QueueStats) sempQueueCollections {
+	return sempQueueCollections{
+		Msgs:          sempCount{int64(st.SpooledMsgCount)},
+		Subscriptions: sempCount{int64(len(cfg.Subscriptions))},
+		TxFlows:       sempCount{int64(st.Consumers)},
+	}
+}
+
+func (s *sempServer) listQueues(c *sempCall, vpn string) *sempErr {
+	monitor := c.api == sempMonitorBase
+	all, err := s.admin.Queues(vpn)
+	if err != nil {
+		return adminErr(err)
+	}
+	keys := make([]string, 0, len(all))
+	for _, q := range all {
+		if q.Durable || monitor {
+			keys = append(keys, q.Name)
+		}
+	}
+	slices.Sort(keys)
+	page, next, perr := c.page(keys)
+	if perr != nil {
+		return perr
+	}
+	var data, links, cols []any
+	for _, name := range page {
+		cfg, st, err := s.admin.Queue(vpn, name)
+		if err != nil {
+			continue // deleted since the listing
+		}
+		if monitor {
+			data = append(data, monitorQueueJSON(vpn, cfg, st))
+			cols = append(cols, queueCollections(cfg, st))
+		} else {
+			data = append(data, configQueueJSON(vpn, cfg))
+		}
+		links = append(links, c.queueLinks(vpn, name))
+	}
+	return c.writeList(data, links, cols, len(keys), next)
+}
+
+func (s *sempServer) updateQueue(c *sempCall, vpn, name string, replace bool) *sempErr {
+	q, err := c.parseQueueBody()
+	if err != nil {
+		return err
+	}
+	if err := q.checkIdentity(vpn, name); err != nil {
+		return err
+	}
+	existing, _, qerr := s.durableQueue(vpn, name, false)
+	switch {
+	case qerr != nil && replace && qerr.code == sempCodeNotFound:
+		// PUT creates a missing object.
+		if err := s.create(vpn, newQueueConfig(name, q)); err != nil {
+			return err
+		}
+		return s.getQueue(c, vpn, name)
+	case qerr != nil:
+		return qerr
+	}
+	upd := func(cfg *QueueConfig) { q.apply(cfg) }
+	if replace {
+		// PUT sets absent attributes to their defaults.
+		fresh := newQueueConfig(name, q)
+		fresh.Subscriptions, fresh.Durable = existing.Subscriptions, existing.Durable
+		upd = func(cfg *QueueConfig) {
+			subs := cfg.Subscriptions
+			*cfg = fresh
+			cfg.Subscriptions = subs
+		}
+	}
+	if err := s.admin.UpdateQueue(vpn, name, upd); err != nil {
+		return adminErr(err)
+	}
+	return s.getQueue(c, vpn, name)
+}
+
+func (s *sempServer) deleteQueue(c *sempCall, vpn, name string) *sempErr {
+	if _, _, err := s.durableQueue(vpn, name, false); err != nil {
+		return err
+	}
+	if err := s.admin.DeleteQueue(vpn, name); err != nil {
+		return adminErr(err)
+	}
+	s.log.Info("semp: queue deleted", "vpn", vpn, "queue", name)
+	return c.writeMetaOnly()
+}
+
+func (s *sempServer) listSubscriptions(c *sempCall, vpn, queue string) *sempErr {
+	cfg, _, err := s.durableQueue(vpn, queue, c.api == sempMonitorBase)
+	if err != nil {
+		return err
+	}
+	topics := slices.Clone(cfg.Subscriptions)
+	slices.Sort(topics)
+	page, next, err := c.page(topics)
+	if err != nil {
+		return err
+	}
+	var data, links []any
+	for _, t := range page {
+		data = append(data, sempSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: t})
+		links = append(links, sempURILink{URI: c.subscriptionURI(vpn, queue, t)})
+	}
+	return c.writeList(data, links, nil, len(topics), next)
+}
+
+func (s *sempServer) addSubscription(c *sempCall, vpn, queue string) *sempErr {
+	attrs, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	var topic, bodyVPN, bodyQueue *string
+	for _, d := range []struct {
+		name string
+		dst  **string
+	}{{"subscriptionTopic", &topic}, {"msgVpnName", &bodyVPN}, {"queueName", &bodyQueue}} {
+		if err := decodeAttr(attrs, d.name, d.dst); err != nil {
+			return err
+		}
+	}
+	for name := range attrs {
+		return errInvalid("unknown attribute %q", name)
+	}
+	if topic == nil || *topic == "" {
+		return errInvalid("missing required attribute subscriptionTopic")
+	}
+	if bodyVPN != nil && *bodyVPN != vpn {
+		return errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
+	}
+	if bodyQueue != nil && *bodyQueue != queue {
+		return errInvalid("queueName %q does not match the request path's %q", *bodyQueue, queue)
+	}
+	if _, _, err := s.durableQueue(vpn, queue, false); err != nil {
+		return err
+	}
+	if err := s.admin.AddQueueSubscription(vpn, queue, *topic); err != nil {
+		return adminErr(err)
+	}
+	return c.writeObject(sempSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: *topic},
+		sempURILink{URI: c.subscriptionURI(vpn, queue, *topic)}, nil)
+}
+
+func (s *sempServer) getSubscription(c *sempCall, vpn, queue, topic string) *sempErr {
+	cfg, _, err := s.durableQueue(vpn, queue, false)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(cfg.Subscriptions, topic) {
+		return errNotFound("could not find match for subscription %q on queue %q", topic, queue)
+	}
+	return c.writeObject(sempSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: topic},
+		sempURILink{URI: c.subscriptionURI(vpn, queue, topic)}, nil)
+}
+
+func (s *sempServer) removeSubscription(c *sempCall, vpn, queue, topic string) *sempErr {
+	if _, _, err := s.durableQueue(vpn, queue, false); err != nil {
+		return err
+	}
+	if err := s.admin.RemoveQueueSubscription(vpn, queue, topic); err != nil {
+		return adminErr(err)
+	}
+	return c.writeMetaOnly()
+}
+
+func (c *sempCall) queueURI(vpn, name string) string {
+	return c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/queues/" + url.PathEscape(name)
+}
+
+func (c *sempCall) queueLinks(vpn, name string) sempQueueLinks {
+	u := c.queueURI(vpn, name)
+	return sempQueueLinks{URI: u, SubscriptionsURI: u + "/subscriptions"}
+}
+
+func (c *sempCall) subscriptionURI(vpn, queue, topic string) string {
+	return c.queueURI(vpn, queue) + "/subscriptions/" + url.PathEscape(topic)
+}

@@ -1,0 +1,215 @@
+package solacetest
+
+// This file is the SEMP replay resources: the config API's
+// msgVpns/{vpn}/replayLogs[/{name}] and the action API's
+// msgVpns/{vpn}/queues/{queue}/startReplay.
+
+import (
+	"errors"
+	"net/url"
+	"time"
+)
+
+type sempReplayLog struct {
+	EgressEnabled      bool   `json:"egressEnabled"`
+	IngressEnabled     bool   `json:"ingressEnabled"`
+	MaxSpoolUsage      int64  `json:"maxSpoolUsage"`
+	MsgVpnName         string `json:"msgVpnName"`
+	ReplayLogName      string `json:"replayLogName"`
+	TopicFilterEnabled bool   `json:"topicFilterEnabled"`
+}
+
+func replayErr(err error) *sempErr {
+	switch {
+	case errors.Is(err, ErrNoReplayLog):
+		return errNotFound("%s", err.Error())
+	case errors.Is(err, ErrReplayLogExists):
+		return &sempErr{400, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
+	}
+	return adminErr(err)
+}
+
+func (c *sempCall) replayLogLink(vpn, name string) sempURILink {
+	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/replayLogs/" + url.PathEscape(name)}
+}
+
+// replayLogChanges reads a MsgVpnReplayLog body.
+func replayLogChanges(c *sempCall, vpn string) (name *string, apply func(*ReplayLog), err *sempErr) {
+	attrs, err := c.readBody()
+	if err != nil {
+		return nil, nil, err
+	}
+	var bodyVPN *string
+	var ingress, egress, topicFilter *bool
+	var quota *int64
+	for _, e := range []*sempErr{
+		decodeAttr(attrs, "replayLogName", &name), decodeAttr(attrs, "msgVpnName", &bodyVPN),
+		decodeAttr(attrs, "ingressEnabled", &ingress), decodeAttr(attrs, "egressEnabled", &egress),
+		decodeAttr(attrs, "topicFilterEnabled", &topicFilter), decodeAttr(attrs, "maxSpoolUsage", &quota),
+	} {
+		if e != nil {
+			return nil, nil, e
+		}
+	}
+	for attr := range attrs {
+		return nil, nil, errInvalid("unknown attribute %q", attr)
+	}
+	switch {
+	case bodyVPN != nil && *bodyVPN != vpn:
+		return nil, nil, errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
+	case topicFilter != nil && *topicFilter:
+		return nil, nil, errNotSupported("the test broker does not implement replay-log topic filters")
+	case quota != nil && *quota < 0:
+		return nil, nil, errInvalid("maxSpoolUsage %d is negative", *quota)
+	}
+	return name, func(l *ReplayLog) {
+		if ingress != nil {
+			l.IngressEnabled = *ingress
+		}
+		if egress != nil {
+			l.EgressEnabled = *egress
+		}
+		if quota != nil {
+			l.MaxSpoolUsage = *quota
+		}
+	}, nil
+}
+
+func writeReplayLog(c *sempCall, vpn string, l ReplayLog) *sempErr {
+	return c.writeObject(sempReplayLog{EgressEnabled: l.EgressEnabled, IngressEnabled: l.IngressEnabled,
+		MaxSpoolUsage: l.MaxSpoolUsage, MsgVpnName: vpn, ReplayLogName: l.Name}, c.replayLogLink(vpn, l.Name), nil)
+}
+
+func createReplayLog(c *sempCall, b brokerAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	name, apply, err := replayLogChanges(c, vpn)
+	if err != nil {
+		return err
+	}
+	if name == nil || *name == "" {
+		return errInvalid("missing required attribute replayLogName")
+	}
+	// SEMP's defaults: both switches off.
+	l := ReplayLog{Name: *name}
+	apply(&l)
+	if cerr := b.CreateReplayLog(vpn, l); cerr != nil {
+		return replayErr(cerr)
+	}
+	return writeReplayLog(c, vpn, l)
+}
+
+func findReplayLog(c *sempCall, b brokerAdmin, vpn string) (ReplayLog, *sempErr) {
+	logs, err := b.ReplayLogs(vpn)
+	if err != nil {
+		return ReplayLog{}, replayErr(err)
+	}
+	for _, l := range logs {
+		if l.Name == c.r.PathValue("name") {
+			return l, nil
+		}
+	}
+	return ReplayLog{}, errNotFound("could not find match for replayLog %q", c.r.PathValue("name"))
+}
+
+func getReplayLog(c *sempCall, b brokerAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	l, err := findReplayLog(c, b, vpn)
+	if err != nil {
+		return err
+	}
+	return writeReplayLog(c, vpn, l)
+}
+
+func listReplayLogs(c *sempCall, b brokerAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	logs, lerr := b.ReplayLogs(vpn)
+	if lerr != nil {
+		return replayErr(lerr)
+	}
+	var data, links []any
+	for _, l := range logs {
+		data = append(data, sempReplayLog{EgressEnabled: l.EgressEnabled, IngressEnabled: l.IngressEnabled,
+			MaxSpoolUsage: l.MaxSpoolUsage, MsgVpnName: vpn, ReplayLogName: l.Name})
+		links = append(links, c.replayLogLink(vpn, l.Name))
+	}
+	return c.writeList(data, links, nil, len(logs), "")
+}
+
+func updateReplayLog(c *sempCall, b brokerAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	name, apply, err := replayLogChanges(c, vpn)
+	if err != nil {
+		return err
+	}
+	if name != nil && *name != c.r.PathValue("name") {
+		return errInvalid("replayLogName %q does not match the request path's %q", *name, c.r.PathValue("name"))
+	}
+	if uerr := b.UpdateReplayLog(vpn, c.r.PathValue("name"), apply); uerr != nil {
+		return replayErr(uerr)
+	}
+	return getReplayLog(c, b)
+}
+
+func deleteReplayLog(c *sempCall, b brokerAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	if derr := b.DeleteReplayLog(vpn, c.r.PathValue("name")); derr != nil {
+		return replayErr(derr)
+	}
+	return c.writeMetaOnly()
+}
+
+// startReplay is the action msgVpns/{vpn}/queues/{queue}/startReplay.
+func startReplay(c *sempCall, b brokerAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	attrs, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	var logName, afterMsg *string
+	var fromTime *int64
+	for _, e := range []*sempErr{decodeAttr(attrs, "replayLogName", &logName), decodeAttr(attrs, "afterMsg", &afterMsg),
+		decodeAttr(attrs, "fromTime", &fromTime)} {
+		if e != nil {
+			return e
+		}
+	}
+	for attr := range attrs {
+		return errInvalid("unknown attribute %q", attr)
+	}
+	if logName == nil || *logName == "" {
+		return errInvalid("missing required attribute replayLogName")
+	}
+	var from time.Time
+	if fromTime != nil {
+		from = time.Unix(*fromTime, 0)
+	}
+	after := ""
+	if afterMsg != nil {
+		after = *afterMsg
+	}
+	if rerr := b.StartReplay(vpn, c.r.PathValue("queue"), *logName, from, after); rerr != nil {
+		if errors.Is(rerr, ErrUnknownQueue) || errors.Is(rerr, ErrNoReplayLog) {
+			return errNotFound("%s", rerr.Error())
+		}
+		return errInvalid("%s", rerr.Error())
+	}
+	return c.writeMetaOnly()
+}

@@ -657,7 +657,7 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 		return nil, nil, service.ErrNotConnected
 	}
 	for {
-		first, err := recv.Receive(ctx)
+		ins, err := recv.ReceiveBatch(ctx, make([]*session.Inbound, 0, r.batchSize), r.batchSize)
 		if err != nil {
 			if errors.Is(err, session.ErrReceiverDown) || errors.Is(err, session.ErrReceiverClosed) {
 				r.log.Warnf("Solace flows on queue %q are down, reconnecting: %v", r.queue, err)
@@ -665,14 +665,6 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 				return nil, nil, service.ErrNotConnected
 			}
 			return nil, nil, err
-		}
-		ins := []*session.Inbound{first}
-		for len(ins) < r.batchSize {
-			in, ok := recv.TryReceive()
-			if !ok {
-				break
-			}
-			ins = append(ins, in)
 		}
 		if r.dedup {
 			ins = r.dropDuplicates(ctx, recv, ins)

@@ -102,18 +102,29 @@ var (
 )
 
 // Receiver consumes a queue through one or more client-acknowledged flows.
-// Messages are handed over through a bounded channel fed by each flow's
+// Messages are handed over through a bounded queue fed by each flow's
 // ReceiveAsync callback, so no goroutine is ever parked in a blocking
-// receive that could strand a message: a message is either in that channel,
+// receive that could strand a message: a message is either in that queue,
 // given to the caller, or still owned by the API, and on Close every message
 // not settled is left unacknowledged for the broker to redeliver.
+//
+// The queue is a slice under a mutex with two signal channels rather than a
+// channel of messages: the reader takes everything waiting (up to its batch)
+// in one step and is woken once per burst, not once per message.
 type Receiver struct {
 	svc   solace.MessagingService
 	queue string
 	flows []*flow
 
-	ch     chan *Inbound
-	closed chan struct{}
+	mu      sync.Mutex
+	waiting []*Inbound // converted, not yet handed out; at most limit
+	limit   int
+	ready   chan struct{} // signalled when waiting becomes non-empty
+	space   chan struct{} // signalled when waiting drops below limit
+	// multiFlow is set before any flow starts: several flows may wait
+	// for room at once.
+	multiFlow bool
+	closed    chan struct{}
 
 	downOnce sync.Once
 	down     chan struct{}
@@ -167,11 +178,15 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 		buf = 256
 	}
 	r := &Receiver{
-		svc:    svc,
-		queue:  cfg.Queue,
-		ch:     make(chan *Inbound, buf),
-		closed: make(chan struct{}),
-		down:   make(chan struct{}),
+		svc:       svc,
+		queue:     cfg.Queue,
+		waiting:   make([]*Inbound, 0, buf),
+		limit:     buf,
+		ready:     make(chan struct{}, 1),
+		space:     make(chan struct{}, 1),
+		closed:    make(chan struct{}),
+		down:      make(chan struct{}),
+		multiFlow: n > 1,
 	}
 	r.listenerID = svc.AddReconnectionAttemptListener(func(solace.ServiceEvent) {
 		r.gen.Add(1)
@@ -247,18 +262,49 @@ func (r *Receiver) startFlow(ctx context.Context, id int, cfg ReceiverConfig) (*
 // here is the back-pressure: the API stops the flow once its own buffer
 // reaches its high-water mark.
 func (f *flow) onMessage(msg message.InboundMessage) {
-	if f.r.isClosed() {
+	r := f.r
+	if r.isClosed() {
 		msg.Dispose()
 		return
 	}
 	in := newInbound(msg)
 	in.flow = f
-	in.gen = f.r.gen.Load()
-	select {
-	case f.r.ch <- in:
-	case <-f.r.closed:
-		// Never settled: the broker redelivers it once the flow unbinds.
+	in.gen = r.gen.Load()
+	r.mu.Lock()
+	for len(r.waiting) >= r.limit {
+		r.mu.Unlock()
+		select {
+		case <-r.space:
+		case <-r.closed:
+			// Never settled: the broker redelivers it once the flow unbinds.
+			msg.Dispose()
+			return
+		}
+		r.mu.Lock()
+	}
+	if r.isClosed() {
+		r.mu.Unlock()
 		msg.Dispose()
+		return
+	}
+	r.waiting = append(r.waiting, in)
+	wake := len(r.waiting) == 1
+	room := len(r.waiting) < r.limit
+	r.mu.Unlock()
+	if wake {
+		signal(r.ready)
+	}
+	if room && r.multiFlow {
+		// Pass a wake-up for room on to another flow that may be waiting.
+		signal(r.space)
+	}
+}
+
+// signal sets c (capacity 1) without blocking.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 
@@ -272,35 +318,80 @@ func (r *Receiver) markDown(err error) {
 // Receive returns the next message, waiting until one arrives, ctx ends, the
 // receiver goes down (ErrReceiverDown) or it is closed.
 func (r *Receiver) Receive(ctx context.Context) (*Inbound, error) {
+	ins, err := r.ReceiveBatch(ctx, nil, 1)
+	if err != nil {
+		return nil, err
+	}
+	return ins[0], nil
+}
+
+// ReceiveBatch appends to dst at least one and at most upTo messages (upTo
+// below 1 means 1): those already waiting, or else the next to arrive. It
+// waits until one arrives, ctx ends, the receiver goes down
+// (ErrReceiverDown) or it is closed.
+func (r *Receiver) ReceiveBatch(ctx context.Context, dst []*Inbound, upTo int) ([]*Inbound, error) {
+	n0 := len(dst)
 	for {
-		if in, ok := r.TryReceive(); ok {
-			return in, nil
+		dst = r.take(dst, upTo)
+		if len(dst) > n0 {
+			return dst, nil
 		}
 		select {
-		case in := <-r.ch:
-			if r.fresh(in) {
-				return in, nil
-			}
+		case <-r.ready:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return dst, ctx.Err()
 		case <-r.down:
-			return nil, r.downErr
+			return dst, r.downErr
 		case <-r.closed:
-			return nil, ErrReceiverClosed
+			return dst, ErrReceiverClosed
 		}
 	}
 }
 
 // TryReceive returns a message that is already waiting, without blocking.
 func (r *Receiver) TryReceive() (*Inbound, bool) {
+	ins := r.take(nil, 1)
+	if len(ins) == 0 {
+		return nil, false
+	}
+	return ins[0], true
+}
+
+// take moves up to max waiting messages (at least 1) to dst, dropping
+// stale ones.
+func (r *Receiver) take(dst []*Inbound, upTo int) []*Inbound {
+	upTo = max(upTo, 1)
 	for {
-		select {
-		case in := <-r.ch:
+		r.mu.Lock()
+		n := min(upTo, len(r.waiting))
+		if n == 0 {
+			r.mu.Unlock()
+			return dst
+		}
+		wasFull := len(r.waiting) >= r.limit
+		start := len(dst)
+		dst = append(dst, r.waiting[:n]...)
+		rest := copy(r.waiting, r.waiting[n:])
+		clear(r.waiting[rest:])
+		r.waiting = r.waiting[:rest]
+		more := rest > 0
+		r.mu.Unlock()
+		if wasFull {
+			signal(r.space)
+		}
+		if more {
+			// Keep the signal up for the next call (or another reader).
+			signal(r.ready)
+		}
+		kept := dst[:start]
+		for _, in := range dst[start:] {
 			if r.fresh(in) {
-				return in, true
+				kept = append(kept, in)
 			}
-		default:
-			return nil, false
+		}
+		dst = kept
+		if len(dst) > start || !more {
+			return dst
 		}
 	}
 }
@@ -390,14 +481,12 @@ func (r *Receiver) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			errs = append(errs, ctx.Err())
 		}
-		for {
-			select {
-			case in := <-r.ch:
-				r.Release(in)
-				continue
-			default:
-			}
-			break
+		r.mu.Lock()
+		left := r.waiting
+		r.waiting = nil
+		r.mu.Unlock()
+		for _, in := range left {
+			r.Release(in)
 		}
 		r.closeErr = errors.Join(errs...)
 	})

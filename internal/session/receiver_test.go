@@ -148,6 +148,9 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		require.Equal(t, api.Properties, native.Properties)
 		require.Equal(t, api.DedupKey(), native.DedupKey())
 		require.Equal(t, api.SenderTimestamp, native.SenderTimestamp)
+		// The replication group message id is formatted in Go, not by
+		// CCSMP's (slower) toString, for this client's layout.
+		require.Contains(t, []rgmidLayout{rgmidWordsLE, rgmidBigEndian}, rgmidLayout(rgmidLayoutState.Load()))
 	}
 	require.Equal(t, 5, f.stats(t, "q1").Unacked)
 	for _, in := range msgs {

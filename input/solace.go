@@ -657,7 +657,12 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 		return nil, nil, service.ErrNotConnected
 	}
 	for {
-		ins, err := recv.ReceiveBatch(ctx, make([]*session.Inbound, 0, r.batchSize), r.batchSize)
+		rb := &pendingBatch{r: r, recv: recv}
+		ins := rb.one[:0]
+		if r.batchSize > 1 {
+			ins = make([]*session.Inbound, 0, r.batchSize)
+		}
+		ins, err := recv.ReceiveBatch(ctx, ins, r.batchSize)
 		if err != nil {
 			if errors.Is(err, session.ErrReceiverDown) || errors.Is(err, session.ErrReceiverClosed) {
 				r.log.Warnf("Solace flows on queue %q are down, reconnecting: %v", r.queue, err)
@@ -672,13 +677,31 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 				continue
 			}
 		}
-		batch := make(service.MessageBatch, len(ins))
+		batch := service.MessageBatch(rb.oneMsg[:])
+		if len(ins) > 1 {
+			batch = make(service.MessageBatch, len(ins))
+		}
 		for i, in := range ins {
 			batch[i] = r.toMessage(in)
 		}
+		rb.ins = ins
 		r.mReceived.Incr(int64(len(batch)))
-		return batch, r.ackFunc(recv, ins), nil
+		return batch, rb.ack, nil
 	}
+}
+
+// pendingBatch is one batch handed to the pipeline with what its ack settles.
+// A batch of one message, the default, lives entirely in it.
+type pendingBatch struct {
+	r      *solaceReader
+	recv   *session.Receiver
+	ins    []*session.Inbound
+	one    [1]*session.Inbound
+	oneMsg [1]*service.Message
+}
+
+func (b *pendingBatch) ack(ctx context.Context, err error) error {
+	return b.r.settleBatch(ctx, b.recv, b.ins, err)
 }
 
 // dropDuplicates acknowledges and removes messages whose key the pipeline
@@ -828,22 +851,22 @@ func asTime(v any) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func (r *solaceReader) ackFunc(recv *session.Receiver, ins []*session.Inbound) service.AckFunc {
-	return func(ctx context.Context, err error) error {
-		outcome := session.Accepted
-		if err != nil {
-			outcome = r.nack
-		} else if r.dedup {
-			r.remember(ctx, ins)
-		}
-		var errs []error
-		for _, in := range ins {
-			if e := r.settle(recv, in, outcome); e != nil {
-				errs = append(errs, e)
-			}
-		}
-		return errors.Join(errs...)
+// settleBatch settles a batch as the pipeline's ack says: accepted, or the
+// nack outcome on an error.
+func (r *solaceReader) settleBatch(ctx context.Context, recv *session.Receiver, ins []*session.Inbound, err error) error {
+	outcome := session.Accepted
+	if err != nil {
+		outcome = r.nack
+	} else if r.dedup {
+		r.remember(ctx, ins)
 	}
+	var errs []error
+	for _, in := range ins {
+		if e := r.settle(recv, in, outcome); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // settle settles one message and counts it. A failure for a message whose

@@ -218,8 +218,20 @@ type Inbound struct {
 	flow *flow
 	gen  uint64
 	// metaBuf backs Meta, so that a message's metadata costs no allocation
-	// of its own.
-	metaBuf [16]MetaField
+	// of its own (unless it has more fields than a message usually has).
+	metaBuf [12]MetaField
+	// strBuf backs the string attributes and the formatted replication
+	// group message id when they fit, sparing them an allocation.
+	strBuf [64]byte
+}
+
+// destCache remembers the last destination a flow delivered from, with its
+// boxed metadata value: messages on a queue mostly share a few destinations,
+// so a repeated one costs neither a copy nor an allocation. It belongs to one
+// flow's dispatch goroutine.
+type destCache struct {
+	name  string
+	boxed any
 }
 
 // attrsPool recycles what the native read fills in: it is needed only while
@@ -250,9 +262,9 @@ var boxedTopic, boxedQueue any = DestinationTopic, DestinationQueue
 
 // newInbound converts msg. It reads everything it needs from the native
 // message, so the caller may dispose of msg once the message is settled.
-func newInbound(msg message.InboundMessage) *Inbound {
+func newInbound(msg message.InboundMessage, dc *destCache) *Inbound {
 	if h, ok := handleOf(msg); ok {
-		return newInboundNative(msg, h)
+		return newInboundNative(msg, h, dc)
 	}
 	return newInboundAPI(msg)
 }
@@ -262,7 +274,8 @@ func newInbound(msg message.InboundMessage) *Inbound {
 // The string attributes share one allocation, and the replication group
 // message id is formatted here from its raw bytes (see rgmidLayout), so a
 // message costs few allocations beyond its payload.
-func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
+// dc may be nil.
+func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inbound {
 	in := newInboundFor(msg)
 	a := attrsPool.Get().(*C.cs_attrs_t)
 	defer attrsPool.Put(a)
@@ -283,7 +296,10 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	if has(C.CS_RGMID) {
 		n += rgmidStrLen
 	}
-	buf := make([]byte, 0, n)
+	buf := in.strBuf[:0]
+	if n > len(in.strBuf) {
+		buf = make([]byte, 0, n)
+	}
 	str := func(i int) (string, bool) {
 		p := a.str[i]
 		if p == nil {
@@ -303,8 +319,27 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 		return time.Unix(v/1e3, (v%1e3)*1e6)
 	}
 
-	if dest, ok := str(C.CS_S_DEST); ok {
-		add(MetaDestination, dest)
+	if p := a.str[C.CS_S_DEST]; p != nil && dc != nil && dc.boxed != nil &&
+		int(a.len[C.CS_S_DEST]) == len(dc.name) &&
+		string(unsafe.Slice((*byte)(unsafe.Pointer(p)), len(dc.name))) == dc.name {
+		// The comparison does not allocate: the compiler compares the
+		// bytes in place.
+		add(MetaDestination, dc.boxed)
+		if t := nativeDestType(int(a.destType)); t != "" {
+			add(MetaDestinationType, boxedDestType(t))
+		} else {
+			add(MetaDestinationType, boxedDestType(destinationTypeOf(dc.name)))
+		}
+	} else if dest, ok := str(C.CS_S_DEST); ok {
+		var boxed any = dest
+		if dc != nil {
+			// A copy of its own, so the cache does not keep this
+			// message's buffer alive.
+			dc.name = strings.Clone(dest)
+			dc.boxed = any(dc.name)
+			boxed = dc.boxed
+		}
+		add(MetaDestination, boxed)
 		if t := nativeDestType(int(a.destType)); t != "" {
 			add(MetaDestinationType, boxedDestType(t))
 		} else {

@@ -144,6 +144,8 @@ type flow struct {
 	r  *Receiver
 	id int
 	pr solace.PersistentMessageReceiver
+	// dest is used by onMessage alone.
+	dest destCache
 }
 
 // NewReceiver binds cfg.Flows flows to cfg.Queue on the session and starts
@@ -267,7 +269,7 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 		msg.Dispose()
 		return
 	}
-	in := newInbound(msg)
+	in := newInbound(msg, &f.dest)
 	in.flow = f
 	in.gen = r.gen.Load()
 	r.mu.Lock()

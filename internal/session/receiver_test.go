@@ -142,7 +142,7 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		// The one-call native read and the Go API's getters must agree.
 		h, ok := handleOf(in.msg)
 		require.True(t, ok, "the native handle must be reachable for %T", in.msg)
-		native, api := newInboundNative(in.msg, h), newInboundAPI(in.msg)
+		native, api := newInboundNative(in.msg, h, nil), newInboundAPI(in.msg)
 		require.Equal(t, withoutReceiveTime(api.Meta), withoutReceiveTime(native.Meta))
 		require.Equal(t, api.Payload, native.Payload)
 		require.Equal(t, api.Properties, native.Properties)
@@ -309,4 +309,23 @@ func TestReceiverUnknownQueue(t *testing.T) {
 	_, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "nope"})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), `"nope"`)
+}
+
+// TestReceiverDestinationPerMessage checks the per-flow destination cache:
+// a flow delivering from alternating topics reports each message's own.
+func TestReceiverDestinationPerMessage(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "qd", Subscriptions: []string{"orders/>"}})
+	topics := []string{"orders/eu", "orders/eu", "orders/us", "orders/eu", "orders/a-much-longer-topic-name/that/does/not/fit/the/inline/buffer"}
+	for _, topic := range topics {
+		f.publish(t, topic, 1, nil)
+	}
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "qd"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	for i, in := range receiveN(t, r, len(topics)) {
+		m := metaMap(in)
+		require.Equal(t, topics[i], m[MetaDestination], "message %d", i)
+		require.Equal(t, DestinationTopic, m[MetaDestinationType])
+		require.NoError(t, r.Settle(in, Accepted))
+	}
 }

@@ -117,8 +117,9 @@ type Receiver struct {
 	flows []*flow
 
 	mu      sync.Mutex
-	waiting []*Inbound // converted, not yet handed out; at most limit
-	limit   int
+	waiting []*Inbound // waiting[head:] are converted, not yet handed out
+	head    int
+	limit   int           // most messages waiting
 	ready   chan struct{} // signalled when waiting becomes non-empty
 	space   chan struct{} // signalled when waiting drops below limit
 	// multiFlow is set before any flow starts: several flows may wait
@@ -273,7 +274,7 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 	in.flow = f
 	in.gen = r.gen.Load()
 	r.mu.Lock()
-	for len(r.waiting) >= r.limit {
+	for len(r.waiting)-r.head >= r.limit {
 		r.mu.Unlock()
 		select {
 		case <-r.space:
@@ -289,9 +290,17 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 		msg.Dispose()
 		return
 	}
+	if len(r.waiting) == cap(r.waiting) && r.head > 0 {
+		// Reuse the space already handed out. With room for twice the
+		// limit this happens at most once per limit messages.
+		n := copy(r.waiting, r.waiting[r.head:])
+		clear(r.waiting[n:])
+		r.waiting, r.head = r.waiting[:n], 0
+	}
 	r.waiting = append(r.waiting, in)
-	wake := len(r.waiting) == 1
-	room := len(r.waiting) < r.limit
+	count := len(r.waiting) - r.head
+	wake := count == 1
+	room := count < r.limit
 	r.mu.Unlock()
 	if wake {
 		signal(r.ready)
@@ -365,17 +374,20 @@ func (r *Receiver) take(dst []*Inbound, upTo int) []*Inbound {
 	upTo = max(upTo, 1)
 	for {
 		r.mu.Lock()
-		n := min(upTo, len(r.waiting))
+		n := min(upTo, len(r.waiting)-r.head)
 		if n == 0 {
 			r.mu.Unlock()
 			return dst
 		}
-		wasFull := len(r.waiting) >= r.limit
+		wasFull := len(r.waiting)-r.head >= r.limit
 		start := len(dst)
-		dst = append(dst, r.waiting[:n]...)
-		rest := copy(r.waiting, r.waiting[n:])
-		clear(r.waiting[rest:])
-		r.waiting = r.waiting[:rest]
+		dst = append(dst, r.waiting[r.head:r.head+n]...)
+		clear(r.waiting[r.head : r.head+n])
+		r.head += n
+		rest := len(r.waiting) - r.head
+		if rest == 0 {
+			r.waiting, r.head = r.waiting[:0], 0
+		}
 		more := rest > 0
 		r.mu.Unlock()
 		if wasFull {
@@ -484,8 +496,8 @@ func (r *Receiver) Close(ctx context.Context) error {
 			errs = append(errs, ctx.Err())
 		}
 		r.mu.Lock()
-		left := r.waiting
-		r.waiting = nil
+		left := r.waiting[r.head:]
+		r.waiting, r.head = nil, 0
 		r.mu.Unlock()
 		for _, in := range left {
 			r.Release(in)

@@ -256,6 +256,9 @@ type solaceReader struct {
 	log *service.Logger
 	mgr *service.Resources
 
+	// metaTmpl speeds up building messages (see newMessage).
+	metaTmpl atomic.Pointer[metaTemplate]
+
 	conn     session.Config
 	queue    string // the queue consumed, given or derived
 	topic    string
@@ -761,7 +764,7 @@ func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
 }
 
 func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
-	msg := service.NewMessage(in.Payload)
+	msg := r.newMessage(in)
 	for k, v := range in.Properties {
 		msg.MetaSetMut(k, v)
 	}
@@ -791,6 +794,53 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	}
 	msg.MetaSetMut(session.MetaTimestamp, ts)
 	return msg
+}
+
+// metaTemplate is an empty message whose metadata holds exactly the keys
+// of a recent message, with nil values.
+type metaTemplate struct {
+	keys []string // in the order of Inbound.Meta, then solace_timestamp
+	msg  *service.Message
+}
+
+// newMessage starts the Benthos message for in. A message with the same
+// metadata keys as the previous one (the usual case) starts as a copy of a
+// template holding those keys: Benthos then builds its metadata map at its
+// final size in one step, instead of growing it from five entries (with ten
+// keys the growth was about half of building the message). Messages with
+// user properties, or whose event time comes from a mapping (which must not
+// see placeholder keys), start empty.
+func (r *solaceReader) newMessage(in *session.Inbound) *service.Message {
+	if len(in.Properties) > 0 || r.tsMode == siTimestampMapping {
+		return service.NewMessage(in.Payload)
+	}
+	t := r.metaTmpl.Load()
+	if t == nil || !t.fits(in.Meta) {
+		t = &metaTemplate{keys: make([]string, 0, len(in.Meta)+1), msg: service.NewMessage(nil)}
+		for _, f := range in.Meta {
+			t.keys = append(t.keys, f.Key)
+		}
+		t.keys = append(t.keys, session.MetaTimestamp)
+		for _, k := range t.keys {
+			t.msg.MetaSetMut(k, nil)
+		}
+		r.metaTmpl.Store(t)
+	}
+	msg := t.msg.Copy()
+	msg.SetBytes(in.Payload)
+	return msg
+}
+
+func (t *metaTemplate) fits(meta []session.MetaField) bool {
+	if len(t.keys) != len(meta)+1 {
+		return false
+	}
+	for i, f := range meta {
+		if t.keys[i] != f.Key {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *solaceReader) eventTime(msg *service.Message, in *session.Inbound) time.Time {

@@ -82,9 +82,10 @@ type ReceiverConfig struct {
 	// Replay requests replay on bind; the zero value asks for none.
 	Replay Replay
 	// Buffer bounds the messages converted and waiting for Receive across
-	// all flows; values below 1 mean 256. When it is full the flows stop
-	// taking messages from the API, whose own buffer then closes the
-	// broker window.
+	// all flows; values below 1 mean 256. When it is full the flows are
+	// paused until it is half empty, and the API's own buffer then closes
+	// the broker window. (It can be exceeded by about one message per flow,
+	// delivered while a pause takes effect.)
 	Buffer int
 }
 
@@ -119,13 +120,10 @@ type Receiver struct {
 	mu      sync.Mutex
 	waiting []*Inbound // waiting[head:] are converted, not yet handed out
 	head    int
-	limit   int           // most messages waiting
+	limit   int           // flows are paused when this many wait
+	paused  []*flow       // flows paused by onMessage, resumed by take
 	ready   chan struct{} // signalled when waiting becomes non-empty
-	space   chan struct{} // signalled when waiting drops below limit
-	// multiFlow is set before any flow starts: several flows may wait
-	// for room at once.
-	multiFlow bool
-	closed    chan struct{}
+	closed  chan struct{}
 
 	downOnce sync.Once
 	down     chan struct{}
@@ -147,6 +145,8 @@ type flow struct {
 	pr solace.PersistentMessageReceiver
 	// dest is used by onMessage alone.
 	dest destCache
+	// paused is guarded by r.mu.
+	paused bool
 }
 
 // NewReceiver binds cfg.Flows flows to cfg.Queue on the session and starts
@@ -181,15 +181,13 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 		buf = 256
 	}
 	r := &Receiver{
-		svc:       svc,
-		queue:     cfg.Queue,
-		waiting:   make([]*Inbound, 0, buf),
-		limit:     buf,
-		ready:     make(chan struct{}, 1),
-		space:     make(chan struct{}, 1),
-		closed:    make(chan struct{}),
-		down:      make(chan struct{}),
-		multiFlow: n > 1,
+		svc:     svc,
+		queue:   cfg.Queue,
+		waiting: make([]*Inbound, 0, 2*buf),
+		limit:   buf,
+		ready:   make(chan struct{}, 1),
+		closed:  make(chan struct{}),
+		down:    make(chan struct{}),
 	}
 	r.listenerID = svc.AddReconnectionAttemptListener(func(solace.ServiceEvent) {
 		r.gen.Add(1)
@@ -261,9 +259,16 @@ func (r *Receiver) startFlow(ctx context.Context, id int, cfg ReceiverConfig) (*
 	return f, nil
 }
 
-// onMessage runs on the API's dispatch goroutine for this flow. Blocking
-// here is the back-pressure: the API stops the flow once its own buffer
-// reaches its high-water mark.
+// onMessage runs on the API's dispatch goroutine for this flow. It never
+// blocks: when the hand-off queue reaches its limit the flow is paused (the
+// API then stops calling back, its buffer fills to its high-water mark and
+// it stops the broker flow), and take resumes it once the queue is down to
+// half. Blocking here instead kept the API's buffer hovering at its
+// watermarks, where v1.10.1's stopFlow and startFlow race (one on the
+// context thread, one on the dispatch goroutine) and can leave the broker
+// flow open with the stopped flag set: the buffer then overflows ("Unable to
+// push message to buffer") and the dropped messages sit unacknowledged until
+// the flow is bound again.
 func (f *flow) onMessage(msg message.InboundMessage) {
 	r := f.r
 	if r.isClosed() {
@@ -274,19 +279,9 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 	in.flow = f
 	in.gen = r.gen.Load()
 	r.mu.Lock()
-	for len(r.waiting)-r.head >= r.limit {
-		r.mu.Unlock()
-		select {
-		case <-r.space:
-		case <-r.closed:
-			// Never settled: the broker redelivers it once the flow unbinds.
-			msg.Dispose()
-			return
-		}
-		r.mu.Lock()
-	}
 	if r.isClosed() {
 		r.mu.Unlock()
+		// Never settled: the broker redelivers it once the flow unbinds.
 		msg.Dispose()
 		return
 	}
@@ -299,15 +294,16 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 	}
 	r.waiting = append(r.waiting, in)
 	count := len(r.waiting) - r.head
-	wake := count == 1
-	room := count < r.limit
-	r.mu.Unlock()
-	if wake {
-		signal(r.ready)
+	if count >= r.limit && !f.paused {
+		// Under the lock, so that take's Resume cannot overtake it.
+		// Pause only sets a flag for the API's loop; it does not block.
+		f.paused = true
+		r.paused = append(r.paused, f)
+		_ = f.pr.Pause()
 	}
-	if room && r.multiFlow {
-		// Pass a wake-up for room on to another flow that may be waiting.
-		signal(r.space)
+	r.mu.Unlock()
+	if count == 1 {
+		signal(r.ready)
 	}
 }
 
@@ -379,7 +375,6 @@ func (r *Receiver) take(dst []*Inbound, upTo int) []*Inbound {
 			r.mu.Unlock()
 			return dst
 		}
-		wasFull := len(r.waiting)-r.head >= r.limit
 		start := len(dst)
 		dst = append(dst, r.waiting[r.head:r.head+n]...)
 		clear(r.waiting[r.head : r.head+n])
@@ -388,11 +383,17 @@ func (r *Receiver) take(dst []*Inbound, upTo int) []*Inbound {
 		if rest == 0 {
 			r.waiting, r.head = r.waiting[:0], 0
 		}
+		if len(r.paused) > 0 && rest <= r.limit/2 {
+			for _, f := range r.paused {
+				f.paused = false
+				// Fails only once the flow is terminating.
+				_ = f.pr.Resume()
+			}
+			clear(r.paused)
+			r.paused = r.paused[:0]
+		}
 		more := rest > 0
 		r.mu.Unlock()
-		if wasFull {
-			signal(r.space)
-		}
 		if more {
 			// Keep the signal up for the next call (or another reader).
 			signal(r.ready)

@@ -256,6 +256,9 @@ type solaceReader struct {
 	log *service.Logger
 	mgr *service.Resources
 
+	// metaTmpl speeds up building messages (see newMessage).
+	metaTmpl atomic.Pointer[metaTemplate]
+
 	conn     session.Config
 	queue    string // the queue consumed, given or derived
 	topic    string
@@ -657,7 +660,12 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 		return nil, nil, service.ErrNotConnected
 	}
 	for {
-		first, err := recv.Receive(ctx)
+		rb := &pendingBatch{r: r, recv: recv}
+		ins := rb.one[:0]
+		if r.batchSize > 1 {
+			ins = make([]*session.Inbound, 0, r.batchSize)
+		}
+		ins, err := recv.ReceiveBatch(ctx, ins, r.batchSize)
 		if err != nil {
 			if errors.Is(err, session.ErrReceiverDown) || errors.Is(err, session.ErrReceiverClosed) {
 				r.log.Warnf("Solace flows on queue %q are down, reconnecting: %v", r.queue, err)
@@ -666,27 +674,37 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 			}
 			return nil, nil, err
 		}
-		ins := []*session.Inbound{first}
-		for len(ins) < r.batchSize {
-			in, ok := recv.TryReceive()
-			if !ok {
-				break
-			}
-			ins = append(ins, in)
-		}
 		if r.dedup {
 			ins = r.dropDuplicates(ctx, recv, ins)
 			if len(ins) == 0 {
 				continue
 			}
 		}
-		batch := make(service.MessageBatch, len(ins))
+		batch := service.MessageBatch(rb.oneMsg[:])
+		if len(ins) > 1 {
+			batch = make(service.MessageBatch, len(ins))
+		}
 		for i, in := range ins {
 			batch[i] = r.toMessage(in)
 		}
+		rb.ins = ins
 		r.mReceived.Incr(int64(len(batch)))
-		return batch, r.ackFunc(recv, ins), nil
+		return batch, rb.ack, nil
 	}
+}
+
+// pendingBatch is one batch handed to the pipeline with what its ack settles.
+// A batch of one message, the default, lives entirely in it.
+type pendingBatch struct {
+	r      *solaceReader
+	recv   *session.Receiver
+	ins    []*session.Inbound
+	one    [1]*session.Inbound
+	oneMsg [1]*service.Message
+}
+
+func (b *pendingBatch) ack(ctx context.Context, err error) error {
+	return b.r.settleBatch(ctx, b.recv, b.ins, err)
 }
 
 // dropDuplicates acknowledges and removes messages whose key the pipeline
@@ -746,7 +764,7 @@ func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
 }
 
 func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
-	msg := service.NewMessage(in.Payload)
+	msg := r.newMessage(in)
 	for k, v := range in.Properties {
 		msg.MetaSetMut(k, v)
 	}
@@ -776,6 +794,53 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	}
 	msg.MetaSetMut(session.MetaTimestamp, ts)
 	return msg
+}
+
+// metaTemplate is an empty message whose metadata holds exactly the keys
+// of a recent message, with nil values.
+type metaTemplate struct {
+	keys []string // in the order of Inbound.Meta, then solace_timestamp
+	msg  *service.Message
+}
+
+// newMessage starts the Benthos message for in. A message with the same
+// metadata keys as the previous one (the usual case) starts as a copy of a
+// template holding those keys: Benthos then builds its metadata map at its
+// final size in one step, instead of growing it from five entries (with ten
+// keys the growth was about half of building the message). Messages with
+// user properties, or whose event time comes from a mapping (which must not
+// see placeholder keys), start empty.
+func (r *solaceReader) newMessage(in *session.Inbound) *service.Message {
+	if len(in.Properties) > 0 || r.tsMode == siTimestampMapping {
+		return service.NewMessage(in.Payload)
+	}
+	t := r.metaTmpl.Load()
+	if t == nil || !t.fits(in.Meta) {
+		t = &metaTemplate{keys: make([]string, 0, len(in.Meta)+1), msg: service.NewMessage(nil)}
+		for _, f := range in.Meta {
+			t.keys = append(t.keys, f.Key)
+		}
+		t.keys = append(t.keys, session.MetaTimestamp)
+		for _, k := range t.keys {
+			t.msg.MetaSetMut(k, nil)
+		}
+		r.metaTmpl.Store(t)
+	}
+	msg := t.msg.Copy()
+	msg.SetBytes(in.Payload)
+	return msg
+}
+
+func (t *metaTemplate) fits(meta []session.MetaField) bool {
+	if len(t.keys) != len(meta)+1 {
+		return false
+	}
+	for i, f := range meta {
+		if t.keys[i] != f.Key {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *solaceReader) eventTime(msg *service.Message, in *session.Inbound) time.Time {
@@ -836,22 +901,22 @@ func asTime(v any) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func (r *solaceReader) ackFunc(recv *session.Receiver, ins []*session.Inbound) service.AckFunc {
-	return func(ctx context.Context, err error) error {
-		outcome := session.Accepted
-		if err != nil {
-			outcome = r.nack
-		} else if r.dedup {
-			r.remember(ctx, ins)
-		}
-		var errs []error
-		for _, in := range ins {
-			if e := r.settle(recv, in, outcome); e != nil {
-				errs = append(errs, e)
-			}
-		}
-		return errors.Join(errs...)
+// settleBatch settles a batch as the pipeline's ack says: accepted, or the
+// nack outcome on an error.
+func (r *solaceReader) settleBatch(ctx context.Context, recv *session.Receiver, ins []*session.Inbound, err error) error {
+	outcome := session.Accepted
+	if err != nil {
+		outcome = r.nack
+	} else if r.dedup {
+		r.remember(ctx, ins)
 	}
+	var errs []error
+	for _, in := range ins {
+		if e := r.settle(recv, in, outcome); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // settle settles one message and counts it. A failure for a message whose

@@ -941,3 +941,35 @@ func TestSolaceInputPasswordFileConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestSolaceInputMetadataPerMessageShape reads messages whose metadata key
+// sets differ (with and without a correlation id and sequence number):
+// each carries exactly its own keys, with no value left unset, however the
+// messages are built.
+func TestSolaceInputMetadataPerMessageShape(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	createQueueSEMP(t, b, semp.Queue{QueueName: "shapes", AccessType: semp.AccessTypeExclusive}, "shapes/>")
+	pub := newSiPublisher(t, b)
+	withCorr := func(_ int, bld solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
+		return bld.WithCorrelationID("c").WithSequenceNumber(5)
+	}
+	pub.send(t, "shapes/a", []string{"1", "2"}, nil)
+	pub.send(t, "shapes/a", []string{"3"}, withCorr)
+	pub.send(t, "shapes/b", []string{"4"}, nil)
+
+	r := newSiReader(t, b, "queue: shapes\n"+siSEMPYAML(b))
+	for i, hasCorr := range []bool{false, false, true, false} {
+		batch, ack := readBatch(t, r)
+		require.Len(t, batch, 1)
+		meta := metaOf(t, batch[0])
+		for k, v := range meta {
+			require.NotNil(t, v, "message %d: metadata %s", i, k)
+		}
+		_, gotCorr := meta["solace_correlation_id"]
+		_, gotSeq := meta["solace_sequence_number"]
+		require.Equal(t, hasCorr, gotCorr, "message %d: %v", i, meta)
+		require.Equal(t, hasCorr, gotSeq, "message %d: %v", i, meta)
+		require.Contains(t, meta, "solace_timestamp")
+		require.NoError(t, ack(t.Context(), nil))
+	}
+}

@@ -37,16 +37,24 @@ extern int solClient_replicationGroupMessageId_toString(cs_rgmid_t *rgmid_p, siz
 
 // Presence bits of cs_attrs_t.has.
 enum {
-	CS_APPID = 1 << 0, CS_APPTYPE = 1 << 1, CS_CORR = 1 << 2, CS_SENDER = 1 << 3,
-	CS_HTTPTYPE = 1 << 4, CS_HTTPENC = 1 << 5, CS_EXP = 1 << 6, CS_SENDTS = 1 << 7,
+	CS_EXP = 1 << 6, CS_SENDTS = 1 << 7,
 	CS_RCVTS = 1 << 8, CS_SEQ = 1 << 9, CS_PRIO = 1 << 10, CS_PROPS = 1 << 11,
-	CS_PAYLOAD = 1 << 12, CS_RGMID = 1 << 13, CS_DEST = 1 << 14, CS_REPLYTO = 1 << 15,
+	CS_PAYLOAD = 1 << 12, CS_RGMID = 1 << 13, CS_RGMIDSTR = 1 << 14,
 	CS_TTL = 1 << 16, CS_DCOUNT = 1 << 17
+};
+
+// Indexes of the string attributes in cs_attrs_t.str and .len; a NULL
+// pointer means absent.
+enum {
+	CS_S_APPID, CS_S_APPTYPE, CS_S_CORR, CS_S_SENDER, CS_S_HTTPTYPE, CS_S_HTTPENC,
+	CS_S_DEST, CS_S_REPLYTO, CS_S_N
 };
 
 typedef struct {
 	uint32_t has;
-	const char *appID, *appType, *corr, *sender, *httpType, *httpEnc, *dest, *replyTo;
+	const char *str[CS_S_N];
+	uint32_t len[CS_S_N];
+	uint32_t strTotal; // sum of len
 	int destType;
 	int64_t exp, sendTS, rcvTS, seq, ttl;
 	int32_t prio, dcount;
@@ -54,22 +62,33 @@ typedef struct {
 	unsigned char redelivered;
 	void *payload;
 	uint32_t payloadLen;
+	cs_rgmid_t rgmidRaw;
 	char rgmid[48];
 } cs_attrs_t;
+
+static void cs_str(cs_attrs_t *a, int i, const char *p) {
+	if (p == NULL) return;
+	a->str[i] = p;
+	a->len[i] = (uint32_t)strlen(p);
+	a->strTotal += a->len[i];
+}
 
 // cs_read_attrs reads every attribute of a received message in one cgo
 // call; the Go API needs one or two cgo calls (plus allocations) per
 // attribute, which showed up as the input's main overhead per message.
 // String and payload pointers point into the message and stay valid until it
-// is freed; the Go side copies them at once.
-static void cs_read_attrs(uintptr_t m, cs_attrs_t *a) {
+// is freed; the Go side copies them at once. The replication group message id
+// is returned raw (the Go side formats it); with rgmidStr set it is also
+// formatted by CCSMP, which the Go side uses to check its own formatting.
+static void cs_read_attrs(uintptr_t m, cs_attrs_t *a, int rgmidStr) {
 	memset(a, 0, sizeof(*a));
-	if (solClient_msg_getApplicationMessageId(m, &a->appID) == 0) a->has |= CS_APPID;
-	if (solClient_msg_getApplicationMsgType(m, &a->appType) == 0) a->has |= CS_APPTYPE;
-	if (solClient_msg_getCorrelationId(m, &a->corr) == 0) a->has |= CS_CORR;
-	if (solClient_msg_getSenderId(m, &a->sender) == 0) a->has |= CS_SENDER;
-	if (solClient_msg_getHttpContentType(m, &a->httpType) == 0) a->has |= CS_HTTPTYPE;
-	if (solClient_msg_getHttpContentEncoding(m, &a->httpEnc) == 0) a->has |= CS_HTTPENC;
+	const char *p;
+	if (solClient_msg_getApplicationMessageId(m, &p) == 0) cs_str(a, CS_S_APPID, p);
+	if (solClient_msg_getApplicationMsgType(m, &p) == 0) cs_str(a, CS_S_APPTYPE, p);
+	if (solClient_msg_getCorrelationId(m, &p) == 0) cs_str(a, CS_S_CORR, p);
+	if (solClient_msg_getSenderId(m, &p) == 0) cs_str(a, CS_S_SENDER, p);
+	if (solClient_msg_getHttpContentType(m, &p) == 0) cs_str(a, CS_S_HTTPTYPE, p);
+	if (solClient_msg_getHttpContentEncoding(m, &p) == 0) cs_str(a, CS_S_HTTPENC, p);
 	if (solClient_msg_getExpiration(m, &a->exp) == 0) a->has |= CS_EXP;
 	if (solClient_msg_getSenderTimestamp(m, &a->sendTS) == 0) a->has |= CS_SENDTS;
 	if (solClient_msg_getRcvTimestamp(m, &a->rcvTS) == 0) a->has |= CS_RCVTS;
@@ -88,17 +107,24 @@ static void cs_read_attrs(uintptr_t m, cs_attrs_t *a) {
 	cs_destination_t d;
 	memset(&d, 0, sizeof(d));
 	if (solClient_msg_getDestination(m, &d, sizeof(d)) == 0 && d.dest != NULL) {
-		a->has |= CS_DEST; a->dest = d.dest; a->destType = d.destType;
+		cs_str(a, CS_S_DEST, d.dest);
+		a->destType = d.destType;
 	}
 	memset(&d, 0, sizeof(d));
 	if (solClient_msg_getReplyTo(m, &d, sizeof(d)) == 0 && d.dest != NULL) {
-		a->has |= CS_REPLYTO; a->replyTo = d.dest;
+		cs_str(a, CS_S_REPLYTO, d.dest);
 	}
-	cs_rgmid_t r;
-	if (solClient_msg_getReplicationGroupMessageId(m, &r, sizeof(r)) == 0 &&
-	    solClient_replicationGroupMessageId_toString(&r, sizeof(r), a->rgmid, sizeof(a->rgmid)) == 0) {
+	if (solClient_msg_getReplicationGroupMessageId(m, &a->rgmidRaw, sizeof(a->rgmidRaw)) == 0) {
 		a->has |= CS_RGMID;
+		if (rgmidStr && solClient_replicationGroupMessageId_toString(&a->rgmidRaw, sizeof(a->rgmidRaw), a->rgmid, sizeof(a->rgmid)) == 0) {
+			a->has |= CS_RGMIDSTR;
+		}
 	}
+}
+
+// cs_rgmid_string formats a raw replication group message id through CCSMP.
+static int cs_rgmid_string(cs_rgmid_t *r, char *out, size_t size) {
+	return solClient_replicationGroupMessageId_toString(r, sizeof(*r), out, size);
 }
 */
 import "C"
@@ -106,10 +132,13 @@ import "C"
 import (
 	"container/list"
 	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -189,9 +218,26 @@ type Inbound struct {
 	flow *flow
 	gen  uint64
 	// metaBuf backs Meta, so that a message's metadata costs no allocation
-	// of its own.
-	metaBuf [16]MetaField
+	// of its own (unless it has more fields than a message usually has).
+	metaBuf [12]MetaField
+	// strBuf backs the string attributes and the formatted replication
+	// group message id when they fit, sparing them an allocation.
+	strBuf [64]byte
 }
+
+// destCache remembers the last destination a flow delivered from, with its
+// boxed metadata value: messages on a queue mostly share a few destinations,
+// so a repeated one costs neither a copy nor an allocation. It belongs to one
+// flow's dispatch goroutine.
+type destCache struct {
+	name  string
+	boxed any
+}
+
+// attrsPool recycles what the native read fills in: it is needed only while
+// a message is converted. (It cannot live inside Inbound: cgo's pointer
+// check looks at the whole Go object an argument points into.)
+var attrsPool = sync.Pool{New: func() any { return new(C.cs_attrs_t) }}
 
 // newInboundFor starts the conversion of msg.
 func newInboundFor(msg message.InboundMessage) *Inbound {
@@ -216,53 +262,98 @@ var boxedTopic, boxedQueue any = DestinationTopic, DestinationQueue
 
 // newInbound converts msg. It reads everything it needs from the native
 // message, so the caller may dispose of msg once the message is settled.
-func newInbound(msg message.InboundMessage) *Inbound {
+func newInbound(msg message.InboundMessage, dc *destCache) *Inbound {
 	if h, ok := handleOf(msg); ok {
-		return newInboundNative(msg, h)
+		return newInboundNative(msg, h, dc)
 	}
 	return newInboundAPI(msg)
 }
 
 // newInboundNative reads the attributes straight from CCSMP in one call.
 // It yields exactly what newInboundAPI yields (a test holds them equal).
-func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
-	var a C.cs_attrs_t
-	C.cs_read_attrs(C.uintptr_t(h), &a)
-	has := func(bit C.uint32_t) bool { return a.has&bit != 0 }
+// The string attributes share one allocation, and the replication group
+// message id is formatted here from its raw bytes (see rgmidLayout), so a
+// message costs few allocations beyond its payload.
+// dc may be nil.
+func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inbound {
 	in := newInboundFor(msg)
+	a := attrsPool.Get().(*C.cs_attrs_t)
+	defer attrsPool.Put(a)
+	layout := rgmidLayout(rgmidLayoutState.Load())
+	C.cs_read_attrs(C.uintptr_t(h), a, boolInt(layout == rgmidUnknown || layout == rgmidByCCSMP))
+	has := func(bit C.uint32_t) bool { return a.has&bit != 0 }
 	if has(C.CS_PAYLOAD) {
-		in.Payload = C.GoBytes(a.payload, C.int(a.payloadLen))
+		in.Payload = make([]byte, int(a.payloadLen))
+		copy(in.Payload, unsafe.Slice((*byte)(a.payload), int(a.payloadLen)))
 	} else {
 		in.Payload = payloadOf(msg)
 	}
-	add := func(k string, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
-	str := func(bit C.uint32_t, p *C.char) (string, bool) {
-		if !has(bit) || p == nil {
+	if layout == rgmidUnknown && has(C.CS_RGMIDSTR) {
+		layout = learnRGMIDLayout(rawRGMID(a), C.GoString(&a.rgmid[0]))
+	}
+	// One buffer for every string attribute and the formatted id.
+	n := int(a.strTotal)
+	if has(C.CS_RGMID) {
+		n += rgmidStrLen
+	}
+	buf := in.strBuf[:0]
+	if n > len(in.strBuf) {
+		buf = make([]byte, 0, n)
+	}
+	str := func(i int) (string, bool) {
+		p := a.str[i]
+		if p == nil {
 			return "", false
 		}
-		return C.GoString(p), true
+		l := int(a.len[i])
+		if l == 0 {
+			return "", true
+		}
+		off := len(buf)
+		buf = append(buf, unsafe.Slice((*byte)(unsafe.Pointer(p)), l)...)
+		return unsafe.String(&buf[off], l), true
 	}
+	add := func(k string, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
 	millis := func(ms C.int64_t) time.Time {
 		v := int64(ms)
 		return time.Unix(v/1e3, (v%1e3)*1e6)
 	}
 
-	if dest, ok := str(C.CS_DEST, a.dest); ok {
-		add(MetaDestination, dest)
+	if p := a.str[C.CS_S_DEST]; p != nil && dc != nil && dc.boxed != nil &&
+		int(a.len[C.CS_S_DEST]) == len(dc.name) &&
+		string(unsafe.Slice((*byte)(unsafe.Pointer(p)), len(dc.name))) == dc.name {
+		// The comparison does not allocate: the compiler compares the
+		// bytes in place.
+		add(MetaDestination, dc.boxed)
+		if t := nativeDestType(int(a.destType)); t != "" {
+			add(MetaDestinationType, boxedDestType(t))
+		} else {
+			add(MetaDestinationType, boxedDestType(destinationTypeOf(dc.name)))
+		}
+	} else if dest, ok := str(C.CS_S_DEST); ok {
+		var boxed any = dest
+		if dc != nil {
+			// A copy of its own, so the cache does not keep this
+			// message's buffer alive.
+			dc.name = strings.Clone(dest)
+			dc.boxed = any(dc.name)
+			boxed = dc.boxed
+		}
+		add(MetaDestination, boxed)
 		if t := nativeDestType(int(a.destType)); t != "" {
 			add(MetaDestinationType, boxedDestType(t))
 		} else {
 			add(MetaDestinationType, boxedDestType(destinationTypeOf(dest)))
 		}
 	}
-	appID, hasAppID := str(C.CS_APPID, a.appID)
+	appID, hasAppID := str(C.CS_S_APPID)
 	if hasAppID {
 		add(MetaApplicationMessageID, appID)
 	}
-	if v, ok := str(C.CS_APPTYPE, a.appType); ok {
+	if v, ok := str(C.CS_S_APPTYPE); ok {
 		add(MetaApplicationMessageType, v)
 	}
-	if v, ok := str(C.CS_CORR, a.corr); ok {
+	if v, ok := str(C.CS_S_CORR); ok {
 		add(MetaCorrelationID, v)
 	}
 	if has(C.CS_PRIO) {
@@ -281,7 +372,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	if has(C.CS_TTL) && a.ttl > 0 {
 		ttl = int64(a.ttl)
 	}
-	if v, ok := str(C.CS_REPLYTO, a.replyTo); ok && v != "" {
+	if v, ok := str(C.CS_S_REPLYTO); ok && v != "" {
 		add(MetaReplyTo, v)
 	}
 	if has(C.CS_SENDTS) && a.sendTS != 0 {
@@ -300,17 +391,26 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 	}
 	var rgmidStr string
 	if has(C.CS_RGMID) {
-		rgmidStr = C.GoString(&a.rgmid[0])
-		add(MetaReplicationGroupMsgID, rgmidStr)
+		switch {
+		case layout == rgmidWordsLE || layout == rgmidBigEndian:
+			off := len(buf)
+			buf = appendRGMID(buf, orderRGMID(rawRGMID(a), layout))
+			rgmidStr = unsafe.String(&buf[off], len(buf)-off)
+		case has(C.CS_RGMIDSTR):
+			rgmidStr = C.GoString(&a.rgmid[0])
+		}
+		if rgmidStr != "" {
+			add(MetaReplicationGroupMsgID, rgmidStr)
+		}
 	}
-	if v, ok := str(C.CS_SENDER, a.sender); ok {
+	if v, ok := str(C.CS_S_SENDER); ok {
 		add(MetaSenderID, v)
 	}
 	add(MetaClassOfService, int64(a.cos))
-	if v, ok := str(C.CS_HTTPTYPE, a.httpType); ok {
+	if v, ok := str(C.CS_S_HTTPTYPE); ok {
 		add(MetaHTTPContentType, v)
 	}
-	if v, ok := str(C.CS_HTTPENC, a.httpEnc); ok {
+	if v, ok := str(C.CS_S_HTTPENC); ok {
 		add(MetaHTTPContentEncoding, v)
 	}
 	in.appID, in.hasAppID, in.rgmid = appID, hasAppID, rgmidStr
@@ -318,6 +418,77 @@ func newInboundNative(msg message.InboundMessage, h uintptr) *Inbound {
 		in.Properties = propertiesOf(msg)
 	}
 	return in
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// rgmidLayout is how CCSMP lays out the 16 opaque bytes of a replication
+// group message id. Its string form ("rmid1:" and 32 hex digits in groups of
+// 5, 11, 8 and 8) is the 128-bit value of the spooler id and the message id;
+// formatting it here costs a fraction of CCSMP's toString. The layout is
+// learnt from the first id CCSMP formats, and a layout that does not
+// reproduce CCSMP's string exactly keeps CCSMP formatting every id.
+type rgmidLayout int32
+
+const (
+	rgmidUnknown   rgmidLayout = iota
+	rgmidWordsLE               // two little-endian 64-bit words, high first
+	rgmidBigEndian             // one big-endian 128-bit value
+	rgmidByCCSMP               // unrecognised: CCSMP formats every id
+)
+
+var rgmidLayoutState atomic.Int32
+
+const rgmidStrLen = len("rmid1:") + 32 + 3
+
+func rawRGMID(a *C.cs_attrs_t) [16]byte {
+	var r [16]byte
+	copy(r[:], unsafe.Slice((*byte)(unsafe.Pointer(&a.rgmidRaw.id[0])), 16))
+	return r
+}
+
+// orderRGMID returns raw as the big-endian 128-bit value.
+func orderRGMID(raw [16]byte, l rgmidLayout) [16]byte {
+	if l == rgmidWordsLE {
+		var v [16]byte
+		binary.BigEndian.PutUint64(v[:8], binary.LittleEndian.Uint64(raw[:8]))
+		binary.BigEndian.PutUint64(v[8:], binary.LittleEndian.Uint64(raw[8:]))
+		return v
+	}
+	return raw
+}
+
+// appendRGMID appends the string form of the big-endian value v.
+func appendRGMID(dst []byte, v [16]byte) []byte {
+	var h [32]byte
+	hex.Encode(h[:], v[:])
+	dst = append(dst, "rmid1:"...)
+	dst = append(dst, h[:5]...)
+	dst = append(dst, '-')
+	dst = append(dst, h[5:16]...)
+	dst = append(dst, '-')
+	dst = append(dst, h[16:24]...)
+	dst = append(dst, '-')
+	return append(dst, h[24:]...)
+}
+
+// learnRGMIDLayout finds the layout under which raw formats as want, CCSMP's
+// string for it, and records it for every later message.
+func learnRGMIDLayout(raw [16]byte, want string) rgmidLayout {
+	l := rgmidByCCSMP
+	for _, c := range []rgmidLayout{rgmidWordsLE, rgmidBigEndian} {
+		if string(appendRGMID(nil, orderRGMID(raw, c))) == want {
+			l = c
+			break
+		}
+	}
+	rgmidLayoutState.CompareAndSwap(int32(rgmidUnknown), int32(l))
+	return rgmidLayout(rgmidLayoutState.Load())
 }
 
 // newInboundAPI converts msg through the Go API's getters only; used when

@@ -82,9 +82,10 @@ type ReceiverConfig struct {
 	// Replay requests replay on bind; the zero value asks for none.
 	Replay Replay
 	// Buffer bounds the messages converted and waiting for Receive across
-	// all flows; values below 1 mean 256. When it is full the flows stop
-	// taking messages from the API, whose own buffer then closes the
-	// broker window.
+	// all flows; values below 1 mean 256. When it is full the flows are
+	// paused until it is half empty, and the API's own buffer then closes
+	// the broker window. (It can be exceeded by about one message per flow,
+	// delivered while a pause takes effect.)
 	Buffer int
 }
 
@@ -102,18 +103,27 @@ var (
 )
 
 // Receiver consumes a queue through one or more client-acknowledged flows.
-// Messages are handed over through a bounded channel fed by each flow's
+// Messages are handed over through a bounded queue fed by each flow's
 // ReceiveAsync callback, so no goroutine is ever parked in a blocking
-// receive that could strand a message: a message is either in that channel,
+// receive that could strand a message: a message is either in that queue,
 // given to the caller, or still owned by the API, and on Close every message
 // not settled is left unacknowledged for the broker to redeliver.
+//
+// The queue is a slice under a mutex with two signal channels rather than a
+// channel of messages: the reader takes everything waiting (up to its batch)
+// in one step and is woken once per burst, not once per message.
 type Receiver struct {
 	svc   solace.MessagingService
 	queue string
 	flows []*flow
 
-	ch     chan *Inbound
-	closed chan struct{}
+	mu      sync.Mutex
+	waiting []*Inbound // waiting[head:] are converted, not yet handed out
+	head    int
+	limit   int           // flows are paused when this many wait
+	paused  []*flow       // flows paused by onMessage, resumed by take
+	ready   chan struct{} // signalled when waiting becomes non-empty
+	closed  chan struct{}
 
 	downOnce sync.Once
 	down     chan struct{}
@@ -133,6 +143,10 @@ type flow struct {
 	r  *Receiver
 	id int
 	pr solace.PersistentMessageReceiver
+	// dest is used by onMessage alone.
+	dest destCache
+	// paused is guarded by r.mu.
+	paused bool
 }
 
 // NewReceiver binds cfg.Flows flows to cfg.Queue on the session and starts
@@ -167,11 +181,13 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 		buf = 256
 	}
 	r := &Receiver{
-		svc:    svc,
-		queue:  cfg.Queue,
-		ch:     make(chan *Inbound, buf),
-		closed: make(chan struct{}),
-		down:   make(chan struct{}),
+		svc:     svc,
+		queue:   cfg.Queue,
+		waiting: make([]*Inbound, 0, 2*buf),
+		limit:   buf,
+		ready:   make(chan struct{}, 1),
+		closed:  make(chan struct{}),
+		down:    make(chan struct{}),
 	}
 	r.listenerID = svc.AddReconnectionAttemptListener(func(solace.ServiceEvent) {
 		r.gen.Add(1)
@@ -243,22 +259,59 @@ func (r *Receiver) startFlow(ctx context.Context, id int, cfg ReceiverConfig) (*
 	return f, nil
 }
 
-// onMessage runs on the API's dispatch goroutine for this flow. Blocking
-// here is the back-pressure: the API stops the flow once its own buffer
-// reaches its high-water mark.
+// onMessage runs on the API's dispatch goroutine for this flow. It never
+// blocks: when the hand-off queue reaches its limit the flow is paused (the
+// API then stops calling back, its buffer fills to its high-water mark and
+// it stops the broker flow), and take resumes it once the queue is down to
+// half. Blocking here instead kept the API's buffer hovering at its
+// watermarks, where v1.10.1's stopFlow and startFlow race (one on the
+// context thread, one on the dispatch goroutine) and can leave the broker
+// flow open with the stopped flag set: the buffer then overflows ("Unable to
+// push message to buffer") and the dropped messages sit unacknowledged until
+// the flow is bound again.
 func (f *flow) onMessage(msg message.InboundMessage) {
-	if f.r.isClosed() {
+	r := f.r
+	if r.isClosed() {
 		msg.Dispose()
 		return
 	}
-	in := newInbound(msg)
+	in := newInbound(msg, &f.dest)
 	in.flow = f
-	in.gen = f.r.gen.Load()
-	select {
-	case f.r.ch <- in:
-	case <-f.r.closed:
+	in.gen = r.gen.Load()
+	r.mu.Lock()
+	if r.isClosed() {
+		r.mu.Unlock()
 		// Never settled: the broker redelivers it once the flow unbinds.
 		msg.Dispose()
+		return
+	}
+	if len(r.waiting) == cap(r.waiting) && r.head > 0 {
+		// Reuse the space already handed out. With room for twice the
+		// limit this happens at most once per limit messages.
+		n := copy(r.waiting, r.waiting[r.head:])
+		clear(r.waiting[n:])
+		r.waiting, r.head = r.waiting[:n], 0
+	}
+	r.waiting = append(r.waiting, in)
+	count := len(r.waiting) - r.head
+	if count >= r.limit && !f.paused {
+		// Under the lock, so that take's Resume cannot overtake it.
+		// Pause only sets a flag for the API's loop; it does not block.
+		f.paused = true
+		r.paused = append(r.paused, f)
+		_ = f.pr.Pause()
+	}
+	r.mu.Unlock()
+	if count == 1 {
+		signal(r.ready)
+	}
+}
+
+// signal sets c (capacity 1) without blocking.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 
@@ -272,35 +325,88 @@ func (r *Receiver) markDown(err error) {
 // Receive returns the next message, waiting until one arrives, ctx ends, the
 // receiver goes down (ErrReceiverDown) or it is closed.
 func (r *Receiver) Receive(ctx context.Context) (*Inbound, error) {
+	ins, err := r.ReceiveBatch(ctx, nil, 1)
+	if err != nil {
+		return nil, err
+	}
+	return ins[0], nil
+}
+
+// ReceiveBatch appends to dst at least one and at most upTo messages (upTo
+// below 1 means 1): those already waiting, or else the next to arrive. It
+// waits until one arrives, ctx ends, the receiver goes down
+// (ErrReceiverDown) or it is closed.
+func (r *Receiver) ReceiveBatch(ctx context.Context, dst []*Inbound, upTo int) ([]*Inbound, error) {
+	n0 := len(dst)
 	for {
-		if in, ok := r.TryReceive(); ok {
-			return in, nil
+		dst = r.take(dst, upTo)
+		if len(dst) > n0 {
+			return dst, nil
 		}
 		select {
-		case in := <-r.ch:
-			if r.fresh(in) {
-				return in, nil
-			}
+		case <-r.ready:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return dst, ctx.Err()
 		case <-r.down:
-			return nil, r.downErr
+			return dst, r.downErr
 		case <-r.closed:
-			return nil, ErrReceiverClosed
+			return dst, ErrReceiverClosed
 		}
 	}
 }
 
 // TryReceive returns a message that is already waiting, without blocking.
 func (r *Receiver) TryReceive() (*Inbound, bool) {
+	ins := r.take(nil, 1)
+	if len(ins) == 0 {
+		return nil, false
+	}
+	return ins[0], true
+}
+
+// take moves up to max waiting messages (at least 1) to dst, dropping
+// stale ones.
+func (r *Receiver) take(dst []*Inbound, upTo int) []*Inbound {
+	upTo = max(upTo, 1)
 	for {
-		select {
-		case in := <-r.ch:
-			if r.fresh(in) {
-				return in, true
+		r.mu.Lock()
+		n := min(upTo, len(r.waiting)-r.head)
+		if n == 0 {
+			r.mu.Unlock()
+			return dst
+		}
+		start := len(dst)
+		dst = append(dst, r.waiting[r.head:r.head+n]...)
+		clear(r.waiting[r.head : r.head+n])
+		r.head += n
+		rest := len(r.waiting) - r.head
+		if rest == 0 {
+			r.waiting, r.head = r.waiting[:0], 0
+		}
+		if len(r.paused) > 0 && rest <= r.limit/2 {
+			for _, f := range r.paused {
+				f.paused = false
+				// Fails only once the flow is terminating.
+				_ = f.pr.Resume()
 			}
-		default:
-			return nil, false
+			clear(r.paused)
+			r.paused = r.paused[:0]
+		}
+		more := rest > 0
+		r.mu.Unlock()
+		if more {
+			// Keep the signal up for the next call (or another reader).
+			signal(r.ready)
+		}
+		kept := dst[:start]
+		for _, in := range dst[start:] {
+			if r.fresh(in) {
+				kept = append(kept, in)
+			}
+		}
+		dst = kept
+		if len(dst) > start || !more {
+			return dst
 		}
 	}
 }
@@ -390,14 +496,12 @@ func (r *Receiver) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			errs = append(errs, ctx.Err())
 		}
-		for {
-			select {
-			case in := <-r.ch:
-				r.Release(in)
-				continue
-			default:
-			}
-			break
+		r.mu.Lock()
+		left := r.waiting[r.head:]
+		r.waiting, r.head = nil, 0
+		r.mu.Unlock()
+		for _, in := range left {
+			r.Release(in)
 		}
 		r.closeErr = errors.Join(errs...)
 	})

@@ -142,12 +142,15 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		// The one-call native read and the Go API's getters must agree.
 		h, ok := handleOf(in.msg)
 		require.True(t, ok, "the native handle must be reachable for %T", in.msg)
-		native, api := newInboundNative(in.msg, h), newInboundAPI(in.msg)
+		native, api := newInboundNative(in.msg, h, nil), newInboundAPI(in.msg)
 		require.Equal(t, withoutReceiveTime(api.Meta), withoutReceiveTime(native.Meta))
 		require.Equal(t, api.Payload, native.Payload)
 		require.Equal(t, api.Properties, native.Properties)
 		require.Equal(t, api.DedupKey(), native.DedupKey())
 		require.Equal(t, api.SenderTimestamp, native.SenderTimestamp)
+		// The replication group message id is formatted in Go, not by
+		// CCSMP's (slower) toString, for this client's layout.
+		require.Contains(t, []rgmidLayout{rgmidWordsLE, rgmidBigEndian}, rgmidLayout(rgmidLayoutState.Load()))
 	}
 	require.Equal(t, 5, f.stats(t, "q1").Unacked)
 	for _, in := range msgs {
@@ -306,4 +309,50 @@ func TestReceiverUnknownQueue(t *testing.T) {
 	_, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "nope"})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), `"nope"`)
+}
+
+// TestReceiverDestinationPerMessage checks the per-flow destination cache:
+// a flow delivering from alternating topics reports each message's own.
+func TestReceiverDestinationPerMessage(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "qd", Subscriptions: []string{"orders/>"}})
+	topics := []string{"orders/eu", "orders/eu", "orders/us", "orders/eu", "orders/a-much-longer-topic-name/that/does/not/fit/the/inline/buffer"}
+	for _, topic := range topics {
+		f.publish(t, topic, 1, nil)
+	}
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "qd"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	for i, in := range receiveN(t, r, len(topics)) {
+		m := metaMap(in)
+		require.Equal(t, topics[i], m[MetaDestination], "message %d", i)
+		require.Equal(t, DestinationTopic, m[MetaDestinationType])
+		require.NoError(t, r.Settle(in, Accepted))
+	}
+}
+
+// TestReceiverBatchesUnderBackPressure drains a small hand-off buffer fed
+// by several flows in batches: every flow blocked on a full buffer must be
+// woken again, no batch may exceed its bound, and nothing may be lost.
+func TestReceiverBatchesUnderBackPressure(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "qb", AccessType: solacetest.AccessNonExclusive, Subscriptions: []string{"t"}})
+	const n = 120
+	f.publish(t, "t", n, nil)
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "qb", Flows: 3, Buffer: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	seen := map[string]bool{}
+	for len(seen) < n {
+		ins, err := r.ReceiveBatch(ctx, nil, 3)
+		require.NoError(t, err, "received %d of %d", len(seen), n)
+		require.NotEmpty(t, ins)
+		require.LessOrEqual(t, len(ins), 3)
+		for _, in := range ins {
+			seen[string(in.Payload)] = true
+			require.NoError(t, r.Settle(in, Accepted))
+		}
+	}
+	require.Len(t, seen, n)
+	require.Eventually(t, func() bool { return f.stats(t, "qb").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
 }

@@ -8,9 +8,11 @@ package session
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging/pkg/solace/config"
 
@@ -95,23 +97,26 @@ type OAuth2Config struct {
 type Backoff struct {
 	Initial    time.Duration
 	Multiplier float64
-	Max        time.Duration
+	// Max caps the wait; 0 means no cap.
+	Max time.Duration
 }
 
-// Delay returns the wait before retry number n (0-based): Initial *
-// Multiplier^n, capped at Max.
-func (b Backoff) Delay(n int) time.Duration {
-	d := float64(b.Initial)
-	for i := 0; i < n; i++ {
-		d *= b.Multiplier
-		if b.Max > 0 && d >= float64(b.Max) {
-			return b.Max
-		}
+// exponential returns b as a cenkalti/backoff policy: Initial * Multiplier^n
+// for retry n (0-based), capped at Max, without jitter (a fixed schedule is
+// what the connect_retry_backoff fields document) and without a time limit
+// (connect_retries bounds the attempts).
+func (b Backoff) exponential() *backoff.ExponentialBackOff {
+	maxWait := b.Max
+	if maxWait <= 0 {
+		maxWait = time.Duration(math.MaxInt64)
 	}
-	if b.Max > 0 && d > float64(b.Max) {
-		return b.Max
-	}
-	return time.Duration(d)
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(b.Initial),
+		backoff.WithMultiplier(b.Multiplier),
+		backoff.WithMaxInterval(maxWait),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0),
+	)
 }
 
 // Config is the parsed connection block. Its String method redacts secrets, so
@@ -135,7 +140,7 @@ type Config struct {
 	ReconnectAttempts int
 	ReconnectInterval time.Duration
 	// ConnectRetries is how often the first connect is retried, waiting
-	// ConnectBackoff.Delay(n) before retry n.
+	// ConnectBackoff between retries.
 	ConnectRetries int
 	ConnectBackoff Backoff
 	ConnectTimeout time.Duration

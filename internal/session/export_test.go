@@ -1,0 +1,13 @@
+package session
+
+import "time"
+
+// Delay returns the wait before connect retry number n (0-based) under b.
+func (b Backoff) Delay(n int) time.Duration {
+	e := b.exponential()
+	d := e.NextBackOff()
+	for range n {
+		d = e.NextBackOff()
+	}
+	return d
+}

@@ -139,8 +139,11 @@ type Config struct {
 	// dropped after it was up; -1 means forever, 0 never.
 	ReconnectAttempts int
 	ReconnectInterval time.Duration
-	// ConnectRetries is how often the first connect is retried, waiting
-	// ConnectBackoff between retries.
+	// ConnectRetries is how often Connect retries a failed attempt, waiting
+	// ConnectBackoff between retries. It is 0 by default: the plugins run
+	// inside Benthos's connect loop, which retries forever, and a second
+	// loop inside it would only hide failures from it for minutes (up to
+	// ConnectRetries+1 times ConnectTimeout plus the waits).
 	ConnectRetries int
 	ConnectBackoff Backoff
 	ConnectTimeout time.Duration
@@ -167,7 +170,7 @@ func DefaultConfig(urls ...string) Config {
 		TLS:               TLSConfig{ValidateServerCert: true, ValidateDate: true, ValidateServerName: true},
 		ReconnectAttempts: 3,
 		ReconnectInterval: 3 * time.Second,
-		ConnectRetries:    4,
+		ConnectRetries:    0,
 		ConnectBackoff:    Backoff{Initial: time.Second, Multiplier: 2, Max: 10 * time.Second},
 		ConnectTimeout:    30 * time.Second,
 	}
@@ -269,8 +272,8 @@ func ConnectionFields() []*service.ConfigField {
 			Description("The wait between the client's reconnect attempts.").
 			Default("3s").Advanced(),
 		service.NewIntField(FieldConnectRetries).
-			Description("How often the first connect is retried before the connect fails (Benthos then retries again later). The default is Beam's SolaceIO policy: 4 retries, waiting 1 s, 2 s, 4 s and 8 s.").
-			Default(4).Advanced(),
+			Description("How often a failed connect is retried inside one connect, waiting `connect_retry_backoff`, before it fails. Benthos itself calls connect again for as long as the pipeline runs (backing off up to 1 s), so the default 0 keeps a single retry layer and lets every failure show in Benthos's connection status and metrics at once. Set it only to ride out short outages quietly with a longer backoff, e.g. `4` for Beam's SolaceIO policy (waits of 1 s, 2 s, 4 s and 8 s); every attempt may take up to `connect_timeout`.").
+			Default(0).Advanced(),
 		service.NewObjectField(FieldConnectRetryBackoff,
 			service.NewDurationField(FieldBackoffInitial).Description("The wait before the first retry.").Default("1s"),
 			service.NewFloatField(FieldBackoffMultiplier).Description("The factor applied to the wait after every retry; at least 1.").Default(2.0),
@@ -330,7 +333,7 @@ root = [
   if this.auth.oauth2.id_token.or("") != "" && this.auth.oauth2.id_token_file.or("") != "" { "fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set; keep one (remove auth.oauth2.id_token to read it from the file)" } else { null },
   if $scheme == "basic" && this.username.or("") == "" { "field username: required by auth.scheme basic" } else { null },
   if this.connect_retry_backoff.multiplier.or(2) < 1 { "field connect_retry_backoff.multiplier: must be at least 1" } else { null },
-  if this.connect_retries.or(4) < 0 { "field connect_retries: must be 0 or more" } else { null },
+  if this.connect_retries.or(0) < 0 { "field connect_retries: must be 0 or more" } else { null },
   if this.reconnect_attempts.or(3) < -1 { "field reconnect_attempts: must be -1 (forever), 0 or more" } else { null },
 `
 

@@ -128,6 +128,7 @@ overwritten by it.
 - `+"`solace_input_nacked`"+` with label `+"`outcome`"+`: messages settled `+"`failed`"+` or `+"`rejected`"+`.
 - `+"`solace_input_duplicates_dropped`"+`: duplicates acknowledged and dropped by `+"`deduplicate`"+`.
 - `+"`solace_input_stale_settlements`"+`: settlements of messages whose flow was lost (the broker redelivers them).
+- `+"`solace_input_stale_dropped`"+`: messages received before a connection loss and dropped before the pipeline saw them, in favour of the broker's redelivered copies.
 - `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
 - `+"`solace_input_reconnects`"+`: client reconnections.`).
 		Fields(session.ConnectionFields()...).
@@ -281,6 +282,7 @@ type solaceReader struct {
 	mNacked     *service.MetricCounter
 	mDuplicates *service.MetricCounter
 	mStale      *service.MetricCounter
+	mStaleDrop  *service.MetricCounter
 	mBacklogMsg *service.MetricGauge
 	mBacklogB   *service.MetricGauge
 	mReconnects *service.MetricCounter
@@ -442,6 +444,8 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.mNacked = m.NewCounter("solace_input_nacked", "outcome")
 	r.mDuplicates = m.NewCounter("solace_input_duplicates_dropped")
 	r.mStale = m.NewCounter("solace_input_stale_settlements")
+	r.mStaleDrop = m.NewCounter("solace_input_stale_dropped")
+	r.rcvConf.OnStaleDropped = func() { r.mStaleDrop.Incr(1) }
 	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")

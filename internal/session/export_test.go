@@ -11,3 +11,6 @@ func (b Backoff) Delay(n int) time.Duration {
 	}
 	return d
 }
+
+// StaleDropped counts the messages the receiver dropped as stale copies.
+func (r *Receiver) StaleDropped() int64 { return r.staleDropped.Load() }

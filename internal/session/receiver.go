@@ -86,6 +86,10 @@ type ReceiverConfig struct {
 	// taking messages from the API, whose own buffer then closes the
 	// broker window.
 	Buffer int
+	// OnStaleDropped, when set, is called (on the Receive goroutine) for
+	// every message dropped because it was delivered before a connection
+	// loss; the broker redelivers it. Plugins count it in a metric.
+	OnStaleDropped func()
 }
 
 // Errors reported by a Receiver.
@@ -127,6 +131,7 @@ type Receiver struct {
 	closeOnce    sync.Once
 	closeErr     error
 	staleDropped atomic.Int64
+	onStale      func()
 }
 
 type flow struct {
@@ -167,11 +172,12 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 		buf = 256
 	}
 	r := &Receiver{
-		svc:    svc,
-		queue:  cfg.Queue,
-		ch:     make(chan *Inbound, buf),
-		closed: make(chan struct{}),
-		down:   make(chan struct{}),
+		svc:     svc,
+		queue:   cfg.Queue,
+		ch:      make(chan *Inbound, buf),
+		closed:  make(chan struct{}),
+		down:    make(chan struct{}),
+		onStale: cfg.OnStaleDropped,
 	}
 	r.listenerID = svc.AddReconnectionAttemptListener(func(solace.ServiceEvent) {
 		r.gen.Add(1)
@@ -313,12 +319,12 @@ func (r *Receiver) fresh(in *Inbound) bool {
 		return true
 	}
 	r.staleDropped.Add(1)
+	if r.onStale != nil {
+		r.onStale()
+	}
 	r.Release(in)
 	return false
 }
-
-// StaleDropped counts messages dropped by the rule above.
-func (r *Receiver) StaleDropped() int64 { return r.staleDropped.Load() }
 
 // Down is closed when a flow has been torn down for good.
 func (r *Receiver) Down() <-chan struct{} { return r.down }

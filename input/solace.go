@@ -273,7 +273,7 @@ type solaceReader struct {
 	pollEvery    time.Duration
 
 	dedup      bool
-	dedupWin   *session.DedupWindow
+	dedupWin   *dedupWindow
 	dedupCache string
 	dedupTTL   time.Duration
 
@@ -394,7 +394,7 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		if size <= 0 && r.dedupTTL <= 0 {
 			return nil, fmt.Errorf("field %s: set %s or %s", siFieldDedupWindow, siFieldDedupSize, siFieldDedupAge)
 		}
-		r.dedupWin = session.NewDedupWindow(max(size, 0), max(r.dedupTTL, 0))
+		r.dedupWin = newDedupWindow(max(size, 0), max(r.dedupTTL, 0))
 	}
 	if r.dedupCache != "" && !mgr.HasCache(r.dedupCache) {
 		return nil, fmt.Errorf("field %s: cache resource %q not found", siFieldDedupCache, r.dedupCache)

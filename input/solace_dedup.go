@@ -1,34 +1,43 @@
 package input
 
 import (
-	"container/list"
+	"math"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // dedupWindow remembers keys of messages the pipeline has processed, bounded
 // by count and/or age, so that redeliveries and republished copies can be
 // recognised. It is safe for concurrent use. It belongs to the input, not to
 // internal/session: de-duplication is a pipeline concern, not Solace's.
+//
+// It is golang-lru's simplelru (count bound, least recently added evicted
+// first) holding each key's time, with the age bound applied from the
+// oldest end on every call. Not golang-lru's expirable LRU: in v2 that one
+// starts a sweeper goroutine that never ends and so pins the whole window,
+// once per input built (every stream update in streams mode); and it reads
+// the wall clock, where this window is told the time.
 type dedupWindow struct {
-	size int
-	age  time.Duration
+	age time.Duration
 
-	mu    sync.Mutex
-	order *list.List // of *dedupEntry, oldest first
-	index map[string]*list.Element
-}
-
-type dedupEntry struct {
-	key  string
-	seen time.Time
+	mu   sync.Mutex
+	keys *simplelru.LRU[string, time.Time] // key -> when it was added
 }
 
 // newDedupWindow returns a window holding at most size keys (0 = no count
 // bound) for at most age (0 = no age bound). At least one bound should be
 // set; the constructor enforces that.
 func newDedupWindow(size int, age time.Duration) *dedupWindow {
-	return &dedupWindow{size: size, age: age, order: list.New(), index: map[string]*list.Element{}}
+	if size <= 0 {
+		size = math.MaxInt
+	}
+	keys, err := simplelru.NewLRU[string, time.Time](size, nil)
+	if err != nil {
+		panic(err) // only for size <= 0, excluded above
+	}
+	return &dedupWindow{age: age, keys: keys}
 }
 
 // Seen reports whether key was added within the window as of now.
@@ -39,8 +48,7 @@ func (w *dedupWindow) Seen(key string, now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.expire(now)
-	_, ok := w.index[key]
-	return ok
+	return w.keys.Contains(key)
 }
 
 // Add records key as processed at now; re-adding a key refreshes it.
@@ -50,12 +58,7 @@ func (w *dedupWindow) Add(key string, now time.Time) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if el, ok := w.index[key]; ok {
-		el.Value.(*dedupEntry).seen = now
-		w.order.MoveToBack(el)
-	} else {
-		w.index[key] = w.order.PushBack(&dedupEntry{key: key, seen: now})
-	}
+	w.keys.Add(key, now)
 	w.expire(now)
 }
 
@@ -63,19 +66,19 @@ func (w *dedupWindow) Add(key string, now time.Time) {
 func (w *dedupWindow) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.order.Len()
+	return w.keys.Len()
 }
 
+// expire drops keys older than the age bound, oldest first.
 func (w *dedupWindow) expire(now time.Time) {
-	for w.order.Len() > 0 {
-		front := w.order.Front()
-		e := front.Value.(*dedupEntry)
-		tooMany := w.size > 0 && w.order.Len() > w.size
-		tooOld := w.age > 0 && now.Sub(e.seen) >= w.age
-		if !tooMany && !tooOld {
+	if w.age <= 0 {
+		return
+	}
+	for {
+		_, added, ok := w.keys.GetOldest()
+		if !ok || now.Sub(added) < w.age {
 			return
 		}
-		w.order.Remove(front)
-		delete(w.index, e.key)
+		w.keys.RemoveOldest()
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -810,34 +809,11 @@ func (r *solaceReader) eventTime(msg *service.Message, in *session.Inbound) time
 	}
 }
 
-// asTime accepts what a timestamp mapping plausibly returns.
+// asTime accepts what a timestamp mapping plausibly returns (a timestamp, an
+// RFC 3339 string or Unix seconds), as Bloblang's own conversions do.
 func asTime(v any) (time.Time, bool) {
-	switch t := v.(type) {
-	case time.Time:
-		return t, true
-	case string:
-		ts, err := time.Parse(time.RFC3339Nano, t)
-		return ts, err == nil
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return time.Unix(i, 0), true
-		}
-		f, err := t.Float64()
-		if err != nil {
-			return time.Time{}, false
-		}
-		return asTime(f)
-	case int:
-		return time.Unix(int64(t), 0), true
-	case int64:
-		return time.Unix(t, 0), true
-	case uint64:
-		return time.Unix(int64(t), 0), true
-	case float64:
-		sec := int64(t)
-		return time.Unix(sec, int64((t-float64(sec))*1e9)), true
-	}
-	return time.Time{}, false
+	ts, err := bloblang.ValueAsTimestamp(v)
+	return ts, err == nil
 }
 
 func (r *solaceReader) ackFunc(recv *session.Receiver, ins []*session.Inbound) service.AckFunc {

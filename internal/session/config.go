@@ -297,7 +297,9 @@ func ConnectionLintRule() string { return ConnectionLintRuleWith() }
 //
 //	`if this.topic.or("") == "" { "field topic: required" } else { null }`
 //
-// Note that the linted object already holds the fields' defaults.
+// The linted object already holds the fields' defaults, so a check reads a
+// field with a default as it is; only fields without one (optional fields,
+// required ones such as urls) need .or(…).
 func ConnectionLintRuleWith(checks ...string) string {
 	var extra strings.Builder
 	for _, c := range checks {
@@ -310,8 +312,8 @@ func ConnectionLintRuleWith(checks ...string) string {
 
 const connectionLintHead = `
 let urls = this.urls.or([])
-let tls_on = this.tls.enabled.or(false)
-let scheme = this.auth.scheme.or("basic")
+let tls_on = this.tls.enabled
+let scheme = this.auth.scheme
 let has_tcps = $urls.filter(u -> u.string().has_prefix("tcps://")).length() > 0
 let has_tcp = $urls.filter(u -> u.string().has_prefix("tcp://")).length() > 0
 let cred_urls = $urls.enumerated().filter(e -> e.value.string().contains("@")).map_each(e -> "urls[%v]".format(e.index))
@@ -322,19 +324,19 @@ root = [
   if $cred_urls.length() > 0 { "field %v: credentials (user:password@) in a Solace URL are not supported; give host and port only and set username and password (or password_file)".format($cred_urls.join(", ")) } else { null },
   if $has_tcps && !$tls_on { "field urls: tcps:// needs TLS: set tls.enabled: true" } else { null },
   if $has_tcp && $tls_on { "field tls.enabled: true but urls use tcp://: use tcps:// urls or set tls.enabled: false" } else { null },
-  if $tls_on && this.tls.validate_server_cert.or(true) && this.tls.trust_store_path.or("") == "" { "field tls.trust_store_path: required to validate the broker certificate; set it to a directory of CA PEM files or set tls.validate_server_cert: false (tests only)" } else { null },
-  if (this.tls.client_certificate_file.or("") == "") != (this.tls.client_key_file.or("") == "") { "fields tls.client_certificate_file and tls.client_key_file: set both or neither" } else { null },
-  if $scheme == "client_certificate" && (this.tls.client_certificate_file.or("") == "" || this.tls.client_key_file.or("") == "") { "field auth.scheme: client_certificate needs tls.client_certificate_file and tls.client_key_file" } else { null },
+  if $tls_on && this.tls.validate_server_cert && this.tls.trust_store_path == "" { "field tls.trust_store_path: required to validate the broker certificate; set it to a directory of CA PEM files or set tls.validate_server_cert: false (tests only)" } else { null },
+  if (this.tls.client_certificate_file == "") != (this.tls.client_key_file == "") { "fields tls.client_certificate_file and tls.client_key_file: set both or neither" } else { null },
+  if $scheme == "client_certificate" && (this.tls.client_certificate_file == "" || this.tls.client_key_file == "") { "field auth.scheme: client_certificate needs tls.client_certificate_file and tls.client_key_file" } else { null },
   if $scheme == "client_certificate" && !$tls_on { "field auth.scheme: client_certificate needs TLS: set tls.enabled: true and use tcps:// urls" } else { null },
-  if $scheme == "oauth2" && this.auth.oauth2.access_token.or("") == "" && this.auth.oauth2.access_token_file.or("") == "" && this.auth.oauth2.id_token.or("") == "" && this.auth.oauth2.id_token_file.or("") == "" { "field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)" } else { null },
-  if this.password.or("") != "" && this.password_file.or("") != "" { "fields password and password_file: both are set; keep one (remove password to read it from the file, which keeps it out of the streams API)" } else { null },
-  if this.tls.client_key_password.or("") != "" && this.tls.client_key_password_file.or("") != "" { "fields tls.client_key_password and tls.client_key_password_file: both are set; keep one (remove tls.client_key_password to read it from the file)" } else { null },
-  if this.auth.oauth2.access_token.or("") != "" && this.auth.oauth2.access_token_file.or("") != "" { "fields auth.oauth2.access_token and auth.oauth2.access_token_file: both are set; keep one (remove auth.oauth2.access_token to read it from the file)" } else { null },
-  if this.auth.oauth2.id_token.or("") != "" && this.auth.oauth2.id_token_file.or("") != "" { "fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set; keep one (remove auth.oauth2.id_token to read it from the file)" } else { null },
-  if $scheme == "basic" && this.username.or("") == "" { "field username: required by auth.scheme basic" } else { null },
-  if this.connect_retry_backoff.multiplier.or(2) < 1 { "field connect_retry_backoff.multiplier: must be at least 1" } else { null },
-  if this.connect_retries.or(0) < 0 { "field connect_retries: must be 0 or more" } else { null },
-  if this.reconnect_attempts.or(3) < -1 { "field reconnect_attempts: must be -1 (forever), 0 or more" } else { null },
+  if $scheme == "oauth2" && this.auth.oauth2.access_token == "" && this.auth.oauth2.access_token_file == "" && this.auth.oauth2.id_token == "" && this.auth.oauth2.id_token_file == "" { "field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)" } else { null },
+  if this.password != "" && this.password_file != "" { "fields password and password_file: both are set; keep one (remove password to read it from the file, which keeps it out of the streams API)" } else { null },
+  if this.tls.client_key_password != "" && this.tls.client_key_password_file != "" { "fields tls.client_key_password and tls.client_key_password_file: both are set; keep one (remove tls.client_key_password to read it from the file)" } else { null },
+  if this.auth.oauth2.access_token != "" && this.auth.oauth2.access_token_file != "" { "fields auth.oauth2.access_token and auth.oauth2.access_token_file: both are set; keep one (remove auth.oauth2.access_token to read it from the file)" } else { null },
+  if this.auth.oauth2.id_token != "" && this.auth.oauth2.id_token_file != "" { "fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set; keep one (remove auth.oauth2.id_token to read it from the file)" } else { null },
+  if $scheme == "basic" && this.username == "" { "field username: required by auth.scheme basic" } else { null },
+  if this.connect_retry_backoff.multiplier < 1 { "field connect_retry_backoff.multiplier: must be at least 1" } else { null },
+  if this.connect_retries < 0 { "field connect_retries: must be 0 or more" } else { null },
+  if this.reconnect_attempts < -1 { "field reconnect_attempts: must be -1 (forever), 0 or more" } else { null },
 `
 
 // ConfigFromParsed reads the fields of ConnectionFields.

@@ -160,22 +160,6 @@ type Config struct {
 	SendTimestamps bool
 }
 
-// DefaultConfig returns the defaults of ConnectionFields for the given URLs;
-// handy for tests and tools.
-func DefaultConfig(urls ...string) Config {
-	return Config{
-		URLs:              urls,
-		VPN:               "default",
-		AuthScheme:        AuthBasic,
-		TLS:               TLSConfig{ValidateServerCert: true, ValidateDate: true, ValidateServerName: true},
-		ReconnectAttempts: 3,
-		ReconnectInterval: 3 * time.Second,
-		ConnectRetries:    0,
-		ConnectBackoff:    Backoff{Initial: time.Second, Multiplier: 2, Max: 10 * time.Second},
-		ConnectTimeout:    30 * time.Second,
-	}
-}
-
 // String renders the config with secrets redacted.
 func (c Config) String() string {
 	red := func(s string) string {
@@ -196,7 +180,7 @@ func (c Config) String() string {
 func (c Config) GoString() string { return c.String() }
 
 // ConnectionFields returns the connection config fields shared by the solace
-// input and output. Add ConnectionLintRule to the spec as well.
+// input and output. Add ConnectionLintRuleWith to the spec as well.
 func ConnectionFields() []*service.ConfigField {
 	return []*service.ConfigField{
 		service.NewURLListField(FieldURLs).
@@ -285,15 +269,11 @@ func ConnectionFields() []*service.ConfigField {
 	}
 }
 
-// ConnectionLintRule returns a bloblang lint rule for contradictions in the
-// connection fields. Each message names the field and the fix. A spec holds a
-// single lint rule (ConfigSpec.LintRule replaces the previous one), so a
-// plugin with checks of its own uses ConnectionLintRuleWith instead.
-func ConnectionLintRule() string { return ConnectionLintRuleWith() }
-
-// ConnectionLintRuleWith returns ConnectionLintRule extended by the plugin's
-// own checks. Each check is a bloblang expression over `this` that yields a
-// lint message or null, e.g.
+// ConnectionLintRuleWith returns a bloblang lint rule for contradictions in
+// the connection fields, extended by the plugin's own checks (a spec holds a
+// single lint rule: ConfigSpec.LintRule replaces the previous one). Each
+// message names the field and the fix. Each check is a bloblang expression
+// over `this` that yields a lint message or null, e.g.
 //
 //	`if this.topic.or("") == "" { "field topic: required" } else { null }`
 //

@@ -233,10 +233,6 @@ func (s *Session) markDown(cause error) {
 	})
 }
 
-// Service returns the client's MessagingService. Only this package should use
-// it; plugins go through the package's publishers and receivers.
-func (s *Session) Service() solace.MessagingService { return s.svc }
-
 // Connected reports whether the session is up right now (false while the
 // client reconnects and after the session ended).
 func (s *Session) Connected() bool { return s.connected.Load() && s.svc.IsConnected() }

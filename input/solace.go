@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -128,6 +127,7 @@ overwritten by it.
 - `+"`solace_input_nacked`"+` with label `+"`outcome`"+`: messages settled `+"`failed`"+` or `+"`rejected`"+`.
 - `+"`solace_input_duplicates_dropped`"+`: duplicates acknowledged and dropped by `+"`deduplicate`"+`.
 - `+"`solace_input_stale_settlements`"+`: settlements of messages whose flow was lost (the broker redelivers them).
+- `+"`solace_input_stale_dropped`"+`: messages received before a connection loss and dropped before the pipeline saw them, in favour of the broker's redelivered copies.
 - `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
 - `+"`solace_input_reconnects`"+`: client reconnections.`).
 		Fields(session.ConnectionFields()...).
@@ -219,21 +219,21 @@ overwritten by it.
 				Default(256).Advanced(),
 		).
 		LintRule(session.ConnectionLintRuleWith(
-			`if this.queue.or("") == "" && this.topic.or("") == "" { "fields queue and topic: set exactly one of them, e.g. queue: orders or topic: orders/>" } else { null }`,
-			`if this.queue.or("") != "" && this.topic.or("") != "" { "fields queue and topic: both are set; keep one" } else { null }`,
-			`if this.topic.or("") != "" && this.semp.url.or("") == "" { "field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue" } else { null }`,
+			`if this.queue == "" && this.topic == "" { "fields queue and topic: set exactly one of them, e.g. queue: orders or topic: orders/>" } else { null }`,
+			`if this.queue != "" && this.topic != "" { "fields queue and topic: both are set; keep one" } else { null }`,
+			`if this.topic != "" && this.semp.url.or("") == "" { "field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue" } else { null }`,
 			`if this.semp.password.or("") != "" && this.semp.password_file.or("") != "" { "fields semp.password and semp.password_file: both are set; keep one (remove semp.password to read it from the file, which keeps it out of the streams API)" } else { null }`,
-			`if this.queue.or("") != "" && this.queue_name.or("") != "" { "field queue_name: only used with topic; with queue, name the queue in queue" } else { null }`,
-			`if this.deduplicate.or(false) && this.dedup_cache.or("") == "" && this.dedup_window.size.or(100000) <= 0 && this.dedup_window.age.or("1h").string().re_match("^[0.]+[a-zµ]*$") { "field dedup_window: set size or age (or dedup_cache), an unbounded window grows forever" } else { null }`,
-			`if this.dedup_window.size.or(0) < 0 { "field dedup_window.size: must be 0 or more" } else { null }`,
-			`if this.flows.or(1) < 1 { "field flows: must be at least 1" } else { null }`,
-			`if this.batch_size.or(1) < 1 { "field batch_size: must be at least 1" } else { null }`,
-			`if this.receive_buffer.or(256) < 1 { "field receive_buffer: must be at least 1" } else { null }`,
-			`if this.timestamp.or("sender") == "mapping" && this.timestamp_mapping.or("") == "" { "field timestamp_mapping: timestamp: mapping needs a mapping, e.g. timestamp_mapping: root = this.event_time.ts_parse(\"2006-01-02T15:04:05Z07:00\")" } else { null }`,
-			`if this.timestamp.or("sender") != "mapping" && this.timestamp_mapping.or("") != "" { "field timestamp_mapping: only used with timestamp: mapping; set timestamp: mapping or remove it" } else { null }`,
-			`if this.replay.from.or("none") == "time" && this.replay.time.or("") == "" { "field replay.time: from: time needs a time, e.g. replay.time: 2025-01-31T12:00:00Z" } else { null }`,
-			`if this.replay.from.or("none") == "message_id" && this.replay.message_id.or("") == "" { "field replay.message_id: from: message_id needs a replication group message id" } else { null }`,
-			`if this.replay.from.or("none") == "time" && this.replay.time.or("") != "" && !this.replay.time.string().re_match("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$") { "field replay.time: %v is not an RFC 3339 time".format(this.replay.time) } else { null }`,
+			`if this.queue != "" && this.queue_name != "" { "field queue_name: only used with topic; with queue, name the queue in queue" } else { null }`,
+			`if this.deduplicate && this.dedup_cache == "" && this.dedup_window.size <= 0 && this.dedup_window.age.string().re_match("^[0.]+[a-zµ]*$") { "field dedup_window: set size or age (or dedup_cache), an unbounded window grows forever" } else { null }`,
+			`if this.dedup_window.size < 0 { "field dedup_window.size: must be 0 or more" } else { null }`,
+			`if this.flows < 1 { "field flows: must be at least 1" } else { null }`,
+			`if this.batch_size < 1 { "field batch_size: must be at least 1" } else { null }`,
+			`if this.receive_buffer < 1 { "field receive_buffer: must be at least 1" } else { null }`,
+			`if this.timestamp == "mapping" && this.timestamp_mapping.or("") == "" { "field timestamp_mapping: timestamp: mapping needs a mapping, e.g. timestamp_mapping: root = this.event_time.ts_parse(\"2006-01-02T15:04:05Z07:00\")" } else { null }`,
+			`if this.timestamp != "mapping" && this.timestamp_mapping.or("") != "" { "field timestamp_mapping: only used with timestamp: mapping; set timestamp: mapping or remove it" } else { null }`,
+			`if this.replay.from == "time" && this.replay.time == "" { "field replay.time: from: time needs a time, e.g. replay.time: 2025-01-31T12:00:00Z" } else { null }`,
+			`if this.replay.from == "message_id" && this.replay.message_id == "" { "field replay.message_id: from: message_id needs a replication group message id" } else { null }`,
+			`if this.replay.from == "time" && this.replay.time != "" && !this.replay.time.string().re_match("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$") { "field replay.time: %v is not an RFC 3339 time".format(this.replay.time) } else { null }`,
 		))
 }
 
@@ -275,7 +275,7 @@ type solaceReader struct {
 	pollEvery    time.Duration
 
 	dedup      bool
-	dedupWin   *session.DedupWindow
+	dedupWin   *dedupWindow
 	dedupCache string
 	dedupTTL   time.Duration
 
@@ -284,6 +284,7 @@ type solaceReader struct {
 	mNacked     *service.MetricCounter
 	mDuplicates *service.MetricCounter
 	mStale      *service.MetricCounter
+	mStaleDrop  *service.MetricCounter
 	mBacklogMsg *service.MetricGauge
 	mBacklogB   *service.MetricGauge
 	mReconnects *service.MetricCounter
@@ -395,7 +396,7 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		if size <= 0 && r.dedupTTL <= 0 {
 			return nil, fmt.Errorf("field %s: set %s or %s", siFieldDedupWindow, siFieldDedupSize, siFieldDedupAge)
 		}
-		r.dedupWin = session.NewDedupWindow(max(size, 0), max(r.dedupTTL, 0))
+		r.dedupWin = newDedupWindow(max(size, 0), max(r.dedupTTL, 0))
 	}
 	if r.dedupCache != "" && !mgr.HasCache(r.dedupCache) {
 		return nil, fmt.Errorf("field %s: cache resource %q not found", siFieldDedupCache, r.dedupCache)
@@ -445,6 +446,8 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.mNacked = m.NewCounter("solace_input_nacked", "outcome")
 	r.mDuplicates = m.NewCounter("solace_input_duplicates_dropped")
 	r.mStale = m.NewCounter("solace_input_stale_settlements")
+	r.mStaleDrop = m.NewCounter("solace_input_stale_dropped")
+	r.rcvConf.OnStaleDropped = func() { r.mStaleDrop.Incr(1) }
 	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")
@@ -871,34 +874,11 @@ func (r *solaceReader) eventTime(msg *service.Message, in *session.Inbound) time
 	}
 }
 
-// asTime accepts what a timestamp mapping plausibly returns.
+// asTime accepts what a timestamp mapping plausibly returns (a timestamp, an
+// RFC 3339 string or Unix seconds), as Bloblang's own conversions do.
 func asTime(v any) (time.Time, bool) {
-	switch t := v.(type) {
-	case time.Time:
-		return t, true
-	case string:
-		ts, err := time.Parse(time.RFC3339Nano, t)
-		return ts, err == nil
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return time.Unix(i, 0), true
-		}
-		f, err := t.Float64()
-		if err != nil {
-			return time.Time{}, false
-		}
-		return asTime(f)
-	case int:
-		return time.Unix(int64(t), 0), true
-	case int64:
-		return time.Unix(t, 0), true
-	case uint64:
-		return time.Unix(int64(t), 0), true
-	case float64:
-		sec := int64(t)
-		return time.Unix(sec, int64((t-float64(sec))*1e9)), true
-	}
-	return time.Time{}, false
+	ts, err := bloblang.ValueAsTimestamp(v)
+	return ts, err == nil
 }
 
 // settleBatch settles a batch as the pipeline's ack says: accepted, or the

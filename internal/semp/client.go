@@ -3,8 +3,9 @@
 // and the monitor-API view of a queue's live state.
 //
 // Paths, field names and envelopes follow the SEMPv2 OpenAPI 2.0 specs
-// (API version 2.34). The package imports only the standard library so that
-// both the plugins and the test broker's tests can use it.
+// (API version 2.34). Beside the standard library it imports only
+// cenkalti/backoff, so that both the plugins and the test broker's tests can
+// use it.
 package semp
 
 import (
@@ -15,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 )
 
 const (
@@ -74,8 +76,9 @@ type Client struct {
 	timeout    time.Duration
 	maxRetries int
 
-	// backoff returns the pause before retry number n (1-based). Tests
-	// replace it to keep retry tests fast.
+	// backoff, when set, returns the pause before retry number n
+	// (1-based) in place of newBackoff's. Tests set it to keep retry tests
+	// fast.
 	backoff func(n int) time.Duration
 }
 
@@ -131,7 +134,6 @@ func New(cfg Config) (*Client, error) {
 		http:       hc,
 		timeout:    cfg.Timeout,
 		maxRetries: cfg.MaxRetries,
-		backoff:    defaultBackoff,
 	}
 	if c.timeout <= 0 {
 		c.timeout = defaultTimeout
@@ -153,12 +155,17 @@ func defaultTransport(tlsConf *tls.Config) http.RoundTripper {
 	return t
 }
 
-// defaultBackoff is exponential from 100ms, capped at 2s, with jitter so
-// that several clients retrying a restarted broker do not move in step.
-func defaultBackoff(n int) time.Duration {
-	d := 100 * time.Millisecond << min(n-1, 5)
-	d = min(d, 2*time.Second)
-	return d/2 + rand.N(d/2+1)
+// newBackoff is the pause between the attempts of one request: exponential
+// from 100ms, capped at 2s, with jitter so that several clients retrying a
+// restarted broker do not move in step.
+func newBackoff() *backoff.ExponentialBackOff {
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(100*time.Millisecond),
+		backoff.WithMultiplier(2),
+		backoff.WithMaxInterval(2*time.Second),
+		backoff.WithRandomizationFactor(0.5),
+		backoff.WithMaxElapsedTime(0), // maxRetries bounds the attempts
+	)
 }
 
 // seg is one path segment: its decoded value, escaped when the path is built.
@@ -235,6 +242,11 @@ func (c *Client) do(ctx context.Context, r request) (*envelope, error) {
 	// broker although we saw no success (lost response, 500 mid-commit). A
 	// retried POST then meets ALREADY_EXISTS, a retried DELETE NOT_FOUND.
 	ambiguous := false
+	pause := c.backoff
+	if pause == nil {
+		b := newBackoff()
+		pause = func(int) time.Duration { return b.NextBackOff() }
+	}
 	for attempt := 0; ; attempt++ {
 		env, f := c.attempt(ctx, r, &u, body)
 		if f == nil {
@@ -253,7 +265,7 @@ func (c *Client) do(ctx context.Context, r request) (*envelope, error) {
 		if f.mayHaveApplied && r.method != http.MethodGet {
 			ambiguous = true
 		}
-		wait := c.backoff(attempt + 1)
+		wait := pause(attempt + 1)
 		if f.hasRetryAfter {
 			wait = min(f.retryAfter, 10*time.Second)
 		}

@@ -8,9 +8,11 @@ package session
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging/pkg/solace/config"
 
@@ -95,23 +97,26 @@ type OAuth2Config struct {
 type Backoff struct {
 	Initial    time.Duration
 	Multiplier float64
-	Max        time.Duration
+	// Max caps the wait; 0 means no cap.
+	Max time.Duration
 }
 
-// Delay returns the wait before retry number n (0-based): Initial *
-// Multiplier^n, capped at Max.
-func (b Backoff) Delay(n int) time.Duration {
-	d := float64(b.Initial)
-	for i := 0; i < n; i++ {
-		d *= b.Multiplier
-		if b.Max > 0 && d >= float64(b.Max) {
-			return b.Max
-		}
+// exponential returns b as a cenkalti/backoff policy: Initial * Multiplier^n
+// for retry n (0-based), capped at Max, without jitter (a fixed schedule is
+// what the connect_retry_backoff fields document) and without a time limit
+// (connect_retries bounds the attempts).
+func (b Backoff) exponential() *backoff.ExponentialBackOff {
+	maxWait := b.Max
+	if maxWait <= 0 {
+		maxWait = time.Duration(math.MaxInt64)
 	}
-	if b.Max > 0 && d > float64(b.Max) {
-		return b.Max
-	}
-	return time.Duration(d)
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(b.Initial),
+		backoff.WithMultiplier(b.Multiplier),
+		backoff.WithMaxInterval(maxWait),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0),
+	)
 }
 
 // Config is the parsed connection block. Its String method redacts secrets, so
@@ -134,8 +139,11 @@ type Config struct {
 	// dropped after it was up; -1 means forever, 0 never.
 	ReconnectAttempts int
 	ReconnectInterval time.Duration
-	// ConnectRetries is how often the first connect is retried, waiting
-	// ConnectBackoff.Delay(n) before retry n.
+	// ConnectRetries is how often Connect retries a failed attempt, waiting
+	// ConnectBackoff between retries. It is 0 by default: the plugins run
+	// inside Benthos's connect loop, which retries forever, and a second
+	// loop inside it would only hide failures from it for minutes (up to
+	// ConnectRetries+1 times ConnectTimeout plus the waits).
 	ConnectRetries int
 	ConnectBackoff Backoff
 	ConnectTimeout time.Duration
@@ -150,22 +158,6 @@ type Config struct {
 	// its send time (the SMF sender timestamp). It is not a shared field:
 	// the output sets it from its sender_timestamp field.
 	SendTimestamps bool
-}
-
-// DefaultConfig returns the defaults of ConnectionFields for the given URLs;
-// handy for tests and tools.
-func DefaultConfig(urls ...string) Config {
-	return Config{
-		URLs:              urls,
-		VPN:               "default",
-		AuthScheme:        AuthBasic,
-		TLS:               TLSConfig{ValidateServerCert: true, ValidateDate: true, ValidateServerName: true},
-		ReconnectAttempts: 3,
-		ReconnectInterval: 3 * time.Second,
-		ConnectRetries:    4,
-		ConnectBackoff:    Backoff{Initial: time.Second, Multiplier: 2, Max: 10 * time.Second},
-		ConnectTimeout:    30 * time.Second,
-	}
 }
 
 // String renders the config with secrets redacted.
@@ -188,7 +180,7 @@ func (c Config) String() string {
 func (c Config) GoString() string { return c.String() }
 
 // ConnectionFields returns the connection config fields shared by the solace
-// input and output. Add ConnectionLintRule to the spec as well.
+// input and output. Add ConnectionLintRuleWith to the spec as well.
 func ConnectionFields() []*service.ConfigField {
 	return []*service.ConfigField{
 		service.NewURLListField(FieldURLs).
@@ -264,8 +256,8 @@ func ConnectionFields() []*service.ConfigField {
 			Description("The wait between the client's reconnect attempts.").
 			Default("3s").Advanced(),
 		service.NewIntField(FieldConnectRetries).
-			Description("How often the first connect is retried before the connect fails (Benthos then retries again later). The default is Beam's SolaceIO policy: 4 retries, waiting 1 s, 2 s, 4 s and 8 s.").
-			Default(4).Advanced(),
+			Description("How often a failed connect is retried inside one connect, waiting `connect_retry_backoff`, before it fails. Benthos itself calls connect again for as long as the pipeline runs (backing off up to 1 s), so the default 0 keeps a single retry layer and lets every failure show in Benthos's connection status and metrics at once. Set it only to ride out short outages quietly with a longer backoff, e.g. `4` for Beam's SolaceIO policy (waits of 1 s, 2 s, 4 s and 8 s); every attempt may take up to `connect_timeout`.").
+			Default(0).Advanced(),
 		service.NewObjectField(FieldConnectRetryBackoff,
 			service.NewDurationField(FieldBackoffInitial).Description("The wait before the first retry.").Default("1s"),
 			service.NewFloatField(FieldBackoffMultiplier).Description("The factor applied to the wait after every retry; at least 1.").Default(2.0),
@@ -277,19 +269,17 @@ func ConnectionFields() []*service.ConfigField {
 	}
 }
 
-// ConnectionLintRule returns a bloblang lint rule for contradictions in the
-// connection fields. Each message names the field and the fix. A spec holds a
-// single lint rule (ConfigSpec.LintRule replaces the previous one), so a
-// plugin with checks of its own uses ConnectionLintRuleWith instead.
-func ConnectionLintRule() string { return ConnectionLintRuleWith() }
-
-// ConnectionLintRuleWith returns ConnectionLintRule extended by the plugin's
-// own checks. Each check is a bloblang expression over `this` that yields a
-// lint message or null, e.g.
+// ConnectionLintRuleWith returns a bloblang lint rule for contradictions in
+// the connection fields, extended by the plugin's own checks (a spec holds a
+// single lint rule: ConfigSpec.LintRule replaces the previous one). Each
+// message names the field and the fix. Each check is a bloblang expression
+// over `this` that yields a lint message or null, e.g.
 //
 //	`if this.topic.or("") == "" { "field topic: required" } else { null }`
 //
-// Note that the linted object already holds the fields' defaults.
+// The linted object already holds the fields' defaults, so a check reads a
+// field with a default as it is; only fields without one (optional fields,
+// required ones such as urls) need .or(…).
 func ConnectionLintRuleWith(checks ...string) string {
 	var extra strings.Builder
 	for _, c := range checks {
@@ -302,8 +292,8 @@ func ConnectionLintRuleWith(checks ...string) string {
 
 const connectionLintHead = `
 let urls = this.urls.or([])
-let tls_on = this.tls.enabled.or(false)
-let scheme = this.auth.scheme.or("basic")
+let tls_on = this.tls.enabled
+let scheme = this.auth.scheme
 let has_tcps = $urls.filter(u -> u.string().has_prefix("tcps://")).length() > 0
 let has_tcp = $urls.filter(u -> u.string().has_prefix("tcp://")).length() > 0
 let cred_urls = $urls.enumerated().filter(e -> e.value.string().contains("@")).map_each(e -> "urls[%v]".format(e.index))
@@ -314,19 +304,19 @@ root = [
   if $cred_urls.length() > 0 { "field %v: credentials (user:password@) in a Solace URL are not supported; give host and port only and set username and password (or password_file)".format($cred_urls.join(", ")) } else { null },
   if $has_tcps && !$tls_on { "field urls: tcps:// needs TLS: set tls.enabled: true" } else { null },
   if $has_tcp && $tls_on { "field tls.enabled: true but urls use tcp://: use tcps:// urls or set tls.enabled: false" } else { null },
-  if $tls_on && this.tls.validate_server_cert.or(true) && this.tls.trust_store_path.or("") == "" { "field tls.trust_store_path: required to validate the broker certificate; set it to a directory of CA PEM files or set tls.validate_server_cert: false (tests only)" } else { null },
-  if (this.tls.client_certificate_file.or("") == "") != (this.tls.client_key_file.or("") == "") { "fields tls.client_certificate_file and tls.client_key_file: set both or neither" } else { null },
-  if $scheme == "client_certificate" && (this.tls.client_certificate_file.or("") == "" || this.tls.client_key_file.or("") == "") { "field auth.scheme: client_certificate needs tls.client_certificate_file and tls.client_key_file" } else { null },
+  if $tls_on && this.tls.validate_server_cert && this.tls.trust_store_path == "" { "field tls.trust_store_path: required to validate the broker certificate; set it to a directory of CA PEM files or set tls.validate_server_cert: false (tests only)" } else { null },
+  if (this.tls.client_certificate_file == "") != (this.tls.client_key_file == "") { "fields tls.client_certificate_file and tls.client_key_file: set both or neither" } else { null },
+  if $scheme == "client_certificate" && (this.tls.client_certificate_file == "" || this.tls.client_key_file == "") { "field auth.scheme: client_certificate needs tls.client_certificate_file and tls.client_key_file" } else { null },
   if $scheme == "client_certificate" && !$tls_on { "field auth.scheme: client_certificate needs TLS: set tls.enabled: true and use tcps:// urls" } else { null },
-  if $scheme == "oauth2" && this.auth.oauth2.access_token.or("") == "" && this.auth.oauth2.access_token_file.or("") == "" && this.auth.oauth2.id_token.or("") == "" && this.auth.oauth2.id_token_file.or("") == "" { "field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)" } else { null },
-  if this.password.or("") != "" && this.password_file.or("") != "" { "fields password and password_file: both are set; keep one (remove password to read it from the file, which keeps it out of the streams API)" } else { null },
-  if this.tls.client_key_password.or("") != "" && this.tls.client_key_password_file.or("") != "" { "fields tls.client_key_password and tls.client_key_password_file: both are set; keep one (remove tls.client_key_password to read it from the file)" } else { null },
-  if this.auth.oauth2.access_token.or("") != "" && this.auth.oauth2.access_token_file.or("") != "" { "fields auth.oauth2.access_token and auth.oauth2.access_token_file: both are set; keep one (remove auth.oauth2.access_token to read it from the file)" } else { null },
-  if this.auth.oauth2.id_token.or("") != "" && this.auth.oauth2.id_token_file.or("") != "" { "fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set; keep one (remove auth.oauth2.id_token to read it from the file)" } else { null },
-  if $scheme == "basic" && this.username.or("") == "" { "field username: required by auth.scheme basic" } else { null },
-  if this.connect_retry_backoff.multiplier.or(2) < 1 { "field connect_retry_backoff.multiplier: must be at least 1" } else { null },
-  if this.connect_retries.or(4) < 0 { "field connect_retries: must be 0 or more" } else { null },
-  if this.reconnect_attempts.or(3) < -1 { "field reconnect_attempts: must be -1 (forever), 0 or more" } else { null },
+  if $scheme == "oauth2" && this.auth.oauth2.access_token == "" && this.auth.oauth2.access_token_file == "" && this.auth.oauth2.id_token == "" && this.auth.oauth2.id_token_file == "" { "field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)" } else { null },
+  if this.password != "" && this.password_file != "" { "fields password and password_file: both are set; keep one (remove password to read it from the file, which keeps it out of the streams API)" } else { null },
+  if this.tls.client_key_password != "" && this.tls.client_key_password_file != "" { "fields tls.client_key_password and tls.client_key_password_file: both are set; keep one (remove tls.client_key_password to read it from the file)" } else { null },
+  if this.auth.oauth2.access_token != "" && this.auth.oauth2.access_token_file != "" { "fields auth.oauth2.access_token and auth.oauth2.access_token_file: both are set; keep one (remove auth.oauth2.access_token to read it from the file)" } else { null },
+  if this.auth.oauth2.id_token != "" && this.auth.oauth2.id_token_file != "" { "fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set; keep one (remove auth.oauth2.id_token to read it from the file)" } else { null },
+  if $scheme == "basic" && this.username == "" { "field username: required by auth.scheme basic" } else { null },
+  if this.connect_retry_backoff.multiplier < 1 { "field connect_retry_backoff.multiplier: must be at least 1" } else { null },
+  if this.connect_retries < 0 { "field connect_retries: must be 0 or more" } else { null },
+  if this.reconnect_attempts < -1 { "field reconnect_attempts: must be -1 (forever), 0 or more" } else { null },
 `
 
 // ConfigFromParsed reads the fields of ConnectionFields.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
@@ -60,20 +61,13 @@ func Connect(ctx context.Context, cfg Config, log *service.Logger, events Events
 	if err != nil {
 		return nil, fmt.Errorf("solace connection config: %w", err)
 	}
+	// The client's own connection-retries is 0 (see serviceProperties):
+	// retrying here keeps ctx in charge of every wait.
+	policy := backoff.WithContext(backoff.WithMaxRetries(cfg.ConnectBackoff.exponential(), uint64(cfg.ConnectRetries)), ctx)
+	attempt := 0
 	var lastErr error
-	for attempt := 0; attempt <= cfg.ConnectRetries; attempt++ {
-		if attempt > 0 {
-			wait := cfg.ConnectBackoff.Delay(attempt - 1)
-			log.Warnf("Connecting to Solace %v failed (attempt %d of %d), retrying in %v: %v",
-				cfg.URLs, attempt, cfg.ConnectRetries+1, wait, lastErr)
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, fmt.Errorf("connecting to solace %v: %w (last error: %v)", cfg.URLs, ctx.Err(), lastErr)
-			case <-t.C:
-			}
-		}
+	s, err := backoff.RetryNotifyWithData(func() (*Session, error) {
+		attempt++
 		s, err := connectOnce(ctx, cfg, log, events)
 		if err == nil {
 			return s, nil
@@ -82,8 +76,15 @@ func Connect(ctx context.Context, cfg Config, log *service.Logger, events Events
 		var cfgErr *solace.InvalidConfigurationError
 		var argErr *solace.IllegalArgumentError
 		if errors.As(err, &cfgErr) || errors.As(err, &argErr) || ctx.Err() != nil {
-			break
+			return nil, backoff.Permanent(err)
 		}
+		return nil, err
+	}, policy, func(err error, wait time.Duration) {
+		log.Warnf("Connecting to Solace %v failed (attempt %d of %d), retrying in %v: %v",
+			cfg.URLs, attempt, cfg.ConnectRetries+1, wait, err)
+	})
+	if err == nil {
+		return s, nil
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("connecting to solace %v: %w (last error: %v)", cfg.URLs, ctx.Err(), lastErr)
@@ -231,10 +232,6 @@ func (s *Session) markDown(cause error) {
 		close(s.down)
 	})
 }
-
-// Service returns the client's MessagingService. Only this package should use
-// it; plugins go through the package's publishers and receivers.
-func (s *Session) Service() solace.MessagingService { return s.svc }
 
 // Connected reports whether the session is up right now (false while the
 // client reconnects and after the session ended).

@@ -87,6 +87,10 @@ type ReceiverConfig struct {
 	// the broker window. (It can be exceeded by about one message per flow,
 	// delivered while a pause takes effect.)
 	Buffer int
+	// OnStaleDropped, when set, is called (on the Receive goroutine) for
+	// every message dropped because it was delivered before a connection
+	// loss; the broker redelivers it. Plugins count it in a metric.
+	OnStaleDropped func()
 }
 
 // Errors reported by a Receiver.
@@ -137,6 +141,7 @@ type Receiver struct {
 	closeOnce    sync.Once
 	closeErr     error
 	staleDropped atomic.Int64
+	onStale      func()
 }
 
 type flow struct {
@@ -188,6 +193,7 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 		ready:   make(chan struct{}, 1),
 		closed:  make(chan struct{}),
 		down:    make(chan struct{}),
+		onStale: cfg.OnStaleDropped,
 	}
 	r.listenerID = svc.AddReconnectionAttemptListener(func(solace.ServiceEvent) {
 		r.gen.Add(1)
@@ -419,12 +425,12 @@ func (r *Receiver) fresh(in *Inbound) bool {
 		return true
 	}
 	r.staleDropped.Add(1)
+	if r.onStale != nil {
+		r.onStale()
+	}
 	r.Release(in)
 	return false
 }
-
-// StaleDropped counts messages dropped by the rule above.
-func (r *Receiver) StaleDropped() int64 { return r.staleDropped.Load() }
 
 // Down is closed when a flow has been torn down for good.
 func (r *Receiver) Down() <-chan struct{} { return r.down }

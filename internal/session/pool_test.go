@@ -1,0 +1,80 @@
+package session
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/solacetest"
+)
+
+// endSession ends session i of p for good, as a broker that drops it does.
+func endSession(t *testing.T, p *Pool, i int) *Session {
+	t.Helper()
+	s := p.slots[i].Load().sess
+	require.NoError(t, s.Close(t.Context()))
+	return s
+}
+
+func TestPoolReplacesOnlyTheDeadSession(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "rep"}))
+	c := testConfig(b)
+	c.ClientName = "rep"
+	p, err := NewPool(t.Context(), c, 2, PublisherOptions{Persistent: true, BackPressure: BackPressure{BufferSize: 10}}, nil, Events{})
+	require.NoError(t, err)
+	defer func() { _ = p.Close(context.Background()) }()
+	kept := p.slots[1].Load()
+
+	dead := endSession(t, p, 0)
+	require.True(t, p.Alive(), "one live session keeps the pool usable")
+	for range 4 {
+		res := p.Publisher().PublishBatch(t.Context(), []*Outbound{{Payload: []byte("x"), Destination: Destination{Name: "rep", Queue: true}}})
+		require.NoError(t, res[0].Err, "publishing skips the dead session")
+	}
+	require.Eventually(t, func() bool {
+		s := p.slots[0].Load()
+		return s.sess != dead && s.alive()
+	}, 10*time.Second, 10*time.Millisecond, "the dead session is replaced (under its client name rep-0)")
+	assert.Same(t, kept, p.slots[1].Load(), "the live session is left alone")
+	assert.Equal(t, 2, b.ClientCount())
+	seen := map[*Publisher]bool{}
+	for range 2 {
+		seen[p.Publisher()] = true
+	}
+	assert.Len(t, seen, 2, "round robin over both sessions again")
+}
+
+func TestPoolOfOneIsNotRepaired(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	p, err := NewPool(t.Context(), testConfig(b), 1, PublisherOptions{}, nil, Events{})
+	require.NoError(t, err)
+	endSession(t, p, 0)
+	assert.False(t, p.Alive(), "a pool of one reports the loss; its owner reconnects")
+	require.NoError(t, p.Close(t.Context()))
+}
+
+// TestPoolCloseStopsReplacement checks that Close ends a replacement that
+// keeps failing (it waits for it, so it must not hang) and leaves no session.
+func TestPoolCloseStopsReplacement(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	p, err := NewPool(t.Context(), testConfig(b), 2, PublisherOptions{}, nil, Events{})
+	require.NoError(t, err)
+	b.RefuseLogins(time.Minute) // the replacement keeps failing
+	defer b.RefuseLogins(0)
+	dead := endSession(t, p, 0)
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close(t.Context()) }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hangs on a failing replacement")
+	}
+	assert.Same(t, dead, p.slots[0].Load().sess, "no replacement after Close")
+	assert.False(t, p.Alive())
+	require.Eventually(t, func() bool { return b.ClientCount() == 0 }, 5*time.Second, 10*time.Millisecond)
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -134,6 +135,9 @@ func textMsg(t testing.TB, body string, props map[string]any) *amqp.Message {
 	})
 	require.NoError(t, err)
 	m.Properties.To = nil
+	// Encode shares one annotations map per message class with every
+	// message it builds; tests edit theirs, so each gets its own copy.
+	m.Annotations = maps.Clone(m.Annotations)
 	return m
 }
 

@@ -8,10 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/go-amqp"
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/redpanda-data/benthos/v4/public/service/integration"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/internal/jms"
 )
 
 // jmsinMetrics records what the input reports, by name and label values.
@@ -175,7 +178,7 @@ func TestIntegrationJMSInputBadMessageMetrics(t *testing.T) {
 	b := jmsTestBroker(t)
 	queue := jmsRandName("jmsin-bad-")
 	bad := textMsg(t, "odd", map[string]any{"big": strings.Repeat("x", 2048), "ok": "kept"})
-	bad.Annotations["x-opt-jms-msg-type"] = int8(42)
+	bad.Annotations[amqp.Symbol(jms.AnnMsgType)] = int8(42)
 	s := newRawSender(t, b, "/queue/"+queue)
 	s.send(t, bad, textMsg(t, "nackme", nil))
 	jmsinTestMetrics.mu.Lock()

@@ -2,7 +2,6 @@ package jms
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -192,15 +191,7 @@ func NewMessageID() string {
 	// "ID:" and the UUID's text in one allocation.
 	var buf [39]byte
 	copy(buf[:], "ID:")
-	hex.Encode(buf[3:11], u[0:4])
-	buf[11] = '-'
-	hex.Encode(buf[12:16], u[4:6])
-	buf[16] = '-'
-	hex.Encode(buf[17:21], u[6:8])
-	buf[21] = '-'
-	hex.Encode(buf[22:26], u[8:10])
-	buf[26] = '-'
-	hex.Encode(buf[27:], u[10:])
+	putUUID(buf[3:], u)
 	return string(buf[:])
 }
 

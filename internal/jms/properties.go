@@ -138,16 +138,22 @@ func unsignedValue(u uint64) any {
 
 func uuidString(u [16]byte) string {
 	var buf [36]byte
-	hex.Encode(buf[0:8], u[0:4])
-	buf[8] = '-'
-	hex.Encode(buf[9:13], u[4:6])
-	buf[13] = '-'
-	hex.Encode(buf[14:18], u[6:8])
-	buf[18] = '-'
-	hex.Encode(buf[19:23], u[8:10])
-	buf[23] = '-'
-	hex.Encode(buf[24:], u[10:])
+	putUUID(buf[:], u)
 	return string(buf[:])
+}
+
+// putUUID writes u's canonical 36-character text form into dst[:36], so a
+// caller can build a longer string around it in one allocation.
+func putUUID(dst []byte, u [16]byte) {
+	hex.Encode(dst[0:8], u[0:4])
+	dst[8] = '-'
+	hex.Encode(dst[9:13], u[4:6])
+	dst[13] = '-'
+	hex.Encode(dst[14:18], u[6:8])
+	dst[18] = '-'
+	hex.Encode(dst[19:23], u[8:10])
+	dst[23] = '-'
+	hex.Encode(dst[24:36], u[10:])
 }
 
 // Properties validates names and converts values of a property set, naming

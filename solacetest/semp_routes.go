@@ -84,6 +84,8 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	// semp_queue_msgs.go
 	s.handle("GET "+monitor+"/queues/{queue}/msgs", func(c *sempCall) *sempErr { return listQueueMsgs(c, b) })
 	s.handle("GET "+monitor+"/queues/{queue}/msgs/{msg}", func(c *sempCall) *sempErr { return getQueueMsg(c, b) })
+	// semp_oauth.go
+	s.registerOAuthRoutes(b)
 }
 
 // vpnOf returns the request's {vpn}, which must exist.

@@ -547,7 +547,7 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	}
 	var sent, received any // the timestamps, already boxed
 	for _, f := range in.Meta {
-		msg.MetaSetMut(f.Key, f.Value)
+		msg.MetaSetMut(siMetaKeys[f.Key], f.Value)
 		switch f.Key {
 		case session.MetaSenderTimestamp:
 			sent = f.Value
@@ -569,15 +569,15 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	if ts == nil {
 		ts = r.eventTime(msg, in)
 	}
-	msg.MetaSetMut(session.MetaTimestamp, ts)
+	msg.MetaSetMut(siMetaTimestamp, ts)
 	return msg
 }
 
 // metaTemplate is an empty message whose metadata holds exactly the keys
 // of a recent message, with nil values.
 type metaTemplate struct {
-	keys []string // in the order of Inbound.Meta, then solace_timestamp
-	msg  *service.Message
+	attrs []session.Attr // in the order of Inbound.Meta; solace_timestamp follows
+	msg   *service.Message
 }
 
 // newMessage starts the Benthos message for in. A message with the same
@@ -593,14 +593,12 @@ func (r *solaceReader) newMessage(in *session.Inbound) *service.Message {
 	}
 	t := r.metaTmpl.Load()
 	if t == nil || !t.fits(in.Meta) {
-		t = &metaTemplate{keys: make([]string, 0, len(in.Meta)+1), msg: service.NewMessage(nil)}
+		t = &metaTemplate{attrs: make([]session.Attr, 0, len(in.Meta)), msg: service.NewMessage(nil)}
 		for _, f := range in.Meta {
-			t.keys = append(t.keys, f.Key)
+			t.attrs = append(t.attrs, f.Key)
+			t.msg.MetaSetMut(siMetaKeys[f.Key], nil)
 		}
-		t.keys = append(t.keys, session.MetaTimestamp)
-		for _, k := range t.keys {
-			t.msg.MetaSetMut(k, nil)
-		}
+		t.msg.MetaSetMut(siMetaTimestamp, nil)
 		r.metaTmpl.Store(t)
 	}
 	msg := t.msg.Copy()
@@ -609,11 +607,11 @@ func (r *solaceReader) newMessage(in *session.Inbound) *service.Message {
 }
 
 func (t *metaTemplate) fits(meta []session.MetaField) bool {
-	if len(t.keys) != len(meta)+1 {
+	if len(t.attrs) != len(meta) {
 		return false
 	}
 	for i, f := range meta {
-		if t.keys[i] != f.Key {
+		if t.attrs[i] != f.Key {
 			return false
 		}
 	}

@@ -94,8 +94,8 @@ func withoutReceiveTime(meta []MetaField) []MetaField {
 	return out
 }
 
-func metaMap(in *Inbound) map[string]any {
-	m := map[string]any{}
+func metaMap(in *Inbound) map[Attr]any {
+	m := map[Attr]any{}
 	for _, f := range in.Meta {
 		m[f.Key] = f.Value
 	}

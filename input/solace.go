@@ -281,9 +281,6 @@ type solaceReader struct {
 	mBacklogMsg *service.MetricGauge
 	mBacklogB   *service.MetricGauge
 	mReconnects *service.MetricCounter
-	// The last backlog polled, as set on the gauges (Benthos gauges cannot
-	// be read back).
-	backlogMsgs, backlogBytes atomic.Int64
 
 	mu      sync.Mutex
 	sess    *session.Session

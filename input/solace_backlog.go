@@ -30,8 +30,6 @@ func (r *solaceReader) pollBacklog(ctx context.Context, done chan struct{}) {
 		case err == nil:
 			r.mBacklogMsg.Set(st.SpooledMsgCount)
 			r.mBacklogB.Set(st.MsgSpoolUsage)
-			r.backlogMsgs.Store(st.SpooledMsgCount)
-			r.backlogBytes.Store(st.MsgSpoolUsage)
 		case ctx.Err() == nil:
 			r.log.Debugf("Reading the backlog of queue %q over SEMP: %v", r.queue, err)
 		}

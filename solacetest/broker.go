@@ -1,6 +1,7 @@
 package solacetest
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"crypto/tls"
@@ -11,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -529,7 +529,7 @@ func (b *Broker) Queues(vpn string) ([]QueueConfig, error) {
 	for _, q := range v.queues {
 		out = append(out, q.config())
 	}
-	slices.SortFunc(out, func(a, b QueueConfig) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b QueueConfig) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

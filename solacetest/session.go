@@ -672,16 +672,6 @@ func (m *storedMsg) directFrame() []byte {
 	return fr.encode(nil)
 }
 
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func (c *conn) queueAck(id uint64) {
 	if id > c.pendingAck {
 		c.pendingAck = id

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -238,17 +237,6 @@ func (b *Broker) serveHTTP(srv *http.Server, ln net.Listener) {
 		defer b.wg.Done()
 		_ = srv.Serve(ln)
 	}()
-}
-
-// NewTestBroker starts a broker for t and closes it when the test ends.
-func NewTestBroker(t testing.TB, cfg Config) *Broker {
-	t.Helper()
-	b, err := Start(cfg)
-	if err != nil {
-		t.Fatalf("starting solacetest broker: %v", err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	return b
 }
 
 // SMFURL is the plain SMF address, "tcp://127.0.0.1:PORT".

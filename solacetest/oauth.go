@@ -18,6 +18,7 @@ package solacetest
 // when there are none), and cached for endpointJwksRefreshInterval.
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -251,7 +252,7 @@ func (b *Broker) oauthProfilesLocked(vpn string) []OAuthProfile {
 	for _, p := range b.oauthLocked().profiles[vpn] {
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b OAuthProfile) int { return compareStrings(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b OAuthProfile) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -302,7 +303,7 @@ func (b *Broker) AuthorizationGroups(vpn string) ([]AuthorizationGroup, error) {
 	for _, g := range b.oauthLocked().groups[vpn] {
 		out = append(out, g)
 	}
-	slices.SortFunc(out, func(a, b AuthorizationGroup) int { return compareStrings(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b AuthorizationGroup) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

@@ -42,6 +42,7 @@ Example:
 			&cli.StringFlag{Name: "tls-max-version", Value: "1.3", Usage: `highest TLS version offered, "1.2" or "1.3" (older PubSub+ releases stop at 1.2)`},
 			&cli.StringFlag{Name: "tls-key-passphrase-file", Usage: "`FILE` holding the passphrase of an encrypted TLS key"},
 			&cli.StringFlag{Name: "health-addr", Usage: "address for the health-check HTTP listener (/health-check/direct-active, /health-check/guaranteed-active; PubSub+ uses port 5550), none by default"},
+			&cli.GenericFlag{Name: "extra-listener", Value: &repeated{}, Usage: "also serve `TRANSPORT=ADDR`, TRANSPORT one of smf, compressed, smf-tls (needs --tls-cert); repeatable, e.g. smf=127.0.0.1:55556"},
 			&cli.StringFlag{Name: "oauth-addr", Usage: "address for a test OAuth provider serving --oauth-jwks-file at /jwks and --oauth-userinfo-file at /userinfo (https with --tls-cert), for OAuth profiles' endpointJwks; none by default"},
 			&cli.StringFlag{Name: "oauth-jwks-file", Usage: "JSON Web Key Set `FILE` the --oauth-addr provider serves (the public keys of the tokens clients log in with)"},
 			&cli.StringFlag{Name: "oauth-userinfo-file", Usage: "JSON `FILE` the --oauth-addr provider serves as userinfo (default {})"},
@@ -87,6 +88,14 @@ func runDevbroker(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var extra [][2]string
+	for _, v := range c.Generic("extra-listener").(*repeated).values {
+		transport, addr, ok := strings.Cut(v, "=")
+		if !ok || transport == "" || addr == "" {
+			return fmt.Errorf("--extra-listener %q: want TRANSPORT=ADDR, e.g. smf=127.0.0.1:55556", v)
+		}
+		extra = append(extra, [2]string{transport, addr})
+	}
 	b, err := solacetest.Start(solacetest.Config{
 		CompressedAddr: c.String("compressed-addr"),
 		WebAddr:        c.String("web-addr"),
@@ -106,6 +115,11 @@ func runDevbroker(c *cli.Context) error {
 		return err
 	}
 	defer func() { _ = b.Close() }()
+	for _, l := range extra {
+		if _, err := b.ListenAlso(l[0], l[1]); err != nil {
+			return fmt.Errorf("--extra-listener %s=%s: %w", l[0], l[1], err)
+		}
+	}
 	oauthURL := "none"
 	if oauthCfg != nil {
 		oauth, err := solacetest.StartOAuthServer(*oauthCfg)

@@ -33,8 +33,9 @@ type VPNConfig struct {
 	BasicAuthType string
 	// ClientCertAuthEnabled and ClientCertAllowAPIProvidedUsername govern
 	// client-certificate login (certauth.go), OAuthEnabled OAuth login
-	// (oauth.go). The Kerberos and TLS-downgrade settings are kept so that
-	// SEMP round trips them; they change nothing.
+	// (oauth.go), TLSAllowDowngradeToPlainText TLS downgrade (downgrade.go).
+	// The Kerberos settings are kept so that SEMP round trips them; they
+	// change nothing.
 	ClientCertAuthEnabled              bool
 	ClientCertAllowAPIProvidedUsername bool
 	TLSAllowDowngradeToPlainText       bool

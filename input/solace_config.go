@@ -2,14 +2,13 @@ package input
 
 import (
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
@@ -185,39 +184,13 @@ func (f *siFields) replay() session.Replay {
 // siLintSpec is the input's spec for reading a linted config.
 var siLintSpec = sync.OnceValue(solaceInputSpec)
 
-// The input's lint rule calls problems through this method. Lint mappings
-// run in Benthos's pure Bloblang environment, so the method is registered
-// globally; package variables are initialised before init() builds the
-// spec, which parses the rule.
-var _ = func() error {
-	bloblang.MustRegisterMethodV2("solace_input_lint",
-		bloblang.NewPluginSpec().
-			Description("Internal to the solace input's lint rule: the contradictions between the input's own fields of the linted config, as a list of messages."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return func(v any) (any, error) { return siLint(v), nil }, nil
+// The input's lint rule calls problems through this method.
+var _ = func() bool {
+	lintmethod.Register("solace_input_lint",
+		"Internal to the solace input's lint rule: the contradictions between the input's own fields of the linted config, as a list of messages.",
+		siLintSpec, func(pc *service.ParsedConfig) ([]error, error) {
+			f, err := siFieldsFromParsed(pc)
+			return f.problems(), err
 		})
-	return nil
+	return true
 }()
-
-// siLint returns the problems of the linted object v. A field of the wrong
-// type yields none here: the spec's own type checks report it.
-func siLint(v any) []any {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return []any{}
-	}
-	pc, err := siLintSpec().ParseYAML(string(raw), nil)
-	if err != nil {
-		return []any{}
-	}
-	f, err := siFieldsFromParsed(pc)
-	if err != nil {
-		return []any{}
-	}
-	problems := f.problems()
-	out := make([]any, len(problems))
-	for i, p := range problems {
-		out[i] = p.Error()
-	}
-	return out
-}

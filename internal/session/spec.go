@@ -8,12 +8,12 @@ package session
 // them in step. Everything else in internal/session speaks Solace only.
 
 import (
-	"encoding/json"
 	"strings"
 	"sync"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 )
 
 // Connection field names, shared by the solace input and output.
@@ -169,54 +169,16 @@ var connectionSpec = sync.OnceValue(func() *service.ConfigSpec {
 	return service.NewConfigSpec().Fields(ConnectionFields()...)
 })
 
-// The lint rule calls Config.Validate through this method. Lint mappings run
-// in Benthos's pure Bloblang environment, so the method is registered
-// globally; package variables are initialised before any init() builds a
-// spec, which parses the rule.
-var _ = func() error {
-	bloblang.MustRegisterMethodV2("solace_connection_lint",
-		bloblang.NewPluginSpec().
-			Description("Internal to the solace plugins' lint rules: the contradictions in the connection fields of the linted config, as a list of messages."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return func(v any) (any, error) { return lintConnection(v), nil }, nil
+// The lint rule calls Config.Validate through this method.
+var _ = func() bool {
+	lintmethod.Register("solace_connection_lint",
+		"Internal to the solace plugins' lint rules: the contradictions in the connection fields of the linted config, as a list of messages.",
+		connectionSpec, func(pc *service.ParsedConfig) ([]error, error) {
+			c, err := readConfig(pc)
+			return c.problems(), err
 		})
-	return nil
+	return true
 }()
-
-// lintConnection returns Validate's messages for the connection fields of
-// the linted object v. A field of the wrong type yields none here: the
-// spec's own type checks report it.
-func lintConnection(v any) []any {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return []any{}
-	}
-	conf := make(map[string]any, len(obj)+1)
-	for k, x := range obj {
-		conf[k] = x
-	}
-	if _, ok := conf[FieldURLs]; !ok {
-		conf[FieldURLs] = []any{} // required, reported by Validate
-	}
-	raw, err := json.Marshal(conf)
-	if err != nil {
-		return []any{}
-	}
-	pc, err := connectionSpec().ParseYAML(string(raw), nil)
-	if err != nil {
-		return []any{}
-	}
-	c, err := readConfig(pc)
-	if err != nil {
-		return []any{}
-	}
-	problems := c.problems()
-	out := make([]any, len(problems))
-	for i, p := range problems {
-		out[i] = p.Error()
-	}
-	return out
-}
 
 // ConfigFromParsed reads the fields of ConnectionFields and validates them.
 func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
@@ -231,8 +193,10 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 func readConfig(conf *service.ParsedConfig) (Config, error) {
 	var c Config
 	var err error
-	if c.URLs, err = conf.FieldStringList(FieldURLs); err != nil {
-		return c, err
+	if conf.Contains(FieldURLs) { // required: Validate reports it missing
+		if c.URLs, err = conf.FieldStringList(FieldURLs); err != nil {
+			return c, err
+		}
 	}
 	if c.VPN, err = conf.FieldString(FieldVPN); err != nil {
 		return c, err

@@ -387,10 +387,7 @@ func (b *Broker) updateActive(q *queue) {
 			f.active = true
 			if f.wantUpdates && f.c != nil {
 				b.log.Info("consumer flow became active", "queue", q.cfg.Name, "flow", f.id)
-				f.c.sendAdCtrl(nil, 200, "OK", adFlowUpdate, []adParam{
-					{Type: apFlowID, Value: u32(f.id)},
-					{Type: apActiveFlow, Value: u8(1)},
-				})
+				f.c.sendFlowUpdate(f)
 			}
 		}
 	}

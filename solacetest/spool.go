@@ -249,12 +249,7 @@ func (q *queue) hasSelectors() bool {
 }
 
 func (q *queue) anyRoom() bool {
-	for _, f := range q.flows {
-		if f.active && f.hasRoom() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(q.flows, func(f *flow) bool { return f.active && f.hasRoom() })
 }
 
 // nextFlowWithRoom picks the flow for the next message: the active flow of an

@@ -78,6 +78,8 @@ type Broker struct {
 	// certAuthorities are the trusted client certificate authorities'
 	// PEM by name (certauth.go).
 	certAuthorities map[string]string
+	// oauth is OAuth login's configuration and key cache (oauth.go).
+	oauth *oauthState
 }
 
 // vpnState is one message VPN.

@@ -98,6 +98,8 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	// semp_queue_msgs.go
 	inVPN("GET "+monitor+"/queues/{queue}/msgs", listQueueMsgs)
 	inVPN("GET "+monitor+"/queues/{queue}/msgs/{msg}", getQueueMsg)
+	// semp_oauth.go
+	s.registerOAuthRoutes(b)
 }
 
 // vpnOf returns the request's {vpn}, which must exist.

@@ -562,18 +562,7 @@ func (b *Broker) RemoveQueueSubscription(vpn, queue, topic string) error {
 // holds, delivered or not, in spool order. String payloads come back as their
 // UTF-8 bytes (without the SDT wrapper the client adds).
 func (b *Broker) QueueMessages(vpn, name string) ([][]byte, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, name)
-	if err != nil {
-		return nil, err
-	}
-	msgs := q.allMessages()
-	out := make([][]byte, 0, len(msgs))
-	for _, m := range msgs {
-		out = append(out, slices.Clone(m.m.appPayload()))
-	}
-	return out, nil
+	return mapQueueMsgs(b, vpn, name, func(qm *qmsg) []byte { return slices.Clone(qm.m.appPayload()) })
 }
 
 // PublishedCount counts messages received from publishers on topic, direct

@@ -385,7 +385,7 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if time.Now().Before(b.faults.refuseLoginsUntil) {
+	if b.faults.refusingLogins() {
 		return fail(503, "Service Unavailable")
 	}
 	v, ok := b.vpns[vpnName]

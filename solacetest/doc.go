@@ -96,7 +96,8 @@
 //     when the VPN enables it: the client's ID token, access token and
 //     issuer identifier (login extended parameters 0x30, 0x31, 0x2f) pick
 //     an enabled OAuth profile by issuer (the identifier, else the tokens'
-//     "iss"); a "client"-role profile validates the ID token (signature,
+//     "iss", else the VPN's authenticationOauthDefaultProfileName); a
+//     "client"-role profile validates the ID token (signature,
 //     "typ", "iss", "aud" holding its client id, expiry), a
 //     "resource-server" one the access token as a JWT (signature, expiry,
 //     and the type, issuer, audience and scope checks it enables). Keys

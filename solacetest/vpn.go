@@ -40,8 +40,11 @@ type VPNConfig struct {
 	ClientCertAllowAPIProvidedUsername bool
 	TLSAllowDowngradeToPlainText       bool
 	OAuthEnabled                       bool
-	KerberosAuthEnabled                bool
-	KerberosAllowAPIProvidedUsername   bool
+	// OAuthDefaultProfile is the OAuth profile for logins that name no
+	// issuer (no issuer identifier, no token with an "iss" claim).
+	OAuthDefaultProfile              string
+	KerberosAuthEnabled              bool
+	KerberosAllowAPIProvidedUsername bool
 }
 
 // defaultVPNConfig is a VPN as the broker starts it.

@@ -10,6 +10,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
@@ -142,9 +143,7 @@ overwritten by it.
 				service.NewStringField(siFieldSEMPPassword).
 					Description("The SEMP password. Mutually exclusive with `password_file`.").
 					Default("").Secret(),
-				service.NewStringField(siFieldSEMPPasswordFile).
-					Description("A file holding the SEMP password, read on every connect (so a rotated secret is used on the next reconnect); one trailing newline is trimmed. Use it instead of `password` with a Kubernetes Secret mounted as a file, and always in streams mode: there `GET /streams/{id}` returns the stream config with `${ENV}` references resolved, so a `password` is readable through the API, whereas this field only shows the path. Mutually exclusive with `password`.").
-					Default("").Example("/var/run/secrets/semp/password"),
+				secretfile.PasswordFileField(siFieldSEMPPasswordFile, "the SEMP password", "/var/run/secrets/semp/password"),
 				service.NewStringField(siFieldSEMPVPN).
 					Description("The VPN the queue lives in; empty means the connection's `vpn`.").
 					Default(""),

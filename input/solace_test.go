@@ -26,20 +26,6 @@ import (
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
-// siConnYAML is the connection block for b with fast failure settings.
-func siConnYAML(b *solacetest.Broker) string { return siConnYAMLURL(b.SMFURL()) }
-
-func siConnYAMLURL(url string) string {
-	return fmt.Sprintf(`urls: [ %s ]
-username: default
-password: default
-connect_retries: 0
-reconnect_attempts: 20
-reconnect_interval: 100ms
-connect_timeout: 5s
-`, url)
-}
-
 func siSEMPYAML(b *solacetest.Broker) string {
 	return fmt.Sprintf("semp: { url: %s, username: admin, password: admin }\n", b.SEMPURL())
 }
@@ -68,7 +54,7 @@ func newSiReaderURL(t testing.TB, url, yaml string) *solaceReader {
 
 func newSiReaderAt(t testing.TB, url string, res *service.Resources, yaml string) *solaceReader {
 	t.Helper()
-	pc, err := siSpec().ParseYAML(siConnYAMLURL(url)+yaml, nil)
+	pc, err := siSpec().ParseYAML(solacetest.ConnectionYAML(url)+yaml, nil)
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, res)
 	require.NoError(t, err)
@@ -414,7 +400,7 @@ func TestSolaceInputTopicModeProvisions(t *testing.T) {
 
 func TestSolaceInputQueueModeMissingQueue(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
-	pc, err := solaceInputSpec().ParseYAML(siConnYAML(b)+"queue: ghost\n"+siSEMPYAML(b), nil)
+	pc, err := solaceInputSpec().ParseYAML(b.ConnectionYAML()+"queue: ghost\n"+siSEMPYAML(b), nil)
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
@@ -813,7 +799,7 @@ func TestSolaceInputStreamReconnectsByItself(t *testing.T) {
 
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: off"))
-	require.NoError(t, sb.AddInputYAML("solace:\n"+indentYAML(siConnYAML(b)+"reconnect_attempts: 0\nqueue: q\n")))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+indentYAML(b.ConnectionYAML()+"reconnect_attempts: 0\nqueue: q\n")))
 	var mu sync.Mutex
 	got := map[string]int{}
 	require.NoError(t, sb.AddConsumerFunc(func(_ context.Context, m *service.Message) error {

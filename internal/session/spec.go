@@ -169,15 +169,14 @@ var connectionSpec = sync.OnceValue(func() *service.ConfigSpec {
 })
 
 // The lint rule calls Config.Validate through this method.
-var _ = func() bool {
-	lintmethod.Register("solace_connection_lint",
-		"Internal to the solace plugins' lint rules: the contradictions in the connection fields of the linted config, as a list of messages.",
-		connectionSpec, func(pc *service.ParsedConfig) ([]error, error) {
-			c, err := readConfig(pc)
-			return c.problems(), err
-		})
-	return true
-}()
+var _ = lintmethod.Register("solace_connection_lint",
+	"Internal to the solace plugins' lint rules: the contradictions in the connection fields of the linted config, as a list of messages.",
+	connectionSpec, lintConnection)
+
+func lintConnection(pc *service.ParsedConfig) ([]error, error) {
+	c, err := readConfig(pc)
+	return c.problems(), err
+}
 
 // ConfigFromParsed reads the fields of ConnectionFields and validates them.
 func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {

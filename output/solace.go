@@ -291,6 +291,8 @@ type solaceWriter struct {
 
 	poolMu sync.RWMutex
 	pool   *session.Pool
+	// dropping counts the pools dropPool is closing; Close waits for them.
+	dropping sync.WaitGroup
 }
 
 func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*solaceWriter, error) {
@@ -418,8 +420,10 @@ func (w *solaceWriter) dropPool(p *session.Pool) {
 	if w.pool == p {
 		w.pool = nil
 	}
+	w.dropping.Add(1)
 	w.poolMu.Unlock()
 	go func() {
+		defer w.dropping.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = p.Close(ctx)
@@ -875,13 +879,26 @@ func soParseInt(s string, r session.Range) (*int, error) {
 	return &n, nil
 }
 
+// Close closes the pool and waits, until ctx ends, for the pools dropPool is
+// still closing (each of those gives up after 10 s on its own).
 func (w *solaceWriter) Close(ctx context.Context) error {
 	w.poolMu.Lock()
 	pool := w.pool
 	w.pool = nil
 	w.poolMu.Unlock()
-	if pool == nil {
-		return nil
+	var err error
+	if pool != nil {
+		err = pool.Close(ctx)
 	}
-	return pool.Close(ctx)
+	dropped := make(chan struct{})
+	go func() {
+		w.dropping.Wait()
+		close(dropped)
+	}()
+	select {
+	case <-dropped:
+	case <-ctx.Done():
+		err = errors.Join(err, fmt.Errorf("waiting for dropped sessions to close: %w", ctx.Err()))
+	}
+	return err
 }

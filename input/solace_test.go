@@ -455,17 +455,14 @@ func TestSolaceInputDedup(t *testing.T) {
 		return bld.WithApplicationMessageID(fmt.Sprintf("id-%d", i))
 	}
 	pub.send(t, "t", []string{"a"}, withID)
-	r := newSiReader(t, b, "queue: q\ndeduplicate: true\ndedup_window: { size: 100 }\n")
+	r, metrics := newSiReaderWithMetrics(t, b, "queue: q\ndeduplicate: true\ndedup_window: { size: 100 }\n")
 
 	// The pipeline processes "a", but the connection drops first, so the
 	// broker never sees the ack and redelivers "a".
 	batch, ack := readBatch(t, r)
 	require.Len(t, batch, 1)
-	r.mu.Lock()
-	sess := r.sess
-	r.mu.Unlock()
 	b.DropConnections()
-	require.Eventually(t, func() bool { return sess.Reconnects() >= 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return metrics.get("solace_input_reconnects") >= 1 }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, ack(t.Context(), nil), "an ack for a lost flow must not fail the pipeline")
 
 	// Republish "a" (same id) and publish "b"; only "b" may come out.
@@ -494,16 +491,13 @@ func TestSolaceInputDedupByReplicationGroupID(t *testing.T) {
 	createQueueSEMP(t, b, semp.Queue{QueueName: "q"}, "t")
 	pub := newSiPublisher(t, b)
 	pub.send(t, "t", []string{"no-id"}, nil)
-	r := newSiReader(t, b, "queue: q\ndeduplicate: true\n")
+	r, metrics := newSiReaderWithMetrics(t, b, "queue: q\ndeduplicate: true\n")
 	batch, ack := readBatch(t, r)
 	rgmid := metaOf(t, batch[0])["solace_replication_group_message_id"]
 	require.NotEmpty(t, rgmid)
 
-	r.mu.Lock()
-	sess := r.sess
-	r.mu.Unlock()
 	b.DropConnections()
-	require.Eventually(t, func() bool { return sess.Reconnects() >= 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return metrics.get("solace_input_reconnects") >= 1 }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, ack(t.Context(), nil))
 
 	pub.send(t, "t", []string{"next"}, nil)
@@ -766,7 +760,7 @@ func TestSolaceInputBacklogGauge(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	createQueueSEMP(t, b, semp.Queue{QueueName: "q"}, "t")
 	newSiPublisher(t, b).send(t, "t", siPayloads("m", 7), nil)
-	res, gauges := siResourcesWithGauges(t)
+	res, gauges := siResourcesWithMetrics(t)
 	r := newSiReaderWith(t, b, res, "queue: q\nbatch_size: 7\nbacklog_poll_interval: 20ms\n"+siSEMPYAML(b))
 	msgs := func() int64 { return gauges.get("solace_input_backlog_messages") }
 	bytes := func() int64 { return gauges.get("solace_input_backlog_bytes") }

@@ -22,8 +22,10 @@ import (
 type rxFixture struct {
 	b    *solacetest.Broker
 	sess *Session
-	svc  solace.MessagingService
-	pub  solace.PersistentMessagePublisher
+	// reconnects counts sess's reconnections (Events.OnReconnected).
+	reconnects *atomic.Int64
+	svc        solace.MessagingService
+	pub        solace.PersistentMessagePublisher
 }
 
 func newRxFixture(t *testing.T, queues ...solacetest.QueueConfig) *rxFixture {
@@ -37,7 +39,8 @@ func newRxFixture(t *testing.T, queues ...solacetest.QueueConfig) *rxFixture {
 	cfg.ReconnectAttempts = 20
 	cfg.ReconnectInterval = 100 * time.Millisecond
 	cfg.ConnectRetries = 0
-	sess, err := Connect(t.Context(), cfg, service.MockResources().Logger(), Events{})
+	reconnects := new(atomic.Int64)
+	sess, err := Connect(t.Context(), cfg, service.MockResources().Logger(), Events{OnReconnected: func() { reconnects.Add(1) }})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sess.Close(context.Background()) })
 
@@ -48,7 +51,7 @@ func newRxFixture(t *testing.T, queues ...solacetest.QueueConfig) *rxFixture {
 	require.NoError(t, err)
 	require.NoError(t, pub.Start())
 	t.Cleanup(func() { _ = pub.Terminate(time.Second) })
-	return &rxFixture{b: b, sess: sess, svc: pubSess.Service(), pub: pub}
+	return &rxFixture{b: b, sess: sess, reconnects: reconnects, svc: pubSess.Service(), pub: pub}
 }
 
 func (f *rxFixture) publish(t *testing.T, topic string, n int, build func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder) {
@@ -258,7 +261,7 @@ func TestReceiverSurvivesConnectionDrop(t *testing.T) {
 	// Wait for the five acks to reach the broker before cutting the line.
 	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == n-5 }, 5*time.Second, 20*time.Millisecond)
 	f.b.DropConnections()
-	require.Eventually(t, func() bool { return f.sess.Reconnects() >= 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return f.reconnects.Load() >= 1 }, 10*time.Second, 20*time.Millisecond)
 	for _, in := range before[5:] {
 		if err := r.Settle(in, Accepted); err != nil {
 			require.ErrorIs(t, err, ErrStaleFlow)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,6 +96,16 @@ func withoutReceiveTime(meta []MetaField) []MetaField {
 	return out
 }
 
+func withoutKeys(meta []MetaField, keys ...string) []MetaField {
+	var out []MetaField
+	for _, f := range meta {
+		if !slices.Contains(keys, f.Key) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func metaMap(in *Inbound) map[string]any {
 	m := map[string]any{}
 	for _, f := range in.Meta {
@@ -139,15 +151,22 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		require.Equal(t, map[string]any{"region": "eu", "n": int64(i)}, in.Properties)
 		require.Equal(t, fmt.Sprintf("app:app-%d", i), in.DedupKey())
 
-		// The one-call native read and the Go API's getters must agree.
+		// The one-call native read and the pure Go API path must agree on
+		// everything the API can read; the native path adds the rest.
 		h, ok := handleOf(in.msg)
 		require.True(t, ok, "the native handle must be reachable for %T", in.msg)
 		native, api := newInboundNative(in.msg, h, nil), newInboundAPI(in.msg)
-		require.Equal(t, withoutReceiveTime(api.Meta), withoutReceiveTime(native.Meta))
+		require.Equal(t, withoutReceiveTime(api.Meta), withoutKeys(withoutReceiveTime(native.Meta), nativeOnlyMeta...))
+		apiKeys := metaMap(api)
+		for _, k := range nativeOnlyMeta {
+			require.NotContains(t, apiKeys, k, "the Go API cannot read %s", k)
+		}
+		require.Equal(t, int64(60000), metaMap(native)[MetaTimeToLive])
 		require.Equal(t, api.Payload, native.Payload)
 		require.Equal(t, api.Properties, native.Properties)
 		require.Equal(t, api.DedupKey(), native.DedupKey())
 		require.Equal(t, api.SenderTimestamp, native.SenderTimestamp)
+		require.Equal(t, api.Redelivered, native.Redelivered)
 		// The replication group message id is formatted in Go, not by
 		// CCSMP's (slower) toString, for this client's layout.
 		require.Contains(t, []rgmidLayout{rgmidWordsLE, rgmidBigEndian}, rgmidLayout(rgmidLayoutState.Load()))
@@ -156,6 +175,35 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 	for _, in := range msgs {
 		require.NoError(t, r.Settle(in, Accepted))
 	}
+	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
+}
+
+// TestReceiverFallsBackToAPI runs a receiver without the native read, as
+// with a client the probe refuses: messages still arrive with what the Go
+// API can read, each is counted, and settling works.
+func TestReceiverFallsBackToAPI(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q1", Subscriptions: []string{"t"}})
+	f.publish(t, "t", 3, func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
+		return b.WithApplicationMessageID(fmt.Sprintf("app-%d", i)).
+			WithProperty(config.MessagePropertyPersistentTimeToLive, 60000)
+	})
+	var fallbacks atomic.Int64
+	r, err := newReceiver(t.Context(), f.sess.svc, ReceiverConfig{Queue: "q1", OnNativeFallback: func() { fallbacks.Add(1) }},
+		nil, service.MockResources().Logger())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+
+	msgs := receiveN(t, r, 3)
+	for i, in := range msgs {
+		m := metaMap(in)
+		require.Equal(t, fmt.Sprintf("m%d", i), string(in.Payload))
+		require.Equal(t, "t", m[MetaDestination])
+		require.Equal(t, DestinationTopic, m[MetaDestinationType])
+		require.Equal(t, fmt.Sprintf("app-%d", i), m[MetaApplicationMessageID])
+		require.NotContains(t, m, MetaTimeToLive, "the Go API cannot read the TTL")
+		require.NoError(t, r.Settle(in, Accepted))
+	}
+	require.Equal(t, int64(3), fallbacks.Load())
 	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
 }
 

@@ -93,9 +93,16 @@ type Inbound struct {
 // boxed metadata value: messages on a queue mostly share a few destinations,
 // so a repeated one costs neither a copy nor an allocation. It belongs to one
 // flow's dispatch goroutine.
+//
+// It also remembers the last sender timestamp with its boxed value: CCSMP
+// gives it in milliseconds, so at thousands of messages a second most
+// messages repeat their predecessor's, and boxing a time.Time allocates.
 type destCache struct {
 	name  string
 	boxed any
+
+	sentMS    int64
+	sentBoxed any
 }
 
 // newInboundFor starts the conversion of msg.

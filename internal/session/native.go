@@ -349,7 +349,15 @@ func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inb
 	}
 	if has(C.CS_SENDTS) && a.sendTS != 0 {
 		in.SenderTimestamp = millis(a.sendTS)
-		add(MetaSenderTimestamp, in.SenderTimestamp)
+		switch {
+		case dc == nil:
+			add(MetaSenderTimestamp, in.SenderTimestamp)
+		case dc.sentBoxed != nil && dc.sentMS == int64(a.sendTS):
+			add(MetaSenderTimestamp, dc.sentBoxed)
+		default:
+			dc.sentMS, dc.sentBoxed = int64(a.sendTS), any(in.SenderTimestamp)
+			add(MetaSenderTimestamp, dc.sentBoxed)
+		}
 	}
 	if has(C.CS_RCVTS) && a.rcvTS != 0 {
 		in.ReceiveTimestamp = millis(a.rcvTS)

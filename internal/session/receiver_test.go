@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,9 @@ func newRxFixture(t *testing.T, queues ...solacetest.QueueConfig) *rxFixture {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sess.Close(context.Background()) })
 
-	pubSess, err := Connect(t.Context(), cfg, service.MockResources().Logger(), Events{})
+	pubCfg := cfg
+	pubCfg.SendTimestamps = true
+	pubSess, err := Connect(t.Context(), pubCfg, service.MockResources().Logger(), Events{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pubSess.Close(context.Background()) })
 	pub, err := pubSess.Service().CreatePersistentMessagePublisherBuilder().Build()
@@ -95,6 +98,9 @@ func withoutReceiveTime(meta []MetaField) []MetaField {
 	}
 	return out
 }
+
+// boxedData is the data pointer of an interface value.
+func boxedData(v any) *byte { return (*[2]*byte)(unsafe.Pointer(&v))[1] }
 
 func withoutKeys(meta []MetaField, keys ...string) []MetaField {
 	var out []MetaField
@@ -167,6 +173,14 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		require.Equal(t, api.DedupKey(), native.DedupKey())
 		require.Equal(t, api.SenderTimestamp, native.SenderTimestamp)
 		require.Equal(t, api.Redelivered, native.Redelivered)
+		require.False(t, native.SenderTimestamp.IsZero(), "the publisher stamps its messages")
+		// The receiver converts with its flow's caches (destination, sender
+		// timestamp); they must not change a value.
+		require.Equal(t, withoutReceiveTime(native.Meta), withoutReceiveTime(in.Meta))
+		var dc destCache
+		first, second := newInboundNative(in.msg, h, &dc), newInboundNative(in.msg, h, &dc)
+		require.Same(t, boxedData(metaMap(first)[MetaSenderTimestamp]), boxedData(metaMap(second)[MetaSenderTimestamp]),
+			"a repeated sender timestamp reuses its boxed value")
 		// The replication group message id is formatted in Go, not by
 		// CCSMP's (slower) toString, for this client's layout.
 		require.Contains(t, []rgmidLayout{rgmidWordsLE, rgmidBigEndian}, rgmidLayout(rgmidLayoutState.Load()))

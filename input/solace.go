@@ -2,11 +2,8 @@ package input
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +11,6 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
@@ -63,9 +59,6 @@ const (
 	siTimestampReceive = "receive"
 	siTimestampMapping = "mapping"
 )
-
-// siQueuePrefix starts the names of queues the input provisions for a topic.
-const siQueuePrefix = "connect-solace/"
 
 func solaceInputSpec() *service.ConfigSpec {
 	return service.NewConfigSpec().
@@ -290,9 +283,6 @@ type solaceReader struct {
 	mBacklogMsg *service.MetricGauge
 	mBacklogB   *service.MetricGauge
 	mReconnects *service.MetricCounter
-	// The last backlog polled, as set on the gauges (Benthos gauges cannot
-	// be read back).
-	backlogMsgs, backlogBytes atomic.Int64
 
 	mu      sync.Mutex
 	sess    *session.Session
@@ -333,43 +323,8 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		return nil, fmt.Errorf("field %s: only used with topic", siFieldQueueName)
 	}
 
-	if conf.Contains(siFieldSEMP) {
-		sc := conf.Namespace(siFieldSEMP)
-		c := semp.Config{}
-		if c.URL, err = sc.FieldString(siFieldSEMPURL); err != nil {
-			return nil, err
-		}
-		if c.Username, err = sc.FieldString(siFieldSEMPUsername); err != nil {
-			return nil, err
-		}
-		if c.Password, err = sc.FieldString(siFieldSEMPPassword); err != nil {
-			return nil, err
-		}
-		if r.sempPassFile, err = sc.FieldString(siFieldSEMPPasswordFile); err != nil {
-			return nil, err
-		}
-		if c.Password != "" && r.sempPassFile != "" {
-			return nil, secretfile.BothSetError(siFieldSEMP+"."+siFieldSEMPPassword, siFieldSEMP+"."+siFieldSEMPPasswordFile)
-		}
-		tlsConf, tlsOn, err := sc.FieldTLSToggled(siFieldSEMPTLS)
-		if err != nil {
-			return nil, err
-		}
-		if tlsOn {
-			c.TLS = tlsConf
-		}
-		if r.sempVPN, err = sc.FieldString(siFieldSEMPVPN); err != nil {
-			return nil, err
-		}
-		if c.URL != "" {
-			r.sempConf = &c
-		}
-	}
-	if r.sempVPN == "" {
-		r.sempVPN = r.conn.VPN
-	}
-	if r.topic != "" && r.sempConf == nil {
-		return nil, fmt.Errorf("field %s: topic %q needs SEMP to provision queue %q", siFieldSEMP, r.topic, r.queue)
+	if err = r.sempFromParsed(conf); err != nil {
+		return nil, err
 	}
 
 	outcome, err := conf.FieldString(siFieldNackOutcome)
@@ -381,27 +336,8 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		r.nack = session.Rejected
 	}
 
-	if r.dedup, err = conf.FieldBool(siFieldDeduplicate); err != nil {
+	if err = r.dedupFromParsed(conf, mgr); err != nil {
 		return nil, err
-	}
-	size, err := conf.FieldInt(siFieldDedupWindow, siFieldDedupSize)
-	if err != nil {
-		return nil, err
-	}
-	if r.dedupTTL, err = conf.FieldDuration(siFieldDedupWindow, siFieldDedupAge); err != nil {
-		return nil, err
-	}
-	if r.dedupCache, err = conf.FieldString(siFieldDedupCache); err != nil {
-		return nil, err
-	}
-	if r.dedup && r.dedupCache == "" {
-		if size <= 0 && r.dedupTTL <= 0 {
-			return nil, fmt.Errorf("field %s: set %s or %s", siFieldDedupWindow, siFieldDedupSize, siFieldDedupAge)
-		}
-		r.dedupWin = newDedupWindow(max(size, 0), max(r.dedupTTL, 0))
-	}
-	if r.dedupCache != "" && !mgr.HasCache(r.dedupCache) {
-		return nil, fmt.Errorf("field %s: cache resource %q not found", siFieldDedupCache, r.dedupCache)
 	}
 
 	r.rcvConf.Queue = r.queue
@@ -491,58 +427,14 @@ func replayFromParsed(conf *service.ParsedConfig) (session.Replay, error) {
 	return rp, nil
 }
 
-// QueueNameForTopic is the documented default of queue_name: a readable,
-// legal queue name derived from a topic subscription.
-func QueueNameForTopic(topic string) string {
-	var b strings.Builder
-	b.WriteString(siQueuePrefix)
-	for _, c := range topic {
-		switch c {
-		case '*':
-			b.WriteString("_any_")
-		case '>':
-			b.WriteString("_all_")
-		case '?', '<', '\'', '"', '&', ';':
-			b.WriteByte('_')
-		default:
-			b.WriteRune(c)
-		}
-	}
-	name := b.String()
-	const maxLen = 200
-	if len(name) > maxLen {
-		sum := sha256.Sum256([]byte(topic))
-		suffix := "-" + hex.EncodeToString(sum[:8])
-		cut := maxLen - len(suffix)
-		// Do not split a multi-byte rune.
-		for cut > 0 && name[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		name = name[:cut] + suffix
-	}
-	return name
-}
-
 func (r *solaceReader) Connect(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.recv != nil {
 		return nil
 	}
-	// With a password file the client is rebuilt on every connect, so a
-	// rotated password is used after a reconnect.
-	if r.sempConf != nil && (r.sempCli == nil || r.sempPassFile != "") {
-		c := *r.sempConf
-		var err error
-		if c.Password, err = secretfile.Resolve(c.Password, siFieldSEMP+"."+siFieldSEMPPasswordFile, r.sempPassFile); err != nil {
-			return err
-		}
-		cli, err := semp.New(c)
-		if err != nil {
-			return fmt.Errorf("field %s: %w", siFieldSEMP, err)
-		}
-		r.sempCli = cli
-		r.sempLive.Store(cli)
+	if err := r.connectSEMP(); err != nil {
+		return err
 	}
 	rc := r.rcvConf
 	if r.sempCli != nil {
@@ -567,74 +459,9 @@ func (r *solaceReader) Connect(ctx context.Context) error {
 	// later connect (after the session was lost) resumes from the queue
 	// instead of replaying, and duplicating, everything again.
 	r.rcvConf.Replay = session.Replay{}
-	if r.sempCli != nil && r.pollEvery > 0 && r.stopPoll == nil {
-		pctx, cancel := context.WithCancel(context.Background())
-		r.stopPoll, r.pollDone = cancel, make(chan struct{})
-		go r.pollBacklog(pctx, r.pollDone)
-	}
+	r.startBacklogPoll()
 	r.log.Infof("Consuming Solace queue %q with %d flow(s)", r.queue, rc.Flows)
 	return nil
-}
-
-// prepareQueue provisions the topic's queue, or checks the given queue, over
-// SEMP. Both are repeated on every connect: cheap, idempotent, and they heal
-// a queue or subscription deleted by an operator in the meantime.
-func (r *solaceReader) prepareQueue(ctx context.Context, rc *session.ReceiverConfig) error {
-	if r.topic != "" {
-		created, err := r.sempCli.EnsureQueue(ctx, r.sempVPN, semp.Queue{
-			QueueName:      r.queue,
-			AccessType:     semp.AccessTypeNonExclusive,
-			Permission:     semp.PermissionConsume,
-			IngressEnabled: semp.Bool(true),
-			EgressEnabled:  semp.Bool(true),
-		})
-		if err != nil {
-			return fmt.Errorf("provisioning queue %q for topic %q over SEMP: %w", r.queue, r.topic, err)
-		}
-		if err := r.sempCli.AddSubscription(ctx, r.sempVPN, r.queue, r.topic); err != nil {
-			return fmt.Errorf("subscribing queue %q to topic %q over SEMP: %w", r.queue, r.topic, err)
-		}
-		if created {
-			r.log.Infof("Provisioned durable non-exclusive queue %q subscribed to %q", r.queue, r.topic)
-		}
-	}
-	q, err := r.sempCli.GetQueue(ctx, r.sempVPN, r.queue)
-	if err != nil {
-		if semp.IsNotFound(err) {
-			return fmt.Errorf("queue %q does not exist in VPN %q: %w", r.queue, r.sempVPN, err)
-		}
-		return fmt.Errorf("reading queue %q over SEMP: %w", r.queue, err)
-	}
-	if q.AccessType == semp.AccessTypeExclusive && rc.Flows > 1 {
-		r.log.Warnf("Queue %q is exclusive, so only one flow can receive; using 1 flow instead of %d (make the queue non-exclusive to consume in parallel)", r.queue, rc.Flows)
-		rc.Flows = 1
-	}
-	return nil
-}
-
-func (r *solaceReader) pollBacklog(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(r.pollEvery)
-	defer t.Stop()
-	for {
-		pctx, cancel := context.WithTimeout(ctx, max(r.pollEvery, 5*time.Second))
-		st, err := r.sempLive.Load().QueueStatus(pctx, r.sempVPN, r.queue)
-		cancel()
-		switch {
-		case err == nil:
-			r.mBacklogMsg.Set(st.SpooledMsgCount)
-			r.mBacklogB.Set(st.MsgSpoolUsage)
-			r.backlogMsgs.Store(st.SpooledMsgCount)
-			r.backlogBytes.Store(st.MsgSpoolUsage)
-		case ctx.Err() == nil:
-			r.log.Debugf("Reading the backlog of queue %q over SEMP: %v", r.queue, err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // current returns the live receiver, or nil.
@@ -714,62 +541,6 @@ func (b *pendingBatch) ack(ctx context.Context, err error) error {
 	return b.r.settleBatch(ctx, b.recv, b.ins, err)
 }
 
-// dropDuplicates acknowledges and removes messages whose key the pipeline
-// already processed. Keys are recorded only on a successful pipeline ack, so
-// a nacked message is never mistaken for a processed one.
-func (r *solaceReader) dropDuplicates(ctx context.Context, recv *session.Receiver, ins []*session.Inbound) []*session.Inbound {
-	kept := ins[:0]
-	now := time.Now()
-	for _, in := range ins {
-		if key := in.DedupKey(); key == "" || !r.seen(ctx, key, now) {
-			kept = append(kept, in)
-			continue
-		}
-		r.mDuplicates.Incr(1)
-		r.settle(recv, in, session.Accepted)
-	}
-	return kept
-}
-
-func (r *solaceReader) seen(ctx context.Context, key string, now time.Time) bool {
-	if r.dedupWin != nil {
-		return r.dedupWin.Seen(key, now)
-	}
-	found := false
-	if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
-		_, err := c.Get(ctx, key)
-		found = err == nil
-	}); err != nil {
-		r.log.Warnf("Reading de-duplication cache %q: %v", r.dedupCache, err)
-	}
-	return found
-}
-
-func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
-	now := time.Now()
-	for _, in := range ins {
-		key := in.DedupKey()
-		if key == "" {
-			continue
-		}
-		if r.dedupWin != nil {
-			r.dedupWin.Add(key, now)
-			continue
-		}
-		var ttl *time.Duration
-		if r.dedupTTL > 0 {
-			ttl = &r.dedupTTL
-		}
-		if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
-			if err := c.Set(ctx, key, []byte{1}, ttl); err != nil {
-				r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
-			}
-		}); err != nil {
-			r.log.Warnf("Writing de-duplication cache %q: %v", r.dedupCache, err)
-		}
-	}
-}
-
 func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	msg := r.newMessage(in)
 	for k, v := range in.Properties {
@@ -777,7 +548,7 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	}
 	var sent, received any // the timestamps, already boxed
 	for _, f := range in.Meta {
-		msg.MetaSetMut(f.Key, f.Value)
+		msg.MetaSetMut(siMetaKeys[f.Key], f.Value)
 		switch f.Key {
 		case session.MetaSenderTimestamp:
 			sent = f.Value
@@ -799,15 +570,15 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	if ts == nil {
 		ts = r.eventTime(msg, in)
 	}
-	msg.MetaSetMut(session.MetaTimestamp, ts)
+	msg.MetaSetMut(siMetaTimestamp, ts)
 	return msg
 }
 
 // metaTemplate is an empty message whose metadata holds exactly the keys
 // of a recent message, with nil values.
 type metaTemplate struct {
-	keys []string // in the order of Inbound.Meta, then solace_timestamp
-	msg  *service.Message
+	attrs []session.Attr // in the order of Inbound.Meta; solace_timestamp follows
+	msg   *service.Message
 }
 
 // newMessage starts the Benthos message for in. A message with the same
@@ -823,14 +594,12 @@ func (r *solaceReader) newMessage(in *session.Inbound) *service.Message {
 	}
 	t := r.metaTmpl.Load()
 	if t == nil || !t.fits(in.Meta) {
-		t = &metaTemplate{keys: make([]string, 0, len(in.Meta)+1), msg: service.NewMessage(nil)}
+		t = &metaTemplate{attrs: make([]session.Attr, 0, len(in.Meta)), msg: service.NewMessage(nil)}
 		for _, f := range in.Meta {
-			t.keys = append(t.keys, f.Key)
+			t.attrs = append(t.attrs, f.Key)
+			t.msg.MetaSetMut(siMetaKeys[f.Key], nil)
 		}
-		t.keys = append(t.keys, session.MetaTimestamp)
-		for _, k := range t.keys {
-			t.msg.MetaSetMut(k, nil)
-		}
+		t.msg.MetaSetMut(siMetaTimestamp, nil)
 		r.metaTmpl.Store(t)
 	}
 	msg := t.msg.Copy()
@@ -839,50 +608,15 @@ func (r *solaceReader) newMessage(in *session.Inbound) *service.Message {
 }
 
 func (t *metaTemplate) fits(meta []session.MetaField) bool {
-	if len(t.keys) != len(meta)+1 {
+	if len(t.attrs) != len(meta) {
 		return false
 	}
 	for i, f := range meta {
-		if t.keys[i] != f.Key {
+		if t.attrs[i] != f.Key {
 			return false
 		}
 	}
 	return true
-}
-
-func (r *solaceReader) eventTime(msg *service.Message, in *session.Inbound) time.Time {
-	switch r.tsMode {
-	case siTimestampReceive:
-		return in.ReceiveTimestamp
-	case siTimestampMapping:
-		res, err := msg.BloblangQuery(r.tsMapping)
-		if err == nil && res == nil {
-			err = errors.New("mapping deleted the root")
-		}
-		if err == nil {
-			var v any
-			if v, err = res.AsStructured(); err == nil {
-				if ts, ok := asTime(v); ok {
-					return ts
-				}
-				err = fmt.Errorf("mapping result %T is not a timestamp", v)
-			}
-		}
-		r.log.Debugf("timestamp_mapping failed, using the receive time: %v", err)
-		return in.ReceiveTimestamp
-	default:
-		if !in.SenderTimestamp.IsZero() {
-			return in.SenderTimestamp
-		}
-		return in.ReceiveTimestamp
-	}
-}
-
-// asTime accepts what a timestamp mapping plausibly returns (a timestamp, an
-// RFC 3339 string or Unix seconds), as Bloblang's own conversions do.
-func asTime(v any) (time.Time, bool) {
-	ts, err := bloblang.ValueAsTimestamp(v)
-	return ts, err == nil
 }
 
 // settleBatch settles a batch as the pipeline's ack says: accepted, or the

@@ -1,6 +1,7 @@
 package solacetest
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"crypto/tls"
@@ -11,9 +12,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -238,17 +237,6 @@ func (b *Broker) serveHTTP(srv *http.Server, ln net.Listener) {
 		defer b.wg.Done()
 		_ = srv.Serve(ln)
 	}()
-}
-
-// NewTestBroker starts a broker for t and closes it when the test ends.
-func NewTestBroker(t testing.TB, cfg Config) *Broker {
-	t.Helper()
-	b, err := Start(cfg)
-	if err != nil {
-		t.Fatalf("starting solacetest broker: %v", err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	return b
 }
 
 // SMFURL is the plain SMF address, "tcp://127.0.0.1:PORT".
@@ -529,7 +517,7 @@ func (b *Broker) Queues(vpn string) ([]QueueConfig, error) {
 	for _, q := range v.queues {
 		out = append(out, q.config())
 	}
-	slices.SortFunc(out, func(a, b QueueConfig) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b QueueConfig) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

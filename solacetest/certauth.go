@@ -9,6 +9,7 @@ package solacetest
 // common name, or the one the client gave when the VPN allows that.
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 
@@ -119,7 +120,7 @@ func (b *Broker) ClientUsernames(vpn string) ([]ClientUsername, error) {
 	for _, u := range v.usernames {
 		out = append(out, u)
 	}
-	slices.SortFunc(out, func(a, b ClientUsername) int { return compareStrings(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b ClientUsername) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

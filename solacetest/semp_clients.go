@@ -8,6 +8,8 @@ import (
 	"errors"
 	"net/url"
 	"time"
+
+	"github.com/connect-solace/connect-solace/internal/semp/sempwire"
 )
 
 // sempMonitorClient is the monitor API's MsgVpnClient, with the attributes
@@ -66,8 +68,8 @@ type sempClientLinks struct {
 }
 
 type sempClientCollections struct {
-	Subscriptions sempCount `json:"subscriptions"`
-	TxFlows       sempCount `json:"txFlows"`
+	Subscriptions sempwire.Count `json:"subscriptions"`
+	TxFlows       sempwire.Count `json:"txFlows"`
 }
 
 type sempClientSubscription struct {
@@ -102,7 +104,7 @@ func getClient(c *sempCall, b brokerAdmin) *sempErr {
 		return clientErr(cerr)
 	}
 	return c.writeObject(monitorClientJSON(ci, time.Now()), c.clientLinks(vpn, ci.Name),
-		sempClientCollections{Subscriptions: sempCount{int64(len(ci.Subscriptions))}, TxFlows: sempCount{int64(ci.Flows)}})
+		sempClientCollections{Subscriptions: sempwire.Count{Count: int64(len(ci.Subscriptions))}, TxFlows: sempwire.Count{Count: int64(ci.Flows)}})
 }
 
 func listClients(c *sempCall, b brokerAdmin) *sempErr {
@@ -130,7 +132,7 @@ func listClients(c *sempCall, b brokerAdmin) *sempErr {
 		ci := byName[name]
 		data = append(data, monitorClientJSON(ci, now))
 		links = append(links, c.clientLinks(vpn, name))
-		cols = append(cols, sempClientCollections{Subscriptions: sempCount{int64(len(ci.Subscriptions))}, TxFlows: sempCount{int64(ci.Flows)}})
+		cols = append(cols, sempClientCollections{Subscriptions: sempwire.Count{Count: int64(len(ci.Subscriptions))}, TxFlows: sempwire.Count{Count: int64(ci.Flows)}})
 	}
 	return c.writeList(data, links, cols, len(keys), next)
 }

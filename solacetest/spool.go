@@ -6,7 +6,9 @@ package solacetest
 // here runs with Broker.mu held.
 
 import (
+	"cmp"
 	"container/list"
+	"maps"
 	"slices"
 	"time"
 )
@@ -95,27 +97,12 @@ func (q *queue) allMessages() []*qmsg {
 			out = append(out, m)
 		}
 	}
-	slices.SortFunc(out, func(a, b *qmsg) int { return compareU64(a.seq, b.seq) })
+	slices.SortFunc(out, func(a, b *qmsg) int { return cmp.Compare(a.seq, b.seq) })
 	return out
 }
 
-func compareU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func (q *queue) matches(topic string) bool {
-	for _, s := range q.cfg.Subscriptions {
-		if topicMatches(s, topic) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(q.cfg.Subscriptions, func(s string) bool { return topicMatches(s, topic) })
 }
 
 func (q *queue) overQuota(extra int) bool {
@@ -258,12 +245,7 @@ func (b *Broker) dispatch(q *queue) {
 }
 
 func (q *queue) hasSelectors() bool {
-	for _, f := range q.flows {
-		if f.sel != nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(q.flows, func(f *flow) bool { return f.sel != nil })
 }
 
 func (q *queue) anyRoom() bool {
@@ -386,12 +368,7 @@ func (b *Broker) unbindFlow(f *flow, why string) {
 	if i := slices.Index(q.flows, f); i >= 0 {
 		q.flows = slices.Delete(q.flows, i, i+1)
 	}
-	ids := make([]uint64, 0, len(f.unsettled))
-	for id := range f.unsettled {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(f.unsettled)) {
 		b.redeliver(q, f.unsettled[id], why)
 	}
 	f.c = nil

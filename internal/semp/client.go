@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/connect-solace/connect-solace/internal/semp/sempwire"
 )
 
 const (
@@ -191,22 +193,7 @@ func path(parts ...any) (plain, escaped string) {
 }
 
 // envelope is the SEMP response wrapper; data is decoded by the caller.
-type envelope struct {
-	Data        json.RawMessage `json:"data"`
-	Collections json.RawMessage `json:"collections"`
-	Meta        struct {
-		ResponseCode int `json:"responseCode"`
-		Error        *struct {
-			Code        int    `json:"code"`
-			Status      string `json:"status"`
-			Description string `json:"description"`
-		} `json:"error"`
-		Paging *struct {
-			CursorQuery string `json:"cursorQuery"`
-			NextPageURI string `json:"nextPageUri"`
-		} `json:"paging"`
-	} `json:"meta"`
-}
+type envelope = sempwire.Response[json.RawMessage]
 
 // request is one logical SEMP call.
 type request struct {

@@ -177,7 +177,7 @@ var nativeVerifiedVersions = []string{"solace-messaging-go-client 1.10.1 / ccsmp
 // nativeOnlyMeta are the metadata keys only the native path can fill in.
 // The expiration is among them because, without a TTL, the Go API reports
 // none (see addExpiry).
-var nativeOnlyMeta = []string{MetaTimeToLive, MetaExpiration, MetaDeliveryCount, MetaReplyTo}
+var nativeOnlyMeta = []Attr{MetaTimeToLive, MetaExpiration, MetaDeliveryCount, MetaReplyTo}
 
 // ccsmpReader is the nativeReader of the verified client versions.
 type ccsmpReader struct{}
@@ -285,7 +285,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inb
 		buf = append(buf, unsafe.Slice((*byte)(unsafe.Pointer(p)), l)...)
 		return unsafe.String(&buf[off], l), true
 	}
-	add := func(k string, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
+	add := func(k Attr, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
 	millis := func(ms C.int64_t) time.Time {
 		v := int64(ms)
 		return time.Unix(v/1e3, (v%1e3)*1e6)

@@ -3,7 +3,6 @@ package input
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -212,23 +211,8 @@ overwritten by it.
 				Description("How many received messages may wait, converted, for the pipeline across all flows. When full, the flows stop taking messages and the broker holds the rest.").
 				Default(256).Advanced(),
 		).
-		LintRule(session.ConnectionLintRuleWith(
-			`if this.queue == "" && this.topic == "" { "fields queue and topic: set exactly one of them, e.g. queue: orders or topic: orders/>" } else { null }`,
-			`if this.queue != "" && this.topic != "" { "fields queue and topic: both are set; keep one" } else { null }`,
-			`if this.topic != "" && this.semp.url.or("") == "" { "field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue" } else { null }`,
-			`if this.semp.password.or("") != "" && this.semp.password_file.or("") != "" { "fields semp.password and semp.password_file: both are set; keep one (remove semp.password to read it from the file, which keeps it out of the streams API)" } else { null }`,
-			`if this.queue != "" && this.queue_name != "" { "field queue_name: only used with topic; with queue, name the queue in queue" } else { null }`,
-			`if this.deduplicate && this.dedup_cache == "" && this.dedup_window.size <= 0 && this.dedup_window.age.string().re_match("^[0.]+[a-zµ]*$") { "field dedup_window: set size or age (or dedup_cache), an unbounded window grows forever" } else { null }`,
-			`if this.dedup_window.size < 0 { "field dedup_window.size: must be 0 or more" } else { null }`,
-			`if this.flows < 1 { "field flows: must be at least 1" } else { null }`,
-			`if this.batch_size < 1 { "field batch_size: must be at least 1" } else { null }`,
-			`if this.receive_buffer < 1 { "field receive_buffer: must be at least 1" } else { null }`,
-			`if this.timestamp == "mapping" && this.timestamp_mapping.or("") == "" { "field timestamp_mapping: timestamp: mapping needs a mapping, e.g. timestamp_mapping: root = this.event_time.ts_parse(\"2006-01-02T15:04:05Z07:00\")" } else { null }`,
-			`if this.timestamp != "mapping" && this.timestamp_mapping.or("") != "" { "field timestamp_mapping: only used with timestamp: mapping; set timestamp: mapping or remove it" } else { null }`,
-			`if this.replay.from == "time" && this.replay.time == "" { "field replay.time: from: time needs a time, e.g. replay.time: 2025-01-31T12:00:00Z" } else { null }`,
-			`if this.replay.from == "message_id" && this.replay.message_id == "" { "field replay.message_id: from: message_id needs a replication group message id" } else { null }`,
-			`if this.replay.from == "time" && this.replay.time != "" && !this.replay.time.string().re_match("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$") { "field replay.time: %v is not an RFC 3339 time".format(this.replay.time) } else { null }`,
-		))
+		// The rules live in siFields.problems (solace_config.go).
+		LintRule(session.ConnectionLintRuleWith(`this.solace_input_lint()`))
 }
 
 func init() {
@@ -301,82 +285,43 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	if r.conn, err = session.ConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
-	if r.queue, err = conf.FieldString(siFieldQueue); err != nil {
-		return nil, err
-	}
-	if r.topic, err = conf.FieldString(siFieldTopic); err != nil {
-		return nil, err
-	}
-	if (r.queue == "") == (r.topic == "") {
-		return nil, errors.New("set exactly one of the fields queue and topic")
-	}
-	queueName, err := conf.FieldString(siFieldQueueName)
+	f, err := siFieldsFromParsed(conf)
 	if err != nil {
 		return nil, err
 	}
+	if err := errors.Join(f.problems()...); err != nil {
+		return nil, err
+	}
+	r.queue, r.topic = f.queue, f.topic
 	if r.topic != "" {
-		r.queue = queueName
+		r.queue = f.queueName
 		if r.queue == "" {
 			r.queue = QueueNameForTopic(r.topic)
 		}
-	} else if queueName != "" {
-		return nil, fmt.Errorf("field %s: only used with topic", siFieldQueueName)
 	}
-
-	if err = r.sempFromParsed(conf); err != nil {
-		return nil, err
-	}
-
-	outcome, err := conf.FieldString(siFieldNackOutcome)
-	if err != nil {
-		return nil, err
-	}
+	r.sempFromFields(&f)
 	r.nack = session.Failed
-	if outcome == siNackRejected {
+	if f.nackOutcome == siNackRejected {
 		r.nack = session.Rejected
 	}
-
-	if err = r.dedupFromParsed(conf, mgr); err != nil {
+	if err := r.dedupFromFields(&f, mgr); err != nil {
 		return nil, err
 	}
-
-	r.rcvConf.Queue = r.queue
-	if r.rcvConf.Flows, err = conf.FieldInt(siFieldFlows); err != nil {
-		return nil, err
+	r.rcvConf = session.ReceiverConfig{
+		Queue:    r.queue,
+		Flows:    f.flows,
+		Selector: f.selector,
+		Replay:   f.replay(),
+		Buffer:   f.receiveBuffer,
 	}
-	if r.rcvConf.Flows < 1 {
-		return nil, fmt.Errorf("field %s: must be at least 1, got %d", siFieldFlows, r.rcvConf.Flows)
-	}
-	if r.rcvConf.Selector, err = conf.FieldString(siFieldSelector); err != nil {
-		return nil, err
-	}
-	if r.rcvConf.Replay, err = replayFromParsed(conf); err != nil {
-		return nil, err
-	}
-	if r.rcvConf.Buffer, err = conf.FieldInt(siFieldReceiveBuffer); err != nil {
-		return nil, err
-	}
-	if r.batchSize, err = conf.FieldInt(siFieldBatchSize); err != nil {
-		return nil, err
-	}
-	if r.batchSize < 1 {
-		return nil, fmt.Errorf("field %s: must be at least 1, got %d", siFieldBatchSize, r.batchSize)
-	}
-
-	if r.tsMode, err = conf.FieldString(siFieldTimestamp); err != nil {
-		return nil, err
-	}
+	r.batchSize = f.batchSize
+	r.tsMode = f.timestamp
 	if r.tsMode == siTimestampMapping {
-		if !conf.Contains(siFieldTimestampMapping) {
-			return nil, fmt.Errorf("field %s: required by %s: %s", siFieldTimestampMapping, siFieldTimestamp, siTimestampMapping)
-		}
 		if r.tsMapping, err = conf.FieldBloblang(siFieldTimestampMapping); err != nil {
 			return nil, err
 		}
 	}
-	if r.pollEvery, err = conf.FieldDuration(siFieldBacklogPollInterval); err != nil {
-		return nil, err
-	}
+	r.pollEvery = f.backlogPollInterval
 
 	m := mgr.Metrics()
 	r.mReceived = m.NewCounter("solace_input_received")
@@ -392,39 +337,6 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")
 	return r, nil
-}
-
-func replayFromParsed(conf *service.ParsedConfig) (session.Replay, error) {
-	var rp session.Replay
-	if !conf.Contains(siFieldReplay) {
-		return rp, nil
-	}
-	from, err := conf.FieldString(siFieldReplay, siFieldReplayFrom)
-	if err != nil {
-		return rp, err
-	}
-	switch from {
-	case siReplayStart:
-		rp.Mode = session.ReplayAll
-	case siReplayTime:
-		s, err := conf.FieldString(siFieldReplay, siFieldReplayTime)
-		if err != nil {
-			return rp, err
-		}
-		if rp.Time, err = time.Parse(time.RFC3339Nano, s); err != nil {
-			return rp, fmt.Errorf("field %s.%s: %q is not an RFC 3339 time: %w", siFieldReplay, siFieldReplayTime, s, err)
-		}
-		rp.Mode = session.ReplayFromTime
-	case siReplayMessageID:
-		if rp.MessageID, err = conf.FieldString(siFieldReplay, siFieldReplayMessageID); err != nil {
-			return rp, err
-		}
-		if rp.MessageID == "" {
-			return rp, fmt.Errorf("field %s.%s: required by from: %s", siFieldReplay, siFieldReplayMessageID, siReplayMessageID)
-		}
-		rp.Mode = session.ReplayAfterMessageID
-	}
-	return rp, nil
 }
 
 func (r *solaceReader) Connect(ctx context.Context) error {

@@ -88,28 +88,12 @@ func (w *dedupWindow) expire(now time.Time) {
 	}
 }
 
-// dedupFromParsed reads the de-duplication fields into r and builds the
-// in-memory window.
-func (r *solaceReader) dedupFromParsed(conf *service.ParsedConfig, mgr *service.Resources) error {
-	var err error
-	if r.dedup, err = conf.FieldBool(siFieldDeduplicate); err != nil {
-		return err
-	}
-	size, err := conf.FieldInt(siFieldDedupWindow, siFieldDedupSize)
-	if err != nil {
-		return err
-	}
-	if r.dedupTTL, err = conf.FieldDuration(siFieldDedupWindow, siFieldDedupAge); err != nil {
-		return err
-	}
-	if r.dedupCache, err = conf.FieldString(siFieldDedupCache); err != nil {
-		return err
-	}
+// dedupFromFields sets up de-duplication: the in-memory window, or the
+// cache resource, which must exist.
+func (r *solaceReader) dedupFromFields(f *siFields, mgr *service.Resources) error {
+	r.dedup, r.dedupTTL, r.dedupCache = f.dedup, f.dedupAge, f.dedupCache
 	if r.dedup && r.dedupCache == "" {
-		if size <= 0 && r.dedupTTL <= 0 {
-			return fmt.Errorf("field %s: set %s or %s", siFieldDedupWindow, siFieldDedupSize, siFieldDedupAge)
-		}
-		r.dedupWin = newDedupWindow(max(size, 0), max(r.dedupTTL, 0))
+		r.dedupWin = newDedupWindow(max(f.dedupSize, 0), max(r.dedupTTL, 0))
 	}
 	if r.dedupCache != "" && !mgr.HasCache(r.dedupCache) {
 		return fmt.Errorf("field %s: cache resource %q not found", siFieldDedupCache, r.dedupCache)

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redpanda-data/benthos/v4/public/service"
-
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
@@ -21,49 +19,17 @@ import (
 // siQueuePrefix starts the names of queues the input provisions for a topic.
 const siQueuePrefix = "connect-solace/"
 
-// sempFromParsed reads the semp fields into r; r.conn, r.queue and r.topic
-// must be set.
-func (r *solaceReader) sempFromParsed(conf *service.ParsedConfig) error {
-	var err error
-	if conf.Contains(siFieldSEMP) {
-		sc := conf.Namespace(siFieldSEMP)
-		c := semp.Config{}
-		if c.URL, err = sc.FieldString(siFieldSEMPURL); err != nil {
-			return err
-		}
-		if c.Username, err = sc.FieldString(siFieldSEMPUsername); err != nil {
-			return err
-		}
-		if c.Password, err = sc.FieldString(siFieldSEMPPassword); err != nil {
-			return err
-		}
-		if r.sempPassFile, err = sc.FieldString(siFieldSEMPPasswordFile); err != nil {
-			return err
-		}
-		if c.Password != "" && r.sempPassFile != "" {
-			return secretfile.BothSetError(siFieldSEMP+"."+siFieldSEMPPassword, siFieldSEMP+"."+siFieldSEMPPasswordFile)
-		}
-		tlsConf, tlsOn, err := sc.FieldTLSToggled(siFieldSEMPTLS)
-		if err != nil {
-			return err
-		}
-		if tlsOn {
-			c.TLS = tlsConf
-		}
-		if r.sempVPN, err = sc.FieldString(siFieldSEMPVPN); err != nil {
-			return err
-		}
-		if c.URL != "" {
-			r.sempConf = &c
-		}
+// sempFromFields sets up SEMP access from the semp fields; r.conn must be
+// set.
+func (r *solaceReader) sempFromFields(f *siFields) {
+	if f.hasSEMP && f.sempURL != "" {
+		r.sempConf = &semp.Config{URL: f.sempURL, Username: f.sempUsername, Password: f.sempPassword, TLS: f.sempTLS}
 	}
+	r.sempPassFile = f.sempPasswordFile
+	r.sempVPN = f.sempVPN
 	if r.sempVPN == "" {
 		r.sempVPN = r.conn.VPN
 	}
-	if r.topic != "" && r.sempConf == nil {
-		return fmt.Errorf("field %s: topic %q needs SEMP to provision queue %q", siFieldSEMP, r.topic, r.queue)
-	}
-	return nil
 }
 
 // connectSEMP builds the SEMP client when there is none yet or when the

@@ -78,6 +78,8 @@ type Broker struct {
 	// certAuthorities are the trusted client certificate authorities'
 	// PEM by name (certauth.go).
 	certAuthorities map[string]string
+	// oauth is OAuth login's configuration and key cache (oauth.go).
+	oauth *oauthState
 }
 
 // vpnState is one message VPN.
@@ -560,18 +562,7 @@ func (b *Broker) RemoveQueueSubscription(vpn, queue, topic string) error {
 // holds, delivered or not, in spool order. String payloads come back as their
 // UTF-8 bytes (without the SDT wrapper the client adds).
 func (b *Broker) QueueMessages(vpn, name string) ([][]byte, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, name)
-	if err != nil {
-		return nil, err
-	}
-	msgs := q.allMessages()
-	out := make([][]byte, 0, len(msgs))
-	for _, m := range msgs {
-		out = append(out, slices.Clone(m.m.appPayload()))
-	}
-	return out, nil
+	return mapQueueMsgs(b, vpn, name, func(qm *qmsg) []byte { return slices.Clone(qm.m.appPayload()) })
 }
 
 // PublishedCount counts messages received from publishers on topic, direct

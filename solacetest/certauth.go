@@ -12,9 +12,9 @@ import (
 	"cmp"
 	"crypto/tls"
 	"crypto/x509"
-
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -68,11 +68,7 @@ func (b *Broker) RemoveCertAuthority(name string) error {
 func (b *Broker) CertAuthorities() map[string]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make(map[string]string, len(b.certAuthorities))
-	for k, v := range b.certAuthorities {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(b.certAuthorities)
 }
 
 // CreateClientUsername adds a client username to a VPN.

@@ -17,6 +17,11 @@ type faultState struct {
 	dropAfterSpool bool
 }
 
+// refusingLogins reports whether logins are refused now (RefuseLogins).
+func (f *faultState) refusingLogins() bool {
+	return time.Now().Before(f.refuseLoginsUntil)
+}
+
 // takePublishNack consumes one injected publish rejection
 // (NackNextPublishes), reporting false when none is left.
 func (f *faultState) takePublishNack() (rejection, bool) {

@@ -513,6 +513,16 @@ func (c *sempCall) writeMetaOnly() *sempErr {
 	return c.write(http.StatusOK, sempwire.Response[any]{Meta: c.meta(http.StatusOK)})
 }
 
+// writeMetaOnlyOr answers a request whose success carries no object (a
+// delete, an action) from the broker's answer err: the SEMP error mapErr
+// makes of it, or an empty success when err is nil.
+func (c *sempCall) writeMetaOnlyOr(err error, mapErr func(error) *sempErr) *sempErr {
+	if err != nil {
+		return mapErr(err)
+	}
+	return c.writeMetaOnly()
+}
+
 func (c *sempCall) fail(e *sempErr) {
 	meta := c.meta(e.httpStatus)
 	meta.Error = &sempwire.Error{Code: e.code, Description: e.desc, Status: e.status}

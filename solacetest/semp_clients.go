@@ -94,11 +94,7 @@ func (c *sempCall) clientLinks(vpn, name string) sempClientLinks {
 	return sempClientLinks{SubscriptionsURI: u + "/subscriptions", URI: u}
 }
 
-func getClient(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func getClient(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	ci, cerr := b.Client(vpn, c.r.PathValue("client"))
 	if cerr != nil {
 		return clientErr(cerr)
@@ -107,11 +103,7 @@ func getClient(c *sempCall, b brokerAdmin) *sempErr {
 		sempClientCollections{Subscriptions: sempwire.Count{Count: int64(len(ci.Subscriptions))}, TxFlows: sempwire.Count{Count: int64(ci.Flows)}})
 }
 
-func listClients(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func listClients(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	all, cerr := b.Clients(vpn)
 	if cerr != nil {
 		return clientErr(cerr)
@@ -137,11 +129,7 @@ func listClients(c *sempCall, b brokerAdmin) *sempErr {
 	return c.writeList(data, links, cols, len(keys), next)
 }
 
-func listClientSubscriptions(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func listClientSubscriptions(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	ci, cerr := b.Client(vpn, c.r.PathValue("client"))
 	if cerr != nil {
 		return clientErr(cerr)
@@ -159,11 +147,7 @@ func listClientSubscriptions(c *sempCall, b brokerAdmin) *sempErr {
 	return c.writeList(data, links, nil, len(ci.Subscriptions), next)
 }
 
-func disconnectClient(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func disconnectClient(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	attrs, err := c.readBody()
 	if err != nil {
 		return err
@@ -171,8 +155,5 @@ func disconnectClient(c *sempCall, b brokerAdmin) *sempErr {
 	for name := range attrs {
 		return errInvalid("unknown attribute %q", name)
 	}
-	if derr := b.DisconnectClient(vpn, c.r.PathValue("client")); derr != nil {
-		return clientErr(derr)
-	}
-	return c.writeMetaOnly()
+	return c.writeMetaOnlyOr(b.DisconnectClient(vpn, c.r.PathValue("client")), clientErr)
 }

@@ -593,10 +593,7 @@ func (s *sempServer) removeSubscription(c *sempCall, vpn, queue, topic string) *
 	if _, _, err := s.durableQueue(vpn, queue, false); err != nil {
 		return err
 	}
-	if err := s.admin.RemoveQueueSubscription(vpn, queue, topic); err != nil {
-		return adminErr(err)
-	}
-	return c.writeMetaOnly()
+	return c.writeMetaOnlyOr(s.admin.RemoveQueueSubscription(vpn, queue, topic), adminErr)
 }
 
 func (c *sempCall) queueURI(vpn, name string) string {

@@ -354,9 +354,16 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		c.send(reply(protoClientCtrl, nil, code, text, nil))
 		return true // the client closes the socket
 	}
+	// OAuth tokens are checked before taking the lock: that may fetch a
+	// provider's key set (oauth.go).
+	var oauth *oauthResult
+	if v := cc.Params[ccAuthScheme]; len(v) == 1 && v[0] == authSchemeOAuth {
+		res := b.oauthLogin(vpnName, oauthTokensOf(f))
+		oauth = &res
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if time.Now().Before(b.faults.refuseLoginsUntil) {
+	if b.faults.refusingLogins() {
 		return fail(503, "Service Unavailable")
 	}
 	v, ok := b.vpns[vpnName]
@@ -366,7 +373,15 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		}
 		return fail(403, "Message VPN Not Allowed")
 	}
-	if _, hasPassword := f.param(pPassword); !hasPassword && len(peerCertificates(c)) > 0 {
+	if oauth != nil {
+		switch {
+		case !v.cfg.Enabled:
+			return fail(503, "Message VPN Unavailable")
+		case oauth.code != 0:
+			return fail(oauth.code, oauth.text)
+		}
+		user = oauth.user
+	} else if _, hasPassword := f.param(pPassword); !hasPassword && len(peerCertificates(c)) > 0 {
 		code, text, certUser := b.certLoginLocked(v, peerCertificates(c), user)
 		if code != 0 {
 			return fail(code, text)

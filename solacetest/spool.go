@@ -249,12 +249,7 @@ func (q *queue) hasSelectors() bool {
 }
 
 func (q *queue) anyRoom() bool {
-	for _, f := range q.flows {
-		if f.active && f.hasRoom() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(q.flows, func(f *flow) bool { return f.active && f.hasRoom() })
 }
 
 // nextFlowWithRoom picks the flow for the next message: the active flow of an
@@ -387,10 +382,7 @@ func (b *Broker) updateActive(q *queue) {
 			f.active = true
 			if f.wantUpdates && f.c != nil {
 				b.log.Info("consumer flow became active", "queue", q.cfg.Name, "flow", f.id)
-				f.c.sendAdCtrl(nil, 200, "OK", adFlowUpdate, []adParam{
-					{Type: apFlowID, Value: u32(f.id)},
-					{Type: apActiveFlow, Value: u8(1)},
-				})
+				f.c.sendFlowUpdate(f)
 			}
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v4"
 
@@ -398,15 +399,13 @@ func snippet(raw []byte) string {
 	const limit = 200
 	if len(s) > limit {
 		cut := limit
-		for cut > 0 && !isRuneStart(s[cut]) {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 		s = s[:cut] + "..."
 	}
 	return s
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // list fetches every page of a collection and hands each page's data to add.
 func (c *Client) list(ctx context.Context, api string, add func(data json.RawMessage) error, parts ...any) error {

@@ -139,64 +139,78 @@ func (c Config) String() string {
 // GoString keeps %#v from printing secrets too.
 func (c Config) GoString() string { return c.String() }
 
-// Validate reports contradictions that would make every connect fail; it
-// repeats the lint rule for configs built in code.
-func (c Config) Validate() error {
+// Validate reports every contradiction that would make each connect fail,
+// each naming the field and the fix. It is the one home of these rules: the
+// spec's lint rule reports the same list through the solace_connection_lint
+// Bloblang method (see spec.go), and ConfigFromParsed and Connect call
+// Validate for configs that were not linted or were built in code.
+func (c Config) Validate() error { return errors.Join(c.problems()...) }
+
+func (c Config) problems() []error {
 	var errs []error
 	if len(c.URLs) == 0 {
-		errs = append(errs, errors.New("urls: at least one broker url is required"))
+		errs = append(errs, errors.New("field urls: at least one broker url is required, e.g. urls: [ tcp://localhost:55555 ]"))
 	}
-	for _, raw := range c.URLs {
+	var hasTCP, hasTCPS bool
+	for i, raw := range c.URLs {
 		u := redacturl.URL(raw)
 		switch {
 		case redacturl.HasUserinfo(raw):
-			errs = append(errs, fmt.Errorf("urls: %q: credentials (user:password@) in a Solace URL are not supported; give host and port only and set username and password (or password_file)", u))
+			errs = append(errs, fmt.Errorf("field urls[%d]: credentials (user:password@) in a Solace URL are not supported, in %q; give host and port only and set username and password (or password_file)", i, u))
 		case strings.HasPrefix(u, "tcps://"):
-			if !c.TLS.Enabled {
-				errs = append(errs, fmt.Errorf("urls: %q uses tcps:// but tls.enabled is false", u))
-			}
+			hasTCPS = true
 		case strings.HasPrefix(u, "tcp://"):
-			if c.TLS.Enabled {
-				errs = append(errs, fmt.Errorf("urls: %q uses tcp:// but tls.enabled is true", u))
-			}
+			hasTCP = true
 		default:
-			errs = append(errs, fmt.Errorf("urls: %q must start with tcp:// or tcps://", u))
+			errs = append(errs, fmt.Errorf("field urls: %q must start with tcp:// or tcps://", u))
 		}
+	}
+	if hasTCPS && !c.TLS.Enabled {
+		errs = append(errs, errors.New("field urls: tcps:// needs TLS: set tls.enabled: true"))
+	}
+	if hasTCP && c.TLS.Enabled {
+		errs = append(errs, errors.New("field tls.enabled: true but urls use tcp://: use tcps:// urls or set tls.enabled: false"))
+	}
+	if c.TLS.Enabled && c.TLS.ValidateServerCert && c.TLS.TrustStorePath == "" {
+		errs = append(errs, errors.New("field tls.trust_store_path: required to validate the broker certificate; set it to a directory of CA PEM files or set tls.validate_server_cert: false (tests only)"))
+	}
+	if (c.TLS.ClientCertFile == "") != (c.TLS.ClientKeyFile == "") {
+		errs = append(errs, errors.New("fields tls.client_certificate_file and tls.client_key_file: set both or neither"))
 	}
 	switch c.AuthScheme {
 	case AuthBasic, "":
 		if c.Username == "" {
-			errs = append(errs, errors.New("username: required by auth.scheme basic"))
+			errs = append(errs, errors.New("field username: required by auth.scheme basic"))
 		}
 	case AuthClientCertificate:
 		if c.TLS.ClientCertFile == "" || c.TLS.ClientKeyFile == "" {
-			errs = append(errs, errors.New("auth.scheme client_certificate needs tls.client_certificate_file and tls.client_key_file"))
+			errs = append(errs, errors.New("field auth.scheme: client_certificate needs tls.client_certificate_file and tls.client_key_file"))
 		}
 		if !c.TLS.Enabled {
-			errs = append(errs, errors.New("auth.scheme client_certificate needs tls.enabled: true"))
+			errs = append(errs, errors.New("field auth.scheme: client_certificate needs TLS: set tls.enabled: true and use tcps:// urls"))
 		}
 	case AuthOAuth2:
 		if c.OAuth2.AccessToken == "" && c.OAuth2.IDToken == "" && c.OAuth2.AccessTokenFile == "" && c.OAuth2.IDTokenFile == "" {
-			errs = append(errs, errors.New("auth.scheme oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)"))
+			errs = append(errs, errors.New("field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)"))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("auth.scheme: unknown scheme %q", c.AuthScheme))
+		errs = append(errs, fmt.Errorf("field auth.scheme: unknown scheme %q", c.AuthScheme))
 	}
 	for _, p := range c.secretFiles() {
 		if *p.value != "" && p.path != "" {
 			errs = append(errs, secretfile.BothSetError(p.field, p.fileField))
 		}
 	}
+	if c.ConnectBackoff.Multiplier < 1 {
+		errs = append(errs, errors.New("field connect_retry_backoff.multiplier: must be at least 1"))
+	}
 	if c.ConnectRetries < 0 {
-		errs = append(errs, errors.New("connect_retries: must be 0 or more"))
+		errs = append(errs, errors.New("field connect_retries: must be 0 or more"))
 	}
 	if c.ReconnectAttempts < -1 {
-		errs = append(errs, errors.New("reconnect_attempts: must be -1, 0 or more"))
+		errs = append(errs, errors.New("field reconnect_attempts: must be -1 (forever), 0 or more"))
 	}
-	if c.ConnectBackoff.Multiplier < 1 {
-		errs = append(errs, errors.New("connect_retry_backoff.multiplier: must be at least 1"))
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // secretFile pairs a secret of Config with the file it may be read from.

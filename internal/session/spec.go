@@ -9,8 +9,11 @@ package session
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 )
 
 // Connection field names, shared by the solace input and output.
@@ -144,15 +147,13 @@ func ConnectionFields() []*service.ConfigField {
 
 // ConnectionLintRuleWith returns a bloblang lint rule for contradictions in
 // the connection fields, extended by the plugin's own checks (a spec holds a
-// single lint rule: ConfigSpec.LintRule replaces the previous one). Each
-// message names the field and the fix. Each check is a bloblang expression
-// over `this` that yields a lint message or null, e.g.
+// single lint rule: ConfigSpec.LintRule replaces the previous one). The
+// connection's rules are Config.Validate's, reached through the
+// solace_connection_lint method, so they live in one place. Each check is a
+// bloblang expression over `this` that yields a lint message (or a list of
+// them) or null, e.g.
 //
 //	`if this.topic.or("") == "" { "field topic: required" } else { null }`
-//
-// The linted object already holds the fields' defaults, so a check reads a
-// field with a default as it is; only fields without one (optional fields,
-// required ones such as urls) need .or(…).
 func ConnectionLintRuleWith(checks ...string) string {
 	var extra strings.Builder
 	for _, c := range checks {
@@ -160,44 +161,42 @@ func ConnectionLintRuleWith(checks ...string) string {
 		extra.WriteString(strings.TrimSpace(c))
 		extra.WriteString(",\n")
 	}
-	return connectionLintHead + extra.String() + "].filter(e -> e != null)\n"
+	return "root = [\n  this.solace_connection_lint(),\n" + extra.String() + "].flatten().filter(e -> e != null)\n"
 }
 
-const connectionLintHead = `
-let urls = this.urls.or([])
-let tls_on = this.tls.enabled
-let scheme = this.auth.scheme
-let has_tcps = $urls.filter(u -> u.string().has_prefix("tcps://")).length() > 0
-let has_tcp = $urls.filter(u -> u.string().has_prefix("tcp://")).length() > 0
-let cred_urls = $urls.enumerated().filter(e -> e.value.string().contains("@")).map_each(e -> "urls[%v]".format(e.index))
-let bad_urls = $urls.filter(u -> !u.string().contains("@") && !u.string().has_prefix("tcp://") && !u.string().has_prefix("tcps://"))
-root = [
-  if $urls.length() == 0 { "field urls: at least one broker url is required, e.g. urls: [ tcp://localhost:55555 ]" } else { null },
-  if $bad_urls.length() > 0 { "field urls: %v must start with tcp:// or tcps://".format($bad_urls.join(", ")) } else { null },
-  if $cred_urls.length() > 0 { "field %v: credentials (user:password@) in a Solace URL are not supported; give host and port only and set username and password (or password_file)".format($cred_urls.join(", ")) } else { null },
-  if $has_tcps && !$tls_on { "field urls: tcps:// needs TLS: set tls.enabled: true" } else { null },
-  if $has_tcp && $tls_on { "field tls.enabled: true but urls use tcp://: use tcps:// urls or set tls.enabled: false" } else { null },
-  if $tls_on && this.tls.validate_server_cert && this.tls.trust_store_path == "" { "field tls.trust_store_path: required to validate the broker certificate; set it to a directory of CA PEM files or set tls.validate_server_cert: false (tests only)" } else { null },
-  if (this.tls.client_certificate_file == "") != (this.tls.client_key_file == "") { "fields tls.client_certificate_file and tls.client_key_file: set both or neither" } else { null },
-  if $scheme == "client_certificate" && (this.tls.client_certificate_file == "" || this.tls.client_key_file == "") { "field auth.scheme: client_certificate needs tls.client_certificate_file and tls.client_key_file" } else { null },
-  if $scheme == "client_certificate" && !$tls_on { "field auth.scheme: client_certificate needs TLS: set tls.enabled: true and use tcps:// urls" } else { null },
-  if $scheme == "oauth2" && this.auth.oauth2.access_token == "" && this.auth.oauth2.access_token_file == "" && this.auth.oauth2.id_token == "" && this.auth.oauth2.id_token_file == "" { "field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)" } else { null },
-  if this.password != "" && this.password_file != "" { "fields password and password_file: both are set; keep one (remove password to read it from the file, which keeps it out of the streams API)" } else { null },
-  if this.tls.client_key_password != "" && this.tls.client_key_password_file != "" { "fields tls.client_key_password and tls.client_key_password_file: both are set; keep one (remove tls.client_key_password to read it from the file)" } else { null },
-  if this.auth.oauth2.access_token != "" && this.auth.oauth2.access_token_file != "" { "fields auth.oauth2.access_token and auth.oauth2.access_token_file: both are set; keep one (remove auth.oauth2.access_token to read it from the file)" } else { null },
-  if this.auth.oauth2.id_token != "" && this.auth.oauth2.id_token_file != "" { "fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set; keep one (remove auth.oauth2.id_token to read it from the file)" } else { null },
-  if $scheme == "basic" && this.username == "" { "field username: required by auth.scheme basic" } else { null },
-  if this.connect_retry_backoff.multiplier < 1 { "field connect_retry_backoff.multiplier: must be at least 1" } else { null },
-  if this.connect_retries < 0 { "field connect_retries: must be 0 or more" } else { null },
-  if this.reconnect_attempts < -1 { "field reconnect_attempts: must be -1 (forever), 0 or more" } else { null },
-`
+// connectionSpec holds the connection fields alone, for linting them.
+var connectionSpec = sync.OnceValue(func() *service.ConfigSpec {
+	return service.NewConfigSpec().Fields(ConnectionFields()...)
+})
 
-// ConfigFromParsed reads the fields of ConnectionFields.
+// The lint rule calls Config.Validate through this method.
+var _ = func() bool {
+	lintmethod.Register("solace_connection_lint",
+		"Internal to the solace plugins' lint rules: the contradictions in the connection fields of the linted config, as a list of messages.",
+		connectionSpec, func(pc *service.ParsedConfig) ([]error, error) {
+			c, err := readConfig(pc)
+			return c.problems(), err
+		})
+	return true
+}()
+
+// ConfigFromParsed reads the fields of ConnectionFields and validates them.
 func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
+	c, err := readConfig(conf)
+	if err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// readConfig reads the fields of ConnectionFields.
+func readConfig(conf *service.ParsedConfig) (Config, error) {
 	var c Config
 	var err error
-	if c.URLs, err = conf.FieldStringList(FieldURLs); err != nil {
-		return c, err
+	if conf.Contains(FieldURLs) { // required: Validate reports it missing
+		if c.URLs, err = conf.FieldStringList(FieldURLs); err != nil {
+			return c, err
+		}
 	}
 	if c.VPN, err = conf.FieldString(FieldVPN); err != nil {
 		return c, err
@@ -284,5 +283,5 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.ConnectTimeout, err = conf.FieldDuration(FieldConnectTimeout); err != nil {
 		return c, err
 	}
-	return c, c.Validate()
+	return c, nil
 }

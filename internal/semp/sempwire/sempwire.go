@@ -2,10 +2,10 @@
 // in this module use: the response envelope, the config and monitor APIs'
 // MsgVpnQueue and its subscriptions, and the enumerations of their
 // attributes. The SEMP client (internal/semp) decodes them and solacetest's
-// SEMP endpoints encode them, so the two agree by construction;
-// solacetest/sempspec_test.go checks what the broker writes, and so these
-// types, against Solace's OpenAPI specs (/work/shared/semp, copied to
-// solacetest/testdata/semp).
+// SEMP endpoints encode them, so the two agree by construction. This
+// package's tests check the types and enumerations against Solace's OpenAPI
+// specs (solacetest/testdata/semp), and solacetest/sempspec_test.go checks
+// what the broker writes with them.
 //
 // Field names and order follow the specs (alphabetical, as real brokers
 // write them). Types only one end uses stay with that end.

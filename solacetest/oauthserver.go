@@ -16,6 +16,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"testing"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -99,11 +100,7 @@ func StartOAuthServer(cfg OAuthServerConfig) (*OAuthServer, error) {
 
 // NewOAuthServer starts an OAuthServer for the test and closes it at its
 // end.
-func NewOAuthServer(t interface {
-	Helper()
-	Fatalf(string, ...any)
-	Cleanup(func())
-}, cfg OAuthServerConfig) *OAuthServer {
+func NewOAuthServer(t testing.TB, cfg OAuthServerConfig) *OAuthServer {
 	t.Helper()
 	s, err := StartOAuthServer(cfg)
 	if err != nil {

@@ -391,3 +391,16 @@ func TestOAuthDefaultProfile(t *testing.T) {
 	// A token whose issuer has no profile is refused, default or not.
 	require.Error(t, f.service(t, f.accessToken(t, map[string]any{"iss": "https://elsewhere.test"}), "", "").Connect())
 }
+
+// The broker caches a provider's key set; a token signed with a key the
+// cache lacks makes it fetch the set again, so a rotation is picked up.
+func TestOAuthKeyRotation(t *testing.T) {
+	f := newOAuthFixture(t)
+	require.NoError(t, f.service(t, "", f.idToken(t, nil), "").Connect())
+	require.NoError(t, f.idp.RotateKey())
+	svc := f.service(t, "", f.idToken(t, map[string]any{"sub": "eve"}), "")
+	require.NoError(t, svc.Connect())
+	info, err := f.b.Client("default", svc.GetApplicationID())
+	require.NoError(t, err)
+	assert.Equal(t, "eve", info.Username)
+}

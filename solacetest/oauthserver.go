@@ -99,11 +99,7 @@ func StartOAuthServer(cfg OAuthServerConfig) (*OAuthServer, error) {
 
 // NewOAuthServer starts an OAuthServer for the test and closes it at its
 // end.
-func NewOAuthServer(t interface {
-	Helper()
-	Fatalf(string, ...any)
-	Cleanup(func())
-}, cfg OAuthServerConfig) *OAuthServer {
+func NewOAuthServer(t TB, cfg OAuthServerConfig) *OAuthServer {
 	t.Helper()
 	s, err := StartOAuthServer(cfg)
 	if err != nil {

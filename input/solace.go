@@ -121,6 +121,7 @@ overwritten by it.
 - `+"`solace_input_duplicates_dropped`"+`: duplicates acknowledged and dropped by `+"`deduplicate`"+`.
 - `+"`solace_input_stale_settlements`"+`: settlements of messages whose flow was lost (the broker redelivers them).
 - `+"`solace_input_stale_dropped`"+`: messages received before a connection loss and dropped before the pipeline saw them, in favour of the broker's redelivered copies.
+- `+"`solace_input_native_fallback`"+`: messages read through the Solace Go client's API alone, without `+"`solace_time_to_live`"+`, `+"`solace_expiration`"+`, `+"`solace_delivery_count`"+` and `+"`solace_reply_to`"+`, because the input's direct read of the client's C library is not verified for the linked client version (logged once at start-up). Zero with the client this binary was built with.
 - `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
 - `+"`solace_input_reconnects`"+`: client reconnections.`).
 		Fields(session.ConnectionFields()...).
@@ -261,6 +262,7 @@ type solaceReader struct {
 	mDuplicates *service.MetricCounter
 	mStale      *service.MetricCounter
 	mStaleDrop  *service.MetricCounter
+	mFallback   *service.MetricCounter
 	mBacklogMsg *service.MetricGauge
 	mBacklogB   *service.MetricGauge
 	mReconnects *service.MetricCounter
@@ -328,6 +330,8 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.mStale = m.NewCounter("solace_input_stale_settlements")
 	r.mStaleDrop = m.NewCounter("solace_input_stale_dropped")
 	r.rcvConf.OnStaleDropped = func() { r.mStaleDrop.Incr(1) }
+	r.mFallback = m.NewCounter("solace_input_native_fallback")
+	r.rcvConf.OnNativeFallback = func() { r.mFallback.Incr(1) }
 	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")

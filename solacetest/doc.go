@@ -23,25 +23,24 @@
 // session.go owns a client connection (login, keepalive, subscriptions,
 // publisher flow, binds) and runs a publish's steps; router.go matches
 // topics and decides which queues and sessions a message reaches; spool.go
-// holds queues,
-// consumer flows, windows, settlement, redelivery, DMQ and TTL (what happens
-// when a client settles FAILED is Broker.settle there); selector.go and
-// replay.go add consumer selectors and message replay; faults.go holds the
-// fault-injection hooks and their checks. testhelpers.go has NewTestBroker
-// (for Go tests, without importing testing, so that the connect-solace
-// binary does not link it). clients.go, vpn.go, profiles.go, acl.go,
-// provision.go, shared.go, partition.go, egress.go and oversize.go hold the
-// client monitor, VPN settings, client profiles, ACL profiles, endpoint
-// provisioning, shared subscriptions, partitioned queues, flow passivation
-// and oversized messages; oauth.go OAuth login (oauthserver.go a test
-// OAuth provider), downgrade.go TLS downgrade, listen_extra.go further
-// listeners; compress.go, web.go and tlsfiles.go the
-// transports; health.go the health-check listener. semp.go is the SEMP core
-// (auth, envelopes, paging; the wire types the SEMP client shares are in
+// holds queues, consumer flows, windows, settlement, redelivery, DMQ and TTL
+// (what happens when a client settles FAILED is Broker.settle there);
+// selector.go and replay.go add consumer selectors and message replay;
+// faults.go holds the fault-injection hooks and their checks. testhelpers.go
+// has NewTestBroker (for Go tests, without importing testing, so that the
+// connect-solace binary does not link it). clients.go, vpn.go, profiles.go,
+// acl.go, provision.go, shared.go, partition.go, egress.go and oversize.go
+// hold the client monitor, VPN settings, client profiles, ACL profiles,
+// endpoint provisioning, shared subscriptions, partitioned queues, flow
+// passivation and oversized messages; oauth.go OAuth login (oauthserver.go a
+// test OAuth provider), downgrade.go TLS downgrade, listen_extra.go further
+// listeners; compress.go, web.go and tlsfiles.go the transports; health.go
+// the health-check listener. semp.go is the SEMP core (auth, envelopes,
+// paging; the wire types the SEMP client shares are in
 // internal/semp/sempwire), routing by resource with net/http.ServeMux
-// patterns (semp_routes.go) to semp_queues.go, semp_clients.go,
-// semp_vpn.go, semp_profiles.go, semp_acl.go, semp_replay.go,
-// semp_oauth.go and semp_queue_msgs.go.
+// patterns (semp_routes.go) to semp_queues.go, semp_clients.go, semp_vpn.go,
+// semp_profiles.go, semp_acl.go, semp_replay.go, semp_oauth.go and
+// semp_queue_msgs.go.
 //
 // # Solace's own client test suite
 //

@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"testing"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -101,7 +100,7 @@ func StartOAuthServer(cfg OAuthServerConfig) (*OAuthServer, error) {
 
 // NewOAuthServer starts an OAuthServer for the test and closes it at its
 // end.
-func NewOAuthServer(t testing.TB, cfg OAuthServerConfig) *OAuthServer {
+func NewOAuthServer(t TB, cfg OAuthServerConfig) *OAuthServer {
 	t.Helper()
 	s, err := StartOAuthServer(cfg)
 	if err != nil {

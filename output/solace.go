@@ -14,6 +14,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/subcode"
 
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/ttl"
 )
 
 const (
@@ -229,13 +230,7 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 		).
 		LintRule(session.ConnectionLintRuleWith(
 			`this.solace_output_lint_destination()`,
-			`if this.topic.or("") == "" && this.queue.or("") == "" { "fields topic and queue: set exactly one of them, e.g. topic: orders/created or queue: orders" } else { null }`,
-			`if this.topic.or("") != "" && this.queue.or("") != "" { "fields topic and queue: both are set; keep one (to choose topic or queue per message, use destination_type)" } else { null }`,
-			`if this.submission_mode.or("") == "custom" && this.back_pressure.strategy.or("wait") == "wait" && this.back_pressure.buffer_capacity.or(1) < 1 { "field back_pressure.buffer_capacity: strategy wait needs at least 1" } else { null }`,
-			`if this.back_pressure.buffer_capacity.or(0) < 0 { "field back_pressure.buffer_capacity: must be 0 or more" } else { null }`,
-			`if this.writer.or("batched") == "streaming" && (this.batching.count.or(0) > 0 || this.batching.byte_size.or(0) > 0 || this.batching.period.or("") != "" || this.batching.check.or("") != "") { "field batching: writer: streaming publishes without batching; remove batching or use writer: batched" } else { null }`,
-			`if this.clients.or(4) < 1 { "field clients: must be at least 1" } else { null }`,
-			`if this.max_in_flight.or(64) < 1 { "field max_in_flight: must be at least 1" } else { null }`,
+			`this.solace_output_lint_config()`,
 		))
 }
 
@@ -290,6 +285,8 @@ type solaceWriter struct {
 
 	poolMu sync.RWMutex
 	pool   *session.Pool
+	// dropping counts the pools dropPool is closing; Close waits for them.
+	dropping sync.WaitGroup
 }
 
 func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*solaceWriter, error) {
@@ -301,11 +298,15 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	if w.conn.SendTimestamps, err = conf.FieldBool(soFieldSenderTimestamp); err != nil {
 		return nil, err
 	}
-	if w.clients, err = conf.FieldInt(soFieldClients); err != nil {
+	problems, err := soProblems(conf)
+	if err != nil {
 		return nil, err
 	}
-	if w.clients < 1 {
-		return nil, fmt.Errorf("field %s: must be at least 1, got %d", soFieldClients, w.clients)
+	if err := errors.Join(problems...); err != nil {
+		return nil, err
+	}
+	if w.clients, err = conf.FieldInt(soFieldClients); err != nil {
+		return nil, err
 	}
 
 	if err = w.planFields(conf); err != nil {
@@ -367,27 +368,32 @@ func backPressureFromParsed(conf *service.ParsedConfig) (session.BackPressure, e
 		return session.BackPressure{Reject: true, BufferSize: 0}, nil
 	case soSubmitCustom:
 		bp := session.BackPressure{BufferSize: soHigherThroughputBuffer}
-		if !conf.Contains(soFieldBackPressure) {
-			return bp, nil
-		}
-		ns := conf.Namespace(soFieldBackPressure)
-		strategy, err := ns.FieldString(soFieldBPStrategy)
-		if err != nil {
-			return bp, err
-		}
-		size, err := ns.FieldInt(soFieldBPBufferCapacity)
-		if err != nil {
+		strategy, size, ok, err := soBackPressureFields(conf)
+		if err != nil || !ok {
 			return bp, err
 		}
 		bp.Reject = strategy == "reject"
-		if size < 0 || (!bp.Reject && size < 1) {
-			return bp, fmt.Errorf("field %s.%s: %d is too small for strategy %s", soFieldBackPressure, soFieldBPBufferCapacity, size, strategy)
-		}
-		bp.BufferSize = uint(size)
+		bp.BufferSize = uint(size) // soProblems checked it
 		return bp, nil
 	default:
 		return session.BackPressure{BufferSize: soHigherThroughputBuffer}, nil
 	}
+}
+
+// soBackPressureFields reads the back_pressure fields as written; ok is
+// false when the object is absent.
+func soBackPressureFields(conf *service.ParsedConfig) (strategy string, size int, ok bool, err error) {
+	if !conf.Contains(soFieldBackPressure) {
+		return "", 0, false, nil
+	}
+	ns := conf.Namespace(soFieldBackPressure)
+	if strategy, err = ns.FieldString(soFieldBPStrategy); err != nil {
+		return "", 0, false, err
+	}
+	if size, err = ns.FieldInt(soFieldBPBufferCapacity); err != nil {
+		return "", 0, false, err
+	}
+	return strategy, size, true, nil
 }
 
 func (w *solaceWriter) Connect(ctx context.Context) error {
@@ -417,8 +423,10 @@ func (w *solaceWriter) dropPool(p *session.Pool) {
 	if w.pool == p {
 		w.pool = nil
 	}
+	w.dropping.Add(1)
 	w.poolMu.Unlock()
 	go func() {
+		defer w.dropping.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = p.Close(ctx)
@@ -606,15 +614,15 @@ var soFieldRules = map[string]func(o *session.Outbound, v string) error{
 	soFieldHTTPContentType:     func(o *session.Outbound, v string) error { o.HTTPContentType = v; return nil },
 	soFieldHTTPContentEncoding: func(o *session.Outbound, v string) error { o.HTTPContentEncoding = v; return nil },
 	soFieldPriority: func(o *session.Outbound, v string) (err error) {
-		o.Priority, err = soParseInt(v, 0, 255)
+		o.Priority, err = soParseInt(v, session.PriorityRange)
 		return err
 	},
 	soFieldClassOfService: func(o *session.Outbound, v string) (err error) {
-		o.ClassOfService, err = soParseInt(v, 0, 2)
+		o.ClassOfService, err = soParseInt(v, session.ClassOfServiceRange)
 		return err
 	},
 	soFieldTTL: func(o *session.Outbound, v string) (err error) {
-		o.TTL, err = soParseTTL(v)
+		o.TTL, err = ttl.Parse(v)
 		return err
 	},
 	soFieldDMQEligible: func(o *session.Outbound, v string) error {
@@ -762,7 +770,6 @@ type soDynField struct {
 // planFields resolves the static fields into the template and lists the
 // dynamic ones.
 func (w *solaceWriter) planFields(conf *service.ParsedConfig) error {
-	present := map[string]bool{}
 	staticDest := true
 	for _, name := range soFieldOrder {
 		raw, err := conf.FieldString(name)
@@ -772,7 +779,6 @@ func (w *solaceWriter) planFields(conf *service.ParsedConfig) error {
 		if raw == "" {
 			continue
 		}
-		present[name] = true
 		if name == soFieldQueue {
 			w.tmpl.Destination.Queue = true
 		}
@@ -791,9 +797,6 @@ func (w *solaceWriter) planFields(conf *service.ParsedConfig) error {
 		if err := soApply(&w.tmpl, name, v); err != nil {
 			return err
 		}
-	}
-	if present[soFieldTopic] == present[soFieldQueue] {
-		return errors.New("set exactly one of the fields topic and queue")
 	}
 	if staticDest {
 		if err := soCheckDestination(&w.tmpl); err != nil {
@@ -851,7 +854,7 @@ func (w *solaceWriter) toOutbound(ev *soEval, i int, o *session.Outbound) error 
 			if props == nil {
 				props = map[string]any{}
 			}
-			props[k] = soUserPropertyValue(v)
+			props[k] = v // session.Outbound converts the value
 			return nil
 		})
 		o.UserProperties = props
@@ -859,77 +862,41 @@ func (w *solaceWriter) toOutbound(ev *soEval, i int, o *session.Outbound) error 
 	return nil
 }
 
-// soParseInt reads an optional integer from lo to hi.
-func soParseInt(s string, lo, hi int) (*int, error) {
+// soParseInt reads an optional integer in r.
+func soParseInt(s string, r session.Range) (*int, error) {
 	if s = strings.TrimSpace(s); s == "" {
 		return nil, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < lo || n > hi {
-		return nil, fmt.Errorf("%q is not an integer from %d to %d", s, lo, hi)
+	if err == nil {
+		err = r.Check(n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an integer from %d to %d", s, r.Min, r.Max)
 	}
 	return &n, nil
 }
 
-// soParseTTL reads a duration ("30s") or plain milliseconds ("30000"), 0 or
-// more.
-func soParseTTL(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, nil
-	}
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if ms < 0 {
-			return 0, fmt.Errorf("%q is negative; use 0 or more (a duration like 30s or milliseconds)", s)
-		}
-		if ms > int64(time.Duration(1<<63-1)/time.Millisecond) {
-			return 0, fmt.Errorf("%q milliseconds is too large", s)
-		}
-		return time.Duration(ms) * time.Millisecond, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is neither a duration nor milliseconds", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative; use 0 or more (a duration like 30s or milliseconds)", s)
-	}
-	return d, nil
-}
-
-// soUserPropertyValue keeps the structured metadata types the client can carry
-// and renders anything else as a string.
-func soUserPropertyValue(v any) any {
-	switch t := v.(type) {
-	case int64, float64, bool, string, []byte:
-		return t
-	case int:
-		return int64(t)
-	case int32:
-		return int64(t)
-	case uint32:
-		return int64(t)
-	case uint64:
-		if t <= 1<<63-1 {
-			return int64(t)
-		}
-		return strconv.FormatUint(t, 10)
-	case float32:
-		return float64(t)
-	case nil:
-		return ""
-	default:
-		return fmt.Sprint(t)
-	}
-}
-
+// Close closes the pool and waits, until ctx ends, for the pools dropPool is
+// still closing (each of those gives up after 10 s on its own).
 func (w *solaceWriter) Close(ctx context.Context) error {
 	w.poolMu.Lock()
 	pool := w.pool
 	w.pool = nil
 	w.poolMu.Unlock()
-	if pool == nil {
-		return nil
+	var err error
+	if pool != nil {
+		err = pool.Close(ctx)
 	}
-	return pool.Close(ctx)
+	dropped := make(chan struct{})
+	go func() {
+		w.dropping.Wait()
+		close(dropped)
+	}()
+	select {
+	case <-dropped:
+	case <-ctx.Done():
+		err = errors.Join(err, fmt.Errorf("waiting for dropped sessions to close: %w", ctx.Err()))
+	}
+	return err
 }

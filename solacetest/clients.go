@@ -6,6 +6,7 @@ package solacetest
 // administrative disconnect.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +38,9 @@ type ClientInfo struct {
 	// TLSVersion ("TLSv1.2") and TLSCipher (OpenSSL's name) describe a TLS
 	// connection; both are "" for plain ones.
 	TLSVersion, TLSCipher string
+	// TLSDowngradedToPlainText is true for a TLS client that went on in
+	// plain text after its login.
+	TLSDowngradedToPlainText bool
 	// Data counters count data messages (direct and guaranteed) and their
 	// SMF bytes on the wire, received from (Rx) and sent to (Tx) the client.
 	DataRxMsgs, DataRxBytes, DataTxMsgs, DataTxBytes int64
@@ -130,7 +134,7 @@ func (b *Broker) Clients(vpn string) ([]ClientInfo, error) {
 			out = append(out, c.infoLocked())
 		}
 	}
-	slices.SortFunc(out, func(a, b ClientInfo) int { return compareStrings(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b ClientInfo) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -172,7 +176,7 @@ const (
 )
 
 func (c *conn) infoLocked() ClientInfo {
-	subs := make([]string, 0, len(c.subs))
+	subs := make([]string, 0, len(c.subs)) // empty, not nil, with no subscriptions
 	for s := range c.subs {
 		subs = append(subs, s)
 	}
@@ -187,6 +191,7 @@ func (c *conn) infoLocked() ClientInfo {
 		ControlRxMsgs: st.controlRxMsgs.Load(), ControlRxBytes: st.controlRxBytes.Load(),
 		ControlTxMsgs: st.controlTxMsgs.Load(), ControlTxBytes: st.controlTxBytes.Load(),
 		Subscriptions: subs, Flows: len(c.flows), TLSVersion: c.login.tlsVersion, TLSCipher: c.login.tlsCipher,
+		TLSDowngradedToPlainText: c.login.tlsDowngraded,
 	}
 }
 
@@ -195,6 +200,7 @@ type loginInfo struct {
 	softwareVersion, softwareDate, platform, description string
 	at                                                   time.Time
 	tlsVersion, tlsCipher                                string
+	tlsDowngraded                                        bool // went on in plain text after the login (downgrade.go)
 }
 
 func newLoginInfo(cc *clientCtrl, nc net.Conn) loginInfo {

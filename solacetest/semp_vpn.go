@@ -17,6 +17,7 @@ type sempVPN struct {
 	AuthenticationClientCertEnabled                         bool   `json:"authenticationClientCertEnabled"`
 	AuthenticationKerberosAllowAPIProvidedUsernameEnabled   bool   `json:"authenticationKerberosAllowApiProvidedUsernameEnabled"`
 	AuthenticationKerberosEnabled                           bool   `json:"authenticationKerberosEnabled"`
+	AuthenticationOauthDefaultProfileName                   string `json:"authenticationOauthDefaultProfileName"`
 	AuthenticationOauthEnabled                              bool   `json:"authenticationOauthEnabled"`
 	Enabled                                                 bool   `json:"enabled"`
 	MsgVpnName                                              string `json:"msgVpnName"`
@@ -32,6 +33,7 @@ func vpnJSON(cfg VPNConfig, monitor bool) sempVPN {
 		AuthenticationClientCertEnabled:                         cfg.ClientCertAuthEnabled,
 		AuthenticationKerberosAllowAPIProvidedUsernameEnabled:   cfg.KerberosAllowAPIProvidedUsername,
 		AuthenticationKerberosEnabled:                           cfg.KerberosAuthEnabled,
+		AuthenticationOauthDefaultProfileName:                   cfg.OAuthDefaultProfile,
 		AuthenticationOauthEnabled:                              cfg.OAuthEnabled,
 		Enabled:                                                 cfg.Enabled,
 		MsgVpnName:                                              cfg.Name,
@@ -56,11 +58,7 @@ func (c *sempCall) vpnLinks(vpn string) sempVPNLinks {
 	return sempVPNLinks{QueuesURI: u + "/queues", URI: u}
 }
 
-func getVPN(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func getVPN(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	cfg, verr := b.VPN(vpn)
 	if verr != nil {
 		return adminErr(verr)
@@ -70,17 +68,16 @@ func getVPN(c *sempCall, b brokerAdmin) *sempErr {
 
 // updateVPN applies a MsgVpn PATCH. Attributes the broker does not model
 // are refused, naming the attribute, rather than silently ignored.
-func updateVPN(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func updateVPN(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	attrs, err := c.readBody()
 	if err != nil {
 		return err
 	}
-	var name, basicType *string
+	var name, basicType, oauthDefault *string
 	if err := decodeAttr(attrs, "msgVpnName", &name); err != nil {
+		return err
+	}
+	if err := decodeAttr(attrs, "authenticationOauthDefaultProfileName", &oauthDefault); err != nil {
 		return err
 	}
 	if name != nil && *name != vpn {
@@ -120,6 +117,9 @@ func updateVPN(c *sempCall, b brokerAdmin) *sempErr {
 		if basicType != nil {
 			cfg.BasicAuthType = *basicType
 		}
+		if oauthDefault != nil {
+			cfg.OAuthDefaultProfile = *oauthDefault
+		}
 		for _, set := range sets {
 			set(cfg)
 		}
@@ -129,5 +129,5 @@ func updateVPN(c *sempCall, b brokerAdmin) *sempErr {
 		}
 		return adminErr(uerr)
 	}
-	return getVPN(c, b)
+	return getVPN(c, b, vpn)
 }

@@ -1,0 +1,95 @@
+package input
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/stretchr/testify/require"
+)
+
+// siMetrics records, per metric name (summed over labels), the sum of a
+// counter's increments or the last value set on a gauge, for the resources
+// built by siResourcesWithMetrics, so a test reads what a metrics exporter
+// sees. Each set of resources gets its own recorder, named by its id.
+type siMetrics struct {
+	mu     sync.Mutex
+	values map[string]*atomic.Int64
+}
+
+// get is the value of the metric name (0 before any).
+func (m *siMetrics) get(name string) int64 {
+	return m.metric(name).Load()
+}
+
+func (m *siMetrics) metric(name string) *atomic.Int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.values[name]
+	if !ok {
+		v = new(atomic.Int64)
+		m.values[name] = v
+	}
+	return v
+}
+
+var siMetricRecorders sync.Map // id -> *siMetrics
+
+type siMetricExporter struct{ m *siMetrics }
+
+type siMetric struct{ v *atomic.Int64 }
+
+func (s siMetric) Incr(n int64)          { s.v.Add(n) }
+func (s siMetric) IncrFloat64(f float64) { s.v.Add(int64(f)) }
+func (s siMetric) Timing(int64)          {}
+func (s siMetric) Set(v int64)           { s.v.Store(v) }
+
+func (e siMetricExporter) NewCounterCtor(name string, _ ...string) service.MetricsExporterCounterCtor {
+	return func(...string) service.MetricsExporterCounter { return siMetric{e.m.metric(name)} }
+}
+
+func (e siMetricExporter) NewTimerCtor(string, ...string) service.MetricsExporterTimerCtor {
+	return func(...string) service.MetricsExporterTimer { return siMetric{new(atomic.Int64)} }
+}
+
+func (e siMetricExporter) NewGaugeCtor(name string, _ ...string) service.MetricsExporterGaugeCtor {
+	return func(...string) service.MetricsExporterGauge { return siMetric{e.m.metric(name)} }
+}
+
+func (siMetricExporter) Close(context.Context) error { return nil }
+
+func init() {
+	service.MustRegisterMetricsExporter("solace_input_test_metrics",
+		service.NewConfigSpec().Field(service.NewStringField("id")),
+		func(conf *service.ParsedConfig, _ *service.Logger) (service.MetricsExporter, error) {
+			id, err := conf.FieldString("id")
+			if err != nil {
+				return nil, err
+			}
+			m, _ := siMetricRecorders.LoadOrStore(id, &siMetrics{values: map[string]*atomic.Int64{}})
+			return siMetricExporter{m.(*siMetrics)}, nil
+		})
+}
+
+// siResourcesWithMetrics returns resources whose metrics the returned
+// recorder reads.
+func siResourcesWithMetrics(t *testing.T) (*service.Resources, *siMetrics) {
+	t.Helper()
+	rb := service.NewResourceBuilder()
+	require.NoError(t, rb.SetMetricsYAML("solace_input_test_metrics: { id: "+t.Name()+" }"))
+	res, stop, err := rb.Build()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = stop(context.Background()) })
+	m, _ := siMetricRecorders.Load(t.Name())
+	return res, m.(*siMetrics)
+}
+
+// newSiReaderWithMetrics is newSiReader with resources whose metrics the
+// returned recorder reads.
+func newSiReaderWithMetrics(t *testing.T, b interface{ SMFURL() string }, yaml string) (*solaceReader, *siMetrics) {
+	t.Helper()
+	res, m := siResourcesWithMetrics(t)
+	return newSiReaderAt(t, b.SMFURL(), res, yaml), m
+}

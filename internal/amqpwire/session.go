@@ -413,15 +413,20 @@ type Delivery struct {
 	State State
 	// Err is set when the delivery has no outcome: the link, session or
 	// connection ended first, or the message itself could not be sent.
-	Err   error
-	link  *Sender
-	batch *Batch
-	id    uint32
-	live  bool // registered as unsettled
+	Err      error
+	link     *Sender
+	batch    *Batch
+	id       uint32
+	live     bool // registered as unsettled
+	finished bool
 }
 
+// Finished reports whether the delivery has its outcome (State or Err); it
+// is false for one abandoned before it had one.
+func (d *Delivery) Finished() bool { return d.finished }
+
 func (d *Delivery) complete() {
-	d.live = false
+	d.live, d.finished = false, true
 	if d.batch.pending.Add(-1) == 0 {
 		select {
 		case d.batch.done <- struct{}{}:
@@ -481,7 +486,7 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 			return i, l.err
 		}
 		if l.maxMessageSize > 0 && uint64(len(p)) > l.maxMessageSize {
-			ds[i] = Delivery{Err: &Error{Condition: CondMessageSizeExceeded,
+			ds[i] = Delivery{finished: true, Err: &Error{Condition: CondMessageSizeExceeded,
 				Description: fmt.Sprintf("message of %d bytes exceeds the link's max-message-size of %d", len(p), l.maxMessageSize)}}
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -476,8 +477,15 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 	defer func() {
 		l.busy = false
 		c.notifyLocked()
-		if c.err == nil {
-			c.flushNowLocked()
+		if c.err == nil && !c.flushing && len(c.wbuf) > 0 {
+			// Let the other senders that are about to transfer run first:
+			// their frames then share this write (one syscall, one
+			// packet), which under load takes several frames per write.
+			c.flushing = true
+			c.mu.Unlock()
+			runtime.Gosched()
+			c.mu.Lock()
+			c.flushLocked()
 		}
 	}()
 	maxPart := int(c.remoteMaxFrame) - transferHeaderMax

@@ -125,7 +125,6 @@ func FuzzConnHostilePeer(f *testing.F) {
 		client, server := net.Pipe()
 		defer client.Close()
 		go func() {
-			defer server.Close()
 			br := bufio.NewReader(server)
 			var fr frame
 			var buf []byte
@@ -147,6 +146,7 @@ func FuzzConnHostilePeer(f *testing.F) {
 			}
 			// header; sasl-init; header+open; begin; attach.
 			if !step(8, sasl) || !step(9, outcome) || !step(8, nil) || !step(9, open) || !step(9, begin) || !step(9, attach) {
+				_ = server.Close()
 				return
 			}
 			go func() { _, _ = io.Copy(io.Discard, server) }()
@@ -172,13 +172,16 @@ func FuzzConnHostilePeer(f *testing.F) {
 		}
 		ds := make([]Delivery, 3)
 		b := NewBatch()
-		_, _ = l.Transfer(ctx, [][]byte{[]byte("a"), bytes.Repeat([]byte("b"), 2000), nil}, ds, b)
+		// A peer that grants no credit or window holds the transfer: bound it.
+		tctx, tcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer tcancel()
+		n, _ := l.Transfer(tctx, [][]byte{[]byte("a"), bytes.Repeat([]byte("b"), 2000), nil}, ds, b)
 		_ = server.Close() // end the peer's stream: every delivery must now finish
 		if err := b.Wait(ctx); err != nil {
 			t.Fatalf("deliveries still pending after the connection ended: %v", err)
 		}
 		c.Abandon(ds)
-		for i, d := range ds {
+		for i, d := range ds[:n] {
 			if !d.Finished() {
 				t.Fatalf("delivery %d has neither outcome nor error", i)
 			}

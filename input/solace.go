@@ -2,11 +2,7 @@ package input
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +10,6 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
@@ -63,9 +58,6 @@ const (
 	siTimestampReceive = "receive"
 	siTimestampMapping = "mapping"
 )
-
-// siQueuePrefix starts the names of queues the input provisions for a topic.
-const siQueuePrefix = "connect-solace/"
 
 func solaceInputSpec() *service.ConfigSpec {
 	return service.NewConfigSpec().
@@ -218,23 +210,8 @@ overwritten by it.
 				Description("How many received messages may wait, converted, for the pipeline across all flows. When full, the flows stop taking messages and the broker holds the rest.").
 				Default(256).Advanced(),
 		).
-		LintRule(session.ConnectionLintRuleWith(
-			`if this.queue == "" && this.topic == "" { "fields queue and topic: set exactly one of them, e.g. queue: orders or topic: orders/>" } else { null }`,
-			`if this.queue != "" && this.topic != "" { "fields queue and topic: both are set; keep one" } else { null }`,
-			`if this.topic != "" && this.semp.url.or("") == "" { "field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue" } else { null }`,
-			`if this.semp.password.or("") != "" && this.semp.password_file.or("") != "" { "fields semp.password and semp.password_file: both are set; keep one (remove semp.password to read it from the file, which keeps it out of the streams API)" } else { null }`,
-			`if this.queue != "" && this.queue_name != "" { "field queue_name: only used with topic; with queue, name the queue in queue" } else { null }`,
-			`if this.deduplicate && this.dedup_cache == "" && this.dedup_window.size <= 0 && this.dedup_window.age.string().re_match("^[0.]+[a-zµ]*$") { "field dedup_window: set size or age (or dedup_cache), an unbounded window grows forever" } else { null }`,
-			`if this.dedup_window.size < 0 { "field dedup_window.size: must be 0 or more" } else { null }`,
-			`if this.flows < 1 { "field flows: must be at least 1" } else { null }`,
-			`if this.batch_size < 1 { "field batch_size: must be at least 1" } else { null }`,
-			`if this.receive_buffer < 1 { "field receive_buffer: must be at least 1" } else { null }`,
-			`if this.timestamp == "mapping" && this.timestamp_mapping.or("") == "" { "field timestamp_mapping: timestamp: mapping needs a mapping, e.g. timestamp_mapping: root = this.event_time.ts_parse(\"2006-01-02T15:04:05Z07:00\")" } else { null }`,
-			`if this.timestamp != "mapping" && this.timestamp_mapping.or("") != "" { "field timestamp_mapping: only used with timestamp: mapping; set timestamp: mapping or remove it" } else { null }`,
-			`if this.replay.from == "time" && this.replay.time == "" { "field replay.time: from: time needs a time, e.g. replay.time: 2025-01-31T12:00:00Z" } else { null }`,
-			`if this.replay.from == "message_id" && this.replay.message_id == "" { "field replay.message_id: from: message_id needs a replication group message id" } else { null }`,
-			`if this.replay.from == "time" && this.replay.time != "" && !this.replay.time.string().re_match("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$") { "field replay.time: %v is not an RFC 3339 time".format(this.replay.time) } else { null }`,
-		))
+		// The rules live in siFields.problems (solace_config.go).
+		LintRule(session.ConnectionLintRuleWith(`this.solace_input_lint()`))
 }
 
 func init() {
@@ -288,9 +265,6 @@ type solaceReader struct {
 	mBacklogMsg *service.MetricGauge
 	mBacklogB   *service.MetricGauge
 	mReconnects *service.MetricCounter
-	// The last backlog polled, as set on the gauges (Benthos gauges cannot
-	// be read back).
-	backlogMsgs, backlogBytes atomic.Int64
 
 	mu      sync.Mutex
 	sess    *session.Session
@@ -309,136 +283,43 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	if r.conn, err = session.ConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
-	if r.queue, err = conf.FieldString(siFieldQueue); err != nil {
-		return nil, err
-	}
-	if r.topic, err = conf.FieldString(siFieldTopic); err != nil {
-		return nil, err
-	}
-	if (r.queue == "") == (r.topic == "") {
-		return nil, errors.New("set exactly one of the fields queue and topic")
-	}
-	queueName, err := conf.FieldString(siFieldQueueName)
+	f, err := siFieldsFromParsed(conf)
 	if err != nil {
 		return nil, err
 	}
+	if err := errors.Join(f.problems()...); err != nil {
+		return nil, err
+	}
+	r.queue, r.topic = f.queue, f.topic
 	if r.topic != "" {
-		r.queue = queueName
+		r.queue = f.queueName
 		if r.queue == "" {
 			r.queue = QueueNameForTopic(r.topic)
 		}
-	} else if queueName != "" {
-		return nil, fmt.Errorf("field %s: only used with topic", siFieldQueueName)
 	}
-
-	if conf.Contains(siFieldSEMP) {
-		sc := conf.Namespace(siFieldSEMP)
-		c := semp.Config{}
-		if c.URL, err = sc.FieldString(siFieldSEMPURL); err != nil {
-			return nil, err
-		}
-		if c.Username, err = sc.FieldString(siFieldSEMPUsername); err != nil {
-			return nil, err
-		}
-		if c.Password, err = sc.FieldString(siFieldSEMPPassword); err != nil {
-			return nil, err
-		}
-		if r.sempPassFile, err = sc.FieldString(siFieldSEMPPasswordFile); err != nil {
-			return nil, err
-		}
-		if c.Password != "" && r.sempPassFile != "" {
-			return nil, secretfile.BothSetError(siFieldSEMP+"."+siFieldSEMPPassword, siFieldSEMP+"."+siFieldSEMPPasswordFile)
-		}
-		tlsConf, tlsOn, err := sc.FieldTLSToggled(siFieldSEMPTLS)
-		if err != nil {
-			return nil, err
-		}
-		if tlsOn {
-			c.TLS = tlsConf
-		}
-		if r.sempVPN, err = sc.FieldString(siFieldSEMPVPN); err != nil {
-			return nil, err
-		}
-		if c.URL != "" {
-			r.sempConf = &c
-		}
-	}
-	if r.sempVPN == "" {
-		r.sempVPN = r.conn.VPN
-	}
-	if r.topic != "" && r.sempConf == nil {
-		return nil, fmt.Errorf("field %s: topic %q needs SEMP to provision queue %q", siFieldSEMP, r.topic, r.queue)
-	}
-
-	outcome, err := conf.FieldString(siFieldNackOutcome)
-	if err != nil {
-		return nil, err
-	}
+	r.sempFromFields(&f)
 	r.nack = session.Failed
-	if outcome == siNackRejected {
+	if f.nackOutcome == siNackRejected {
 		r.nack = session.Rejected
 	}
-
-	if r.dedup, err = conf.FieldBool(siFieldDeduplicate); err != nil {
+	if err := r.dedupFromFields(&f, mgr); err != nil {
 		return nil, err
 	}
-	size, err := conf.FieldInt(siFieldDedupWindow, siFieldDedupSize)
-	if err != nil {
-		return nil, err
+	r.rcvConf = session.ReceiverConfig{
+		Queue:    r.queue,
+		Flows:    f.flows,
+		Selector: f.selector,
+		Replay:   f.replay(),
+		Buffer:   f.receiveBuffer,
 	}
-	if r.dedupTTL, err = conf.FieldDuration(siFieldDedupWindow, siFieldDedupAge); err != nil {
-		return nil, err
-	}
-	if r.dedupCache, err = conf.FieldString(siFieldDedupCache); err != nil {
-		return nil, err
-	}
-	if r.dedup && r.dedupCache == "" {
-		if size <= 0 && r.dedupTTL <= 0 {
-			return nil, fmt.Errorf("field %s: set %s or %s", siFieldDedupWindow, siFieldDedupSize, siFieldDedupAge)
-		}
-		r.dedupWin = newDedupWindow(max(size, 0), max(r.dedupTTL, 0))
-	}
-	if r.dedupCache != "" && !mgr.HasCache(r.dedupCache) {
-		return nil, fmt.Errorf("field %s: cache resource %q not found", siFieldDedupCache, r.dedupCache)
-	}
-
-	r.rcvConf.Queue = r.queue
-	if r.rcvConf.Flows, err = conf.FieldInt(siFieldFlows); err != nil {
-		return nil, err
-	}
-	if r.rcvConf.Flows < 1 {
-		return nil, fmt.Errorf("field %s: must be at least 1, got %d", siFieldFlows, r.rcvConf.Flows)
-	}
-	if r.rcvConf.Selector, err = conf.FieldString(siFieldSelector); err != nil {
-		return nil, err
-	}
-	if r.rcvConf.Replay, err = replayFromParsed(conf); err != nil {
-		return nil, err
-	}
-	if r.rcvConf.Buffer, err = conf.FieldInt(siFieldReceiveBuffer); err != nil {
-		return nil, err
-	}
-	if r.batchSize, err = conf.FieldInt(siFieldBatchSize); err != nil {
-		return nil, err
-	}
-	if r.batchSize < 1 {
-		return nil, fmt.Errorf("field %s: must be at least 1, got %d", siFieldBatchSize, r.batchSize)
-	}
-
-	if r.tsMode, err = conf.FieldString(siFieldTimestamp); err != nil {
-		return nil, err
-	}
+	r.batchSize = f.batchSize
+	r.tsMode = f.timestamp
 	if r.tsMode == siTimestampMapping {
-		if !conf.Contains(siFieldTimestampMapping) {
-			return nil, fmt.Errorf("field %s: required by %s: %s", siFieldTimestampMapping, siFieldTimestamp, siTimestampMapping)
-		}
 		if r.tsMapping, err = conf.FieldBloblang(siFieldTimestampMapping); err != nil {
 			return nil, err
 		}
 	}
-	if r.pollEvery, err = conf.FieldDuration(siFieldBacklogPollInterval); err != nil {
-		return nil, err
-	}
+	r.pollEvery = f.backlogPollInterval
 
 	m := mgr.Metrics()
 	r.mReceived = m.NewCounter("solace_input_received")
@@ -454,91 +335,14 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	return r, nil
 }
 
-func replayFromParsed(conf *service.ParsedConfig) (session.Replay, error) {
-	var rp session.Replay
-	if !conf.Contains(siFieldReplay) {
-		return rp, nil
-	}
-	from, err := conf.FieldString(siFieldReplay, siFieldReplayFrom)
-	if err != nil {
-		return rp, err
-	}
-	switch from {
-	case siReplayStart:
-		rp.Mode = session.ReplayAll
-	case siReplayTime:
-		s, err := conf.FieldString(siFieldReplay, siFieldReplayTime)
-		if err != nil {
-			return rp, err
-		}
-		if rp.Time, err = time.Parse(time.RFC3339Nano, s); err != nil {
-			return rp, fmt.Errorf("field %s.%s: %q is not an RFC 3339 time: %w", siFieldReplay, siFieldReplayTime, s, err)
-		}
-		rp.Mode = session.ReplayFromTime
-	case siReplayMessageID:
-		if rp.MessageID, err = conf.FieldString(siFieldReplay, siFieldReplayMessageID); err != nil {
-			return rp, err
-		}
-		if rp.MessageID == "" {
-			return rp, fmt.Errorf("field %s.%s: required by from: %s", siFieldReplay, siFieldReplayMessageID, siReplayMessageID)
-		}
-		rp.Mode = session.ReplayAfterMessageID
-	}
-	return rp, nil
-}
-
-// QueueNameForTopic is the documented default of queue_name: a readable,
-// legal queue name derived from a topic subscription.
-func QueueNameForTopic(topic string) string {
-	var b strings.Builder
-	b.WriteString(siQueuePrefix)
-	for _, c := range topic {
-		switch c {
-		case '*':
-			b.WriteString("_any_")
-		case '>':
-			b.WriteString("_all_")
-		case '?', '<', '\'', '"', '&', ';':
-			b.WriteByte('_')
-		default:
-			b.WriteRune(c)
-		}
-	}
-	name := b.String()
-	const maxLen = 200
-	if len(name) > maxLen {
-		sum := sha256.Sum256([]byte(topic))
-		suffix := "-" + hex.EncodeToString(sum[:8])
-		cut := maxLen - len(suffix)
-		// Do not split a multi-byte rune.
-		for cut > 0 && name[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		name = name[:cut] + suffix
-	}
-	return name
-}
-
 func (r *solaceReader) Connect(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.recv != nil {
 		return nil
 	}
-	// With a password file the client is rebuilt on every connect, so a
-	// rotated password is used after a reconnect.
-	if r.sempConf != nil && (r.sempCli == nil || r.sempPassFile != "") {
-		c := *r.sempConf
-		var err error
-		if c.Password, err = secretfile.Resolve(c.Password, siFieldSEMP+"."+siFieldSEMPPasswordFile, r.sempPassFile); err != nil {
-			return err
-		}
-		cli, err := semp.New(c)
-		if err != nil {
-			return fmt.Errorf("field %s: %w", siFieldSEMP, err)
-		}
-		r.sempCli = cli
-		r.sempLive.Store(cli)
+	if err := r.connectSEMP(); err != nil {
+		return err
 	}
 	rc := r.rcvConf
 	if r.sempCli != nil {
@@ -563,74 +367,9 @@ func (r *solaceReader) Connect(ctx context.Context) error {
 	// later connect (after the session was lost) resumes from the queue
 	// instead of replaying, and duplicating, everything again.
 	r.rcvConf.Replay = session.Replay{}
-	if r.sempCli != nil && r.pollEvery > 0 && r.stopPoll == nil {
-		pctx, cancel := context.WithCancel(context.Background())
-		r.stopPoll, r.pollDone = cancel, make(chan struct{})
-		go r.pollBacklog(pctx, r.pollDone)
-	}
+	r.startBacklogPoll()
 	r.log.Infof("Consuming Solace queue %q with %d flow(s)", r.queue, rc.Flows)
 	return nil
-}
-
-// prepareQueue provisions the topic's queue, or checks the given queue, over
-// SEMP. Both are repeated on every connect: cheap, idempotent, and they heal
-// a queue or subscription deleted by an operator in the meantime.
-func (r *solaceReader) prepareQueue(ctx context.Context, rc *session.ReceiverConfig) error {
-	if r.topic != "" {
-		created, err := r.sempCli.EnsureQueue(ctx, r.sempVPN, semp.Queue{
-			QueueName:      r.queue,
-			AccessType:     semp.AccessTypeNonExclusive,
-			Permission:     semp.PermissionConsume,
-			IngressEnabled: semp.Bool(true),
-			EgressEnabled:  semp.Bool(true),
-		})
-		if err != nil {
-			return fmt.Errorf("provisioning queue %q for topic %q over SEMP: %w", r.queue, r.topic, err)
-		}
-		if err := r.sempCli.AddSubscription(ctx, r.sempVPN, r.queue, r.topic); err != nil {
-			return fmt.Errorf("subscribing queue %q to topic %q over SEMP: %w", r.queue, r.topic, err)
-		}
-		if created {
-			r.log.Infof("Provisioned durable non-exclusive queue %q subscribed to %q", r.queue, r.topic)
-		}
-	}
-	q, err := r.sempCli.GetQueue(ctx, r.sempVPN, r.queue)
-	if err != nil {
-		if semp.IsNotFound(err) {
-			return fmt.Errorf("queue %q does not exist in VPN %q: %w", r.queue, r.sempVPN, err)
-		}
-		return fmt.Errorf("reading queue %q over SEMP: %w", r.queue, err)
-	}
-	if q.AccessType == semp.AccessTypeExclusive && rc.Flows > 1 {
-		r.log.Warnf("Queue %q is exclusive, so only one flow can receive; using 1 flow instead of %d (make the queue non-exclusive to consume in parallel)", r.queue, rc.Flows)
-		rc.Flows = 1
-	}
-	return nil
-}
-
-func (r *solaceReader) pollBacklog(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(r.pollEvery)
-	defer t.Stop()
-	for {
-		pctx, cancel := context.WithTimeout(ctx, max(r.pollEvery, 5*time.Second))
-		st, err := r.sempLive.Load().QueueStatus(pctx, r.sempVPN, r.queue)
-		cancel()
-		switch {
-		case err == nil:
-			r.mBacklogMsg.Set(st.SpooledMsgCount)
-			r.mBacklogB.Set(st.MsgSpoolUsage)
-			r.backlogMsgs.Store(st.SpooledMsgCount)
-			r.backlogBytes.Store(st.MsgSpoolUsage)
-		case ctx.Err() == nil:
-			r.log.Debugf("Reading the backlog of queue %q over SEMP: %v", r.queue, err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // current returns the live receiver, or nil.
@@ -710,62 +449,6 @@ func (b *pendingBatch) ack(ctx context.Context, err error) error {
 	return b.r.settleBatch(ctx, b.recv, b.ins, err)
 }
 
-// dropDuplicates acknowledges and removes messages whose key the pipeline
-// already processed. Keys are recorded only on a successful pipeline ack, so
-// a nacked message is never mistaken for a processed one.
-func (r *solaceReader) dropDuplicates(ctx context.Context, recv *session.Receiver, ins []*session.Inbound) []*session.Inbound {
-	kept := ins[:0]
-	now := time.Now()
-	for _, in := range ins {
-		if key := in.DedupKey(); key == "" || !r.seen(ctx, key, now) {
-			kept = append(kept, in)
-			continue
-		}
-		r.mDuplicates.Incr(1)
-		r.settle(recv, in, session.Accepted)
-	}
-	return kept
-}
-
-func (r *solaceReader) seen(ctx context.Context, key string, now time.Time) bool {
-	if r.dedupWin != nil {
-		return r.dedupWin.Seen(key, now)
-	}
-	found := false
-	if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
-		_, err := c.Get(ctx, key)
-		found = err == nil
-	}); err != nil {
-		r.log.Warnf("Reading de-duplication cache %q: %v", r.dedupCache, err)
-	}
-	return found
-}
-
-func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
-	now := time.Now()
-	for _, in := range ins {
-		key := in.DedupKey()
-		if key == "" {
-			continue
-		}
-		if r.dedupWin != nil {
-			r.dedupWin.Add(key, now)
-			continue
-		}
-		var ttl *time.Duration
-		if r.dedupTTL > 0 {
-			ttl = &r.dedupTTL
-		}
-		if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
-			if err := c.Set(ctx, key, []byte{1}, ttl); err != nil {
-				r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
-			}
-		}); err != nil {
-			r.log.Warnf("Writing de-duplication cache %q: %v", r.dedupCache, err)
-		}
-	}
-}
-
 func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	msg := r.newMessage(in)
 	for k, v := range in.Properties {
@@ -773,7 +456,7 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	}
 	var sent, received any // the timestamps, already boxed
 	for _, f := range in.Meta {
-		msg.MetaSetMut(f.Key, f.Value)
+		msg.MetaSetMut(siMetaKeys[f.Key], f.Value)
 		switch f.Key {
 		case session.MetaSenderTimestamp:
 			sent = f.Value
@@ -795,15 +478,15 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	if ts == nil {
 		ts = r.eventTime(msg, in)
 	}
-	msg.MetaSetMut(session.MetaTimestamp, ts)
+	msg.MetaSetMut(siMetaTimestamp, ts)
 	return msg
 }
 
 // metaTemplate is an empty message whose metadata holds exactly the keys
 // of a recent message, with nil values.
 type metaTemplate struct {
-	keys []string // in the order of Inbound.Meta, then solace_timestamp
-	msg  *service.Message
+	attrs []session.Attr // in the order of Inbound.Meta; solace_timestamp follows
+	msg   *service.Message
 }
 
 // newMessage starts the Benthos message for in. A message with the same
@@ -819,14 +502,12 @@ func (r *solaceReader) newMessage(in *session.Inbound) *service.Message {
 	}
 	t := r.metaTmpl.Load()
 	if t == nil || !t.fits(in.Meta) {
-		t = &metaTemplate{keys: make([]string, 0, len(in.Meta)+1), msg: service.NewMessage(nil)}
+		t = &metaTemplate{attrs: make([]session.Attr, 0, len(in.Meta)), msg: service.NewMessage(nil)}
 		for _, f := range in.Meta {
-			t.keys = append(t.keys, f.Key)
+			t.attrs = append(t.attrs, f.Key)
+			t.msg.MetaSetMut(siMetaKeys[f.Key], nil)
 		}
-		t.keys = append(t.keys, session.MetaTimestamp)
-		for _, k := range t.keys {
-			t.msg.MetaSetMut(k, nil)
-		}
+		t.msg.MetaSetMut(siMetaTimestamp, nil)
 		r.metaTmpl.Store(t)
 	}
 	msg := t.msg.Copy()
@@ -835,50 +516,15 @@ func (r *solaceReader) newMessage(in *session.Inbound) *service.Message {
 }
 
 func (t *metaTemplate) fits(meta []session.MetaField) bool {
-	if len(t.keys) != len(meta)+1 {
+	if len(t.attrs) != len(meta) {
 		return false
 	}
 	for i, f := range meta {
-		if t.keys[i] != f.Key {
+		if t.attrs[i] != f.Key {
 			return false
 		}
 	}
 	return true
-}
-
-func (r *solaceReader) eventTime(msg *service.Message, in *session.Inbound) time.Time {
-	switch r.tsMode {
-	case siTimestampReceive:
-		return in.ReceiveTimestamp
-	case siTimestampMapping:
-		res, err := msg.BloblangQuery(r.tsMapping)
-		if err == nil && res == nil {
-			err = errors.New("mapping deleted the root")
-		}
-		if err == nil {
-			var v any
-			if v, err = res.AsStructured(); err == nil {
-				if ts, ok := asTime(v); ok {
-					return ts
-				}
-				err = fmt.Errorf("mapping result %T is not a timestamp", v)
-			}
-		}
-		r.log.Debugf("timestamp_mapping failed, using the receive time: %v", err)
-		return in.ReceiveTimestamp
-	default:
-		if !in.SenderTimestamp.IsZero() {
-			return in.SenderTimestamp
-		}
-		return in.ReceiveTimestamp
-	}
-}
-
-// asTime accepts what a timestamp mapping plausibly returns (a timestamp, an
-// RFC 3339 string or Unix seconds), as Bloblang's own conversions do.
-func asTime(v any) (time.Time, bool) {
-	ts, err := bloblang.ValueAsTimestamp(v)
-	return ts, err == nil
 }
 
 // settleBatch settles a batch as the pipeline's ack says: accepted, or the

@@ -1,11 +1,16 @@
 package input
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connect-solace/connect-solace/internal/session"
 )
 
 // dedupWindow remembers keys of messages the pipeline has processed, bounded
@@ -80,5 +85,74 @@ func (w *dedupWindow) expire(now time.Time) {
 			return
 		}
 		w.keys.RemoveOldest()
+	}
+}
+
+// dedupFromFields sets up de-duplication: the in-memory window, or the
+// cache resource, which must exist.
+func (r *solaceReader) dedupFromFields(f *siFields, mgr *service.Resources) error {
+	r.dedup, r.dedupTTL, r.dedupCache = f.dedup, f.dedupAge, f.dedupCache
+	if r.dedup && r.dedupCache == "" {
+		r.dedupWin = newDedupWindow(max(f.dedupSize, 0), max(r.dedupTTL, 0))
+	}
+	if r.dedupCache != "" && !mgr.HasCache(r.dedupCache) {
+		return fmt.Errorf("field %s: cache resource %q not found", siFieldDedupCache, r.dedupCache)
+	}
+	return nil
+}
+
+// dropDuplicates acknowledges and removes messages whose key the pipeline
+// already processed. Keys are recorded only on a successful pipeline ack, so
+// a nacked message is never mistaken for a processed one.
+func (r *solaceReader) dropDuplicates(ctx context.Context, recv *session.Receiver, ins []*session.Inbound) []*session.Inbound {
+	kept := ins[:0]
+	now := time.Now()
+	for _, in := range ins {
+		if key := in.DedupKey(); key == "" || !r.seen(ctx, key, now) {
+			kept = append(kept, in)
+			continue
+		}
+		r.mDuplicates.Incr(1)
+		r.settle(recv, in, session.Accepted)
+	}
+	return kept
+}
+
+func (r *solaceReader) seen(ctx context.Context, key string, now time.Time) bool {
+	if r.dedupWin != nil {
+		return r.dedupWin.Seen(key, now)
+	}
+	found := false
+	if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
+		_, err := c.Get(ctx, key)
+		found = err == nil
+	}); err != nil {
+		r.log.Warnf("Reading de-duplication cache %q: %v", r.dedupCache, err)
+	}
+	return found
+}
+
+func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
+	now := time.Now()
+	for _, in := range ins {
+		key := in.DedupKey()
+		if key == "" {
+			continue
+		}
+		if r.dedupWin != nil {
+			r.dedupWin.Add(key, now)
+			continue
+		}
+		var ttl *time.Duration
+		if r.dedupTTL > 0 {
+			ttl = &r.dedupTTL
+		}
+		if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
+			if err := c.Set(ctx, key, []byte{1}, ttl); err != nil {
+				r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
+			}
+		}); err != nil {
+			r.log.Warnf("Writing de-duplication cache %q: %v", r.dedupCache, err)
+		}
 	}
 }

@@ -780,16 +780,19 @@ func TestSolaceInputBacklogGauge(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	createQueueSEMP(t, b, semp.Queue{QueueName: "q"}, "t")
 	newSiPublisher(t, b).send(t, "t", siPayloads("m", 7), nil)
-	r := newSiReader(t, b, "queue: q\nbatch_size: 7\nbacklog_poll_interval: 20ms\n"+siSEMPYAML(b))
-	require.Eventually(t, func() bool { return r.backlogMsgs.Load() == 7 }, 5*time.Second, 10*time.Millisecond)
-	require.Positive(t, r.backlogBytes.Load())
+	res, gauges := siResourcesWithGauges(t)
+	r := newSiReaderWith(t, b, res, "queue: q\nbatch_size: 7\nbacklog_poll_interval: 20ms\n"+siSEMPYAML(b))
+	msgs := func() int64 { return gauges.get("solace_input_backlog_messages") }
+	bytes := func() int64 { return gauges.get("solace_input_backlog_bytes") }
+	require.Eventually(t, func() bool { return msgs() == 7 }, 5*time.Second, 10*time.Millisecond)
+	require.Positive(t, bytes())
 	got := 0
 	for got < 7 {
 		batch, ack := readBatch(t, r)
 		got += len(batch)
 		require.NoError(t, ack(t.Context(), nil))
 	}
-	require.Eventually(t, func() bool { return r.backlogMsgs.Load() == 0 && r.backlogBytes.Load() == 0 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return msgs() == 0 && bytes() == 0 }, 5*time.Second, 10*time.Millisecond)
 }
 
 func mustBloblang(t testing.TB, mapping string) *bloblang.Executor {

@@ -14,6 +14,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/subcode"
 
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/ttl"
 )
 
 const (
@@ -606,15 +607,15 @@ var soFieldRules = map[string]func(o *session.Outbound, v string) error{
 	soFieldHTTPContentType:     func(o *session.Outbound, v string) error { o.HTTPContentType = v; return nil },
 	soFieldHTTPContentEncoding: func(o *session.Outbound, v string) error { o.HTTPContentEncoding = v; return nil },
 	soFieldPriority: func(o *session.Outbound, v string) (err error) {
-		o.Priority, err = soParseInt(v, 0, 255)
+		o.Priority, err = soParseInt(v, session.PriorityRange)
 		return err
 	},
 	soFieldClassOfService: func(o *session.Outbound, v string) (err error) {
-		o.ClassOfService, err = soParseInt(v, 0, 2)
+		o.ClassOfService, err = soParseInt(v, session.ClassOfServiceRange)
 		return err
 	},
 	soFieldTTL: func(o *session.Outbound, v string) (err error) {
-		o.TTL, err = soParseTTL(v)
+		o.TTL, err = ttl.Parse(v)
 		return err
 	},
 	soFieldDMQEligible: func(o *session.Outbound, v string) error {
@@ -851,7 +852,7 @@ func (w *solaceWriter) toOutbound(ev *soEval, i int, o *session.Outbound) error 
 			if props == nil {
 				props = map[string]any{}
 			}
-			props[k] = soUserPropertyValue(v)
+			props[k] = v // session.Outbound converts the value
 			return nil
 		})
 		o.UserProperties = props
@@ -859,68 +860,19 @@ func (w *solaceWriter) toOutbound(ev *soEval, i int, o *session.Outbound) error 
 	return nil
 }
 
-// soParseInt reads an optional integer from lo to hi.
-func soParseInt(s string, lo, hi int) (*int, error) {
+// soParseInt reads an optional integer in r.
+func soParseInt(s string, r session.Range) (*int, error) {
 	if s = strings.TrimSpace(s); s == "" {
 		return nil, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < lo || n > hi {
-		return nil, fmt.Errorf("%q is not an integer from %d to %d", s, lo, hi)
+	if err == nil {
+		err = r.Check(n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an integer from %d to %d", s, r.Min, r.Max)
 	}
 	return &n, nil
-}
-
-// soParseTTL reads a duration ("30s") or plain milliseconds ("30000"), 0 or
-// more.
-func soParseTTL(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, nil
-	}
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if ms < 0 {
-			return 0, fmt.Errorf("%q is negative; use 0 or more (a duration like 30s or milliseconds)", s)
-		}
-		if ms > int64(time.Duration(1<<63-1)/time.Millisecond) {
-			return 0, fmt.Errorf("%q milliseconds is too large", s)
-		}
-		return time.Duration(ms) * time.Millisecond, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is neither a duration nor milliseconds", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative; use 0 or more (a duration like 30s or milliseconds)", s)
-	}
-	return d, nil
-}
-
-// soUserPropertyValue keeps the structured metadata types the client can carry
-// and renders anything else as a string.
-func soUserPropertyValue(v any) any {
-	switch t := v.(type) {
-	case int64, float64, bool, string, []byte:
-		return t
-	case int:
-		return int64(t)
-	case int32:
-		return int64(t)
-	case uint32:
-		return int64(t)
-	case uint64:
-		if t <= 1<<63-1 {
-			return int64(t)
-		}
-		return strconv.FormatUint(t, 10)
-	case float32:
-		return float64(t)
-	case nil:
-		return ""
-	default:
-		return fmt.Sprint(t)
-	}
 }
 
 func (w *solaceWriter) Close(ctx context.Context) error {

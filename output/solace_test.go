@@ -578,15 +578,3 @@ func TestSolaceOutputConfigMapping(t *testing.T) {
 		})
 	}
 }
-
-func TestSolaceParseTTL(t *testing.T) {
-	for in, want := range map[string]time.Duration{"": 0, "1500": 1500 * time.Millisecond, "2s": 2 * time.Second, " 1h ": time.Hour} {
-		got, err := soParseTTL(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
-	}
-	for _, bad := range []string{"-1", "-2s", "soon"} {
-		_, err := soParseTTL(bad)
-		assert.Error(t, err, bad)
-	}
-}

@@ -128,12 +128,7 @@ func (c *conn) acl() *ACLProfile {
 // denied reports whether an exception of kind covers s: an exception equal
 // to it, or one whose wildcards match it.
 func (p *ACLProfile) denied(kind, s string) bool {
-	for _, e := range p.Exceptions[kind] {
-		if e == s || topicMatches(e, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.Exceptions[kind], func(e string) bool { return e == s || topicMatches(e, s) })
 }
 
 // mayPublish reports whether the client may publish to topic.

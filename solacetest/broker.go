@@ -1,6 +1,7 @@
 package solacetest
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"crypto/tls"
@@ -11,9 +12,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -79,6 +78,8 @@ type Broker struct {
 	// certAuthorities are the trusted client certificate authorities'
 	// PEM by name (certauth.go).
 	certAuthorities map[string]string
+	// oauth is OAuth login's configuration and key cache (oauth.go).
+	oauth *oauthState
 }
 
 // vpnState is one message VPN.
@@ -238,17 +239,6 @@ func (b *Broker) serveHTTP(srv *http.Server, ln net.Listener) {
 		defer b.wg.Done()
 		_ = srv.Serve(ln)
 	}()
-}
-
-// NewTestBroker starts a broker for t and closes it when the test ends.
-func NewTestBroker(t testing.TB, cfg Config) *Broker {
-	t.Helper()
-	b, err := Start(cfg)
-	if err != nil {
-		t.Fatalf("starting solacetest broker: %v", err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	return b
 }
 
 // SMFURL is the plain SMF address, "tcp://127.0.0.1:PORT".
@@ -529,7 +519,7 @@ func (b *Broker) Queues(vpn string) ([]QueueConfig, error) {
 	for _, q := range v.queues {
 		out = append(out, q.config())
 	}
-	slices.SortFunc(out, func(a, b QueueConfig) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b QueueConfig) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -572,18 +562,7 @@ func (b *Broker) RemoveQueueSubscription(vpn, queue, topic string) error {
 // holds, delivered or not, in spool order. String payloads come back as their
 // UTF-8 bytes (without the SDT wrapper the client adds).
 func (b *Broker) QueueMessages(vpn, name string) ([][]byte, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, name)
-	if err != nil {
-		return nil, err
-	}
-	msgs := q.allMessages()
-	out := make([][]byte, 0, len(msgs))
-	for _, m := range msgs {
-		out = append(out, slices.Clone(m.m.appPayload()))
-	}
-	return out, nil
+	return mapQueueMsgs(b, vpn, name, func(qm *qmsg) []byte { return slices.Clone(qm.m.appPayload()) })
 }
 
 // PublishedCount counts messages received from publishers on topic, direct

@@ -9,11 +9,12 @@ package solacetest
 // common name, or the one the client gave when the VPN allows that.
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
-
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -67,11 +68,7 @@ func (b *Broker) RemoveCertAuthority(name string) error {
 func (b *Broker) CertAuthorities() map[string]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make(map[string]string, len(b.certAuthorities))
-	for k, v := range b.certAuthorities {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(b.certAuthorities)
 }
 
 // CreateClientUsername adds a client username to a VPN.
@@ -119,7 +116,7 @@ func (b *Broker) ClientUsernames(vpn string) ([]ClientUsername, error) {
 	for _, u := range v.usernames {
 		out = append(out, u)
 	}
-	slices.SortFunc(out, func(a, b ClientUsername) int { return compareStrings(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b ClientUsername) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

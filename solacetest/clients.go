@@ -6,6 +6,7 @@ package solacetest
 // administrative disconnect.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -130,7 +131,7 @@ func (b *Broker) Clients(vpn string) ([]ClientInfo, error) {
 			out = append(out, c.infoLocked())
 		}
 	}
-	slices.SortFunc(out, func(a, b ClientInfo) int { return compareStrings(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b ClientInfo) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -172,7 +173,7 @@ const (
 )
 
 func (c *conn) infoLocked() ClientInfo {
-	subs := make([]string, 0, len(c.subs))
+	subs := make([]string, 0, len(c.subs)) // empty, not nil, with no subscriptions
 	for s := range c.subs {
 		subs = append(subs, s)
 	}

@@ -21,20 +21,26 @@
 //
 // codec.go turns bytes into frames and back (fuzzed by FuzzDecode);
 // session.go owns a client connection (login, keepalive, subscriptions,
-// publisher flow, binds); router.go matches topics; spool.go holds queues,
+// publisher flow, binds) and runs a publish's steps; router.go matches
+// topics and decides which queues and sessions a message reaches; spool.go
+// holds queues,
 // consumer flows, windows, settlement, redelivery, DMQ and TTL (what happens
 // when a client settles FAILED is Broker.settle there); selector.go and
 // replay.go add consumer selectors and message replay; faults.go holds the
-// fault-injection hooks. clients.go, vpn.go, profiles.go, acl.go,
+// fault-injection hooks and their checks. testhelpers.go has NewTestBroker
+// (for Go tests, without importing testing, so that the connect-solace
+// binary does not link it). clients.go, vpn.go, profiles.go, acl.go,
 // provision.go, shared.go, partition.go, egress.go and oversize.go hold the
 // client monitor, VPN settings, client profiles, ACL profiles, endpoint
 // provisioning, shared subscriptions, partitioned queues, flow passivation
-// and oversized messages; compress.go, web.go and tlsfiles.go the
+// and oversized messages; oauth.go OAuth login (oauthserver.go a test
+// OAuth provider); compress.go, web.go and tlsfiles.go the
 // transports; health.go the health-check listener. semp.go is the SEMP core
-// (auth, envelopes, paging), routing by resource with net/http.ServeMux
+// (auth, envelopes, paging; the wire types the SEMP client shares are in
+// internal/semp/sempwire), routing by resource with net/http.ServeMux
 // patterns (semp_routes.go) to semp_queues.go, semp_clients.go,
-// semp_vpn.go, semp_profiles.go, semp_acl.go, semp_replay.go and
-// semp_queue_msgs.go.
+// semp_vpn.go, semp_profiles.go, semp_acl.go, semp_replay.go,
+// semp_oauth.go and semp_queue_msgs.go.
 //
 // # Solace's own client test suite
 //
@@ -85,6 +91,19 @@
 //     leads to one of the broker's client certificate authorities (SEMP's
 //     clientCertAuthorities); the username is the certificate's common name,
 //     or the client's own when the VPN allows API-provided usernames.
+//     OAuth 2.0 / OpenID Connect login (over TLS, as the client requires)
+//     when the VPN enables it: the client's ID token, access token and
+//     issuer identifier (login extended parameters 0x30, 0x31, 0x2f) pick
+//     an enabled OAuth profile by issuer (the identifier, else the tokens'
+//     "iss"); a "client"-role profile validates the ID token (signature,
+//     "typ", "iss", "aud" holding its client id, expiry), a
+//     "resource-server" one the access token as a JWT (signature, expiry,
+//     and the type, issuer, audience and scope checks it enables). Keys
+//     come from the profile's endpointJwks, fetched over HTTPS trusting the
+//     domain certificate authorities (SEMP), cached for its refresh
+//     interval and fetched again when no key verifies. The client username
+//     is the profile's username claim. OAuthServer (and the devbroker's
+//     --oauth-addr) serves a provider's JWKS and userinfo and mints tokens.
 //     Keepalives are answered, and a client
 //     silent for three of its keepalive intervals is dropped. A second login
 //     with a client name already in use replaces the older session.
@@ -194,7 +213,8 @@
 //     with message and byte counters, software version, platform and
 //     description as the client's API reported them), the msgVpn (GET,
 //     PATCH), client profiles, client usernames, client certificate
-//     authorities, ACL profiles and exceptions, replay logs, and the
+//     authorities, OAuth profiles, authorization groups, domain
+//     certificate authorities, ACL profiles and exceptions, replay logs, and the
 //     disconnect and startReplay actions. Paths, bodies, envelopes and
 //     error codes follow the SEMPv2 2.34 specs, which sempspec_test.go
 //     checks every test exchange against. Attributes the broker does not
@@ -204,11 +224,19 @@
 // # Known differences from a real broker
 //
 //   - No persistence, replication, clustering, bridges, MQTT/AMQP/REST/JMS
-//     ports, OAuth or Kerberos login, or certificate revocation checks.
+//     ports, Kerberos login, or certificate revocation checks. OAuth
+//     login has no token introspection or endpoint discovery (their
+//     attributes are refused unless at their defaults) and never calls the
+//     userinfo endpoint (kept for SEMP),
+//     authorization groups are kept for SEMP but grant nothing (clients
+//     are authorized by client username), a session is not cut when its
+//     token expires, and a refused OAuth login answers 401 "Unauthorized"
+//     (401 "OAuth Authentication Is Shutdown" when the VPN disables it),
+//     texts chosen for the LOGIN_FAILURE subcode the client derives.
 //     Every client uses its VPN's "default" client profile and ACL profile,
 //     whose default actions are allow (only exceptions deny); client
 //     usernames carry a password and an enabled switch only. The VPN's
-//     OAuth, Kerberos and TLS-downgrade switches are stored for SEMP but
+//     Kerberos and TLS-downgrade switches are stored for SEMP but
 //     change nothing, and a client asking to downgrade TLS to plain text
 //     after login fails.
 //   - Not implemented, and so not advertised to the client: queue browsers,

@@ -14,10 +14,17 @@ func (b *Broker) passivateFlows(q *queue) {
 		f.active = false
 		if f.wantUpdates && f.c != nil {
 			b.log.Info("consumer flow became inactive", "queue", q.cfg.Name, "flow", f.id)
-			f.c.sendAdCtrl(nil, 200, "OK", adFlowUpdate, []adParam{
-				{Type: apFlowID, Value: u32(f.id)},
-				{Type: apActiveFlow, Value: u8(0)},
-			})
+			f.c.sendFlowUpdate(f)
 		}
 	}
+}
+
+// sendFlowUpdate tells the client whether its consumer flow f is now the
+// active one (AssuredCtrl FlowUpdate), for flows whose client asked for
+// flow-change updates.
+func (c *conn) sendFlowUpdate(f *flow) {
+	c.sendAdCtrl(nil, 200, "OK", adFlowUpdate, []adParam{
+		{Type: apFlowID, Value: u32(f.id)},
+		{Type: apActiveFlow, Value: u8(boolByte(f.active))},
+	})
 }

@@ -17,6 +17,33 @@ type faultState struct {
 	dropAfterSpool bool
 }
 
+// refusingLogins reports whether logins are refused now (RefuseLogins).
+func (f *faultState) refusingLogins() bool {
+	return time.Now().Before(f.refuseLoginsUntil)
+}
+
+// takePublishNack consumes one injected publish rejection
+// (NackNextPublishes), reporting false when none is left.
+func (f *faultState) takePublishNack() (rejection, bool) {
+	if f.nackLeft <= 0 {
+		return rejection{}, false
+	}
+	f.nackLeft--
+	code := f.nackCode
+	if code == 0 {
+		code = 503
+	}
+	return rejection{code, f.nackReason}, true
+}
+
+// takeDropAfterSpool consumes the dropAfterSpool fault, reporting whether
+// it was set.
+func (f *faultState) takeDropAfterSpool() bool {
+	drop := f.dropAfterSpool
+	f.dropAfterSpool = false
+	return drop
+}
+
 // DropConnections closes every client socket now, as a broker restart or a
 // network failure would. Clients with reconnection enabled come back; the
 // unsettled messages of their consumer flows are redelivered.

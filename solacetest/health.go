@@ -6,10 +6,7 @@ package solacetest
 // guaranteed messaging. Solace's own client test suite waits on it before it
 // starts.
 
-import (
-	"net/http"
-	"time"
-)
+import "net/http"
 
 // Health-check paths, as PubSub+ serves them.
 const (
@@ -24,7 +21,7 @@ func healthHandler(b *Broker) http.Handler {
 	mux := http.NewServeMux()
 	ready := func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
-		refusing := time.Now().Before(b.faults.refuseLoginsUntil)
+		refusing := b.faults.refusingLogins()
 		b.mu.Unlock()
 		w.Header().Set("Cache-Control", "no-store")
 		if refusing {

@@ -74,10 +74,7 @@ func (b *Broker) repartition(q *queue) {
 		if f.active && !q.activeSlot(i) {
 			f.active = false
 			if f.wantUpdates && f.c != nil {
-				f.c.sendAdCtrl(nil, 200, "OK", adFlowUpdate, []adParam{
-					{Type: apFlowID, Value: u32(f.id)},
-					{Type: apActiveFlow, Value: u8(0)},
-				})
+				f.c.sendFlowUpdate(f)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ package solacetest
 // "default" profile (the broker has no client-username objects).
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -78,7 +79,7 @@ func (b *Broker) ClientProfiles(vpn string) ([]ClientProfile, error) {
 	for _, p := range v.profiles {
 		out = append(out, *p)
 	}
-	slices.SortFunc(out, func(a, b ClientProfile) int { return compareStrings(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b ClientProfile) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

@@ -48,6 +48,20 @@ func parseRGMID(s string) (spooler, id uint64, ok bool) {
 // QueueMsgs lists the messages a queue holds, delivered or not, in spool
 // order.
 func (b *Broker) QueueMsgs(vpn, name string) ([]QueueMsg, error) {
+	return mapQueueMsgs(b, vpn, name, func(qm *qmsg) QueueMsg {
+		m := qm.m
+		return QueueMsg{
+			MsgID: m.id, ReplicationGroupMsgID: rgmidString(b.spoolerID, m.id),
+			SpooledAt: m.at, Expiry: qm.expiry,
+			Redeliveries: max(qm.deliveries-1, 0), Undelivered: qm.deliveries == 0,
+			DMQEligible: m.dmqEligible(), Priority: int(m.priority), Size: m.size,
+		}
+	})
+}
+
+// mapQueueMsgs returns f of every message the queue vpn/name holds,
+// delivered or not, in spool order. f runs with Broker.mu held.
+func mapQueueMsgs[T any](b *Broker, vpn, name string, f func(*qmsg) T) ([]T, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q, err := b.queueLocked(vpn, name)
@@ -55,15 +69,9 @@ func (b *Broker) QueueMsgs(vpn, name string) ([]QueueMsg, error) {
 		return nil, err
 	}
 	msgs := q.allMessages()
-	out := make([]QueueMsg, 0, len(msgs))
+	out := make([]T, 0, len(msgs))
 	for _, qm := range msgs {
-		m := qm.m
-		out = append(out, QueueMsg{
-			MsgID: m.id, ReplicationGroupMsgID: rgmidString(b.spoolerID, m.id),
-			SpooledAt: m.at, Expiry: qm.expiry,
-			Redeliveries: max(qm.deliveries-1, 0), Undelivered: qm.deliveries == 0,
-			DMQEligible: m.dmqEligible(), Priority: int(m.priority), Size: m.size,
-		})
+		out = append(out, f(qm))
 	}
 	return out, nil
 }

@@ -1,8 +1,67 @@
 package solacetest
 
-// This file is the router layer: Solace topic-subscription matching.
+// This file is the router layer: Solace topic-subscription matching and the
+// routing decisions built on it (which queues and sessions a message reaches).
 
-import "strings"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// routeGuaranteed returns the queues a guaranteed message that c publishes to
+// topic is spooled to, sorted by name: the queue a #P2P/QUE/ topic addresses,
+// or every queue subscribed to topic. When the message cannot be routed it
+// returns the rejection to nack it with instead.
+func (c *conn) routeGuaranteed(topic string) ([]*queue, *rejection) {
+	if name, ok := queueFromTopic(topic); ok {
+		q, found := c.vpn.queues[name]
+		switch {
+		case !found:
+			return nil, &rejection{400, "Queue Not Found"}
+		case !q.cfg.IngressEnabled:
+			return nil, &rejection{503, "Queue Shutdown"}
+		}
+		return []*queue{q}, nil
+	}
+	dests := c.vpn.subscribedQueues(topic)
+	if len(dests) == 0 && c.profile().RejectMsgToSenderOnNoSubscriptionMatch {
+		return nil, &rejection{503, "No Subscription Match"}
+	}
+	return dests, nil
+}
+
+// subscribedQueues returns the queues of v that accept messages (ingress
+// enabled) and have a subscription matching topic, sorted by name.
+func (v *vpnState) subscribedQueues(topic string) []*queue {
+	var dests []*queue
+	for _, q := range v.queues {
+		if q.cfg.IngressEnabled && q.matches(topic) {
+			dests = append(dests, q)
+		}
+	}
+	slices.SortFunc(dests, func(a, b *queue) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
+	return dests
+}
+
+// fanoutDirect sends a direct message to every session of v with a matching
+// (non-shared) subscription, once per session, and to one member of each
+// matching share group. data encodes the message the first time it is needed.
+func (b *Broker) fanoutDirect(v *vpnState, topic string, data func() []byte) {
+	var out []byte
+	defer b.fanoutShared(v, topic, data)
+	for _, s := range v.clients {
+		for sub := range s.subs {
+			if !strings.HasPrefix(sub, sharePrefix) && topicMatches(sub, topic) {
+				if out == nil {
+					out = data()
+				}
+				s.sendData(out)
+				break
+			}
+		}
+	}
+}
 
 // topicMatches reports whether topic matches the Solace subscription sub.
 //

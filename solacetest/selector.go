@@ -6,11 +6,13 @@ package solacetest
 // to the broker when a receiver is built WithMessageSelector.
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -521,12 +523,7 @@ func (p *selParser) comparison() (selExpr, error) {
 			if !ok {
 				return nil
 			}
-			for _, x := range set {
-				if x == s {
-					return true
-				}
-			}
-			return false
+			return slices.Contains(set, s)
 		}), nil
 	case p.accept(tKeyword, "LIKE"):
 		pat := p.next()
@@ -703,12 +700,12 @@ func compare(op string, a, b any) any {
 	}
 	if ai, ok := a.(int64); ok {
 		if bi, ok := b.(int64); ok {
-			return cmpResult(op, compareOrdered(ai, bi))
+			return cmpResult(op, cmp.Compare(ai, bi))
 		}
 	}
 	if af, ok := toFloat(a); ok {
 		if bf, ok := toFloat(b); ok {
-			return cmpResult(op, compareOrdered(af, bf))
+			return cmpResult(op, compareFloats(af, bf))
 		}
 		return nil
 	}
@@ -729,7 +726,10 @@ func compare(op string, a, b any) any {
 	return nil
 }
 
-func compareOrdered[T int64 | float64](a, b T) int {
+// compareFloats is cmp.Compare except for NaN, which it finds equal to every
+// number (where cmp.Compare orders it first): the broker's behaviour since
+// its first selector, kept until PubSub+'s is known.
+func compareFloats(a, b float64) int {
 	switch {
 	case a < b:
 		return -1

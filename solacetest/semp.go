@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/connect-solace/connect-solace/internal/semp/sempwire"
 )
 
 // queueAdmin is what the SEMP handler needs from the broker; *Broker
@@ -438,37 +440,6 @@ func (sel *sempSelect) apply(v any) (any, *sempErr) {
 
 // --- responses ---
 
-type sempRequestMeta struct {
-	Method string `json:"method"`
-	URI    string `json:"uri"`
-}
-
-type sempErrorBody struct {
-	Code        int    `json:"code"`
-	Description string `json:"description"`
-	Status      string `json:"status"`
-}
-
-type sempPaging struct {
-	CursorQuery string `json:"cursorQuery"`
-	NextPageURI string `json:"nextPageUri"`
-}
-
-type sempMeta struct {
-	Count        *int64          `json:"count,omitempty"`
-	Error        *sempErrorBody  `json:"error,omitempty"`
-	Paging       *sempPaging     `json:"paging,omitempty"`
-	Request      sempRequestMeta `json:"request"`
-	ResponseCode int             `json:"responseCode"`
-}
-
-type sempResponse struct {
-	Collections any      `json:"collections,omitempty"`
-	Data        any      `json:"data,omitempty"`
-	Links       any      `json:"links,omitempty"`
-	Meta        sempMeta `json:"meta"`
-}
-
 func (c *sempCall) baseURL() string {
 	scheme := "http"
 	if c.r.TLS != nil {
@@ -477,11 +448,11 @@ func (c *sempCall) baseURL() string {
 	return scheme + "://" + c.r.Host
 }
 
-func (c *sempCall) meta(code int) sempMeta {
-	return sempMeta{Request: sempRequestMeta{Method: c.r.Method, URI: c.baseURL() + c.r.URL.RequestURI()}, ResponseCode: code}
+func (c *sempCall) meta(code int) sempwire.Meta {
+	return sempwire.Meta{Request: sempwire.Request{Method: c.r.Method, URI: c.baseURL() + c.r.URL.RequestURI()}, ResponseCode: code}
 }
 
-func (c *sempCall) write(code int, resp sempResponse) *sempErr {
+func (c *sempCall) write(code int, resp sempwire.Response[any]) *sempErr {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // topics hold '>'
@@ -503,7 +474,7 @@ func (c *sempCall) writeObject(data, links, collections any) *sempErr {
 			return err
 		}
 	}
-	resp := sempResponse{Data: data, Links: links, Meta: c.meta(http.StatusOK)}
+	resp := sempwire.Response[any]{Data: data, Links: links, Meta: c.meta(http.StatusOK)}
 	if collections != nil {
 		resp.Collections = collections
 	}
@@ -529,9 +500,9 @@ func (c *sempCall) writeList(data, links, collections []any, total int, nextCurs
 		q := c.r.URL.Query()
 		q.Set("cursor", nextCursor)
 		next := url.URL{Path: c.r.URL.Path, RawPath: c.r.URL.RawPath, RawQuery: q.Encode()}
-		meta.Paging = &sempPaging{CursorQuery: nextCursor, NextPageURI: c.baseURL() + next.RequestURI()}
+		meta.Paging = &sempwire.Paging{CursorQuery: nextCursor, NextPageURI: c.baseURL() + next.RequestURI()}
 	}
-	resp := sempResponse{Data: data, Links: links, Meta: meta}
+	resp := sempwire.Response[any]{Data: data, Links: links, Meta: meta}
 	if collections != nil {
 		resp.Collections = collections
 	}
@@ -539,13 +510,23 @@ func (c *sempCall) writeList(data, links, collections []any, total int, nextCurs
 }
 
 func (c *sempCall) writeMetaOnly() *sempErr {
-	return c.write(http.StatusOK, sempResponse{Meta: c.meta(http.StatusOK)})
+	return c.write(http.StatusOK, sempwire.Response[any]{Meta: c.meta(http.StatusOK)})
+}
+
+// writeMetaOnlyOr answers a request whose success carries no object (a
+// delete, an action) from the broker's answer err: the SEMP error mapErr
+// makes of it, or an empty success when err is nil.
+func (c *sempCall) writeMetaOnlyOr(err error, mapErr func(error) *sempErr) *sempErr {
+	if err != nil {
+		return mapErr(err)
+	}
+	return c.writeMetaOnly()
 }
 
 func (c *sempCall) fail(e *sempErr) {
 	meta := c.meta(e.httpStatus)
-	meta.Error = &sempErrorBody{Code: e.code, Description: e.desc, Status: e.status}
-	if err := c.write(e.httpStatus, sempResponse{Meta: meta}); err != nil {
+	meta.Error = &sempwire.Error{Code: e.code, Description: e.desc, Status: e.status}
+	if err := c.write(e.httpStatus, sempwire.Response[any]{Meta: meta}); err != nil {
 		c.status = http.StatusInternalServerError
 		http.Error(c.w, err.desc, http.StatusInternalServerError)
 	}

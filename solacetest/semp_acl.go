@@ -36,11 +36,7 @@ func (c *sempCall) aclURI(vpn, profile string) string {
 	return c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/aclProfiles/" + url.PathEscape(profile)
 }
 
-func getACLProfile(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func getACLProfile(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	p, perr := b.ACLProfile(vpn, c.r.PathValue("profile"))
 	if perr != nil {
 		return aclErr(perr)
@@ -61,11 +57,7 @@ func (c *sempCall) exceptionURI(vpn, profile, kind, topic string) string {
 	return c.aclURI(vpn, profile) + "/" + kind + "Exceptions/smf," + url.PathEscape(topic)
 }
 
-func listACLExceptions(c *sempCall, b brokerAdmin, kind string) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func listACLExceptions(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 	p, perr := b.ACLProfile(vpn, c.r.PathValue("profile"))
 	if perr != nil {
 		return aclErr(perr)
@@ -83,11 +75,7 @@ func listACLExceptions(c *sempCall, b brokerAdmin, kind string) *sempErr {
 	return c.writeList(data, links, nil, len(topics), next)
 }
 
-func addACLException(c *sempCall, b brokerAdmin, kind string) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func addACLException(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 	profile := c.r.PathValue("profile")
 	attrs, err := c.readBody()
 	if err != nil {
@@ -133,11 +121,7 @@ func exceptionKey(c *sempCall, kind string) (string, *sempErr) {
 	return topic, nil
 }
 
-func getACLException(c *sempCall, b brokerAdmin, kind string) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func getACLException(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 	topic, err := exceptionKey(c, kind)
 	if err != nil {
 		return err
@@ -154,17 +138,10 @@ func getACLException(c *sempCall, b brokerAdmin, kind string) *sempErr {
 	return errNotFound("could not find match for %sException %q", kind, topic)
 }
 
-func removeACLException(c *sempCall, b brokerAdmin, kind string) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func removeACLException(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 	topic, err := exceptionKey(c, kind)
 	if err != nil {
 		return err
 	}
-	if rerr := b.RemoveACLException(vpn, c.r.PathValue("profile"), kind, topic); rerr != nil {
-		return aclErr(rerr)
-	}
-	return c.writeMetaOnly()
+	return c.writeMetaOnlyOr(b.RemoveACLException(vpn, c.r.PathValue("profile"), kind, topic), aclErr)
 }

@@ -84,21 +84,14 @@ func getCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
 }
 
 func deleteCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
-	if err := b.RemoveCertAuthority(c.r.PathValue("name")); err != nil {
-		return certErr(err)
-	}
-	return c.writeMetaOnly()
+	return c.writeMetaOnlyOr(b.RemoveCertAuthority(c.r.PathValue("name")), certErr)
 }
 
 func (c *sempCall) clientUsernameLink(vpn, name string) sempURILink {
 	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/clientUsernames/" + url.PathEscape(name)}
 }
 
-func createClientUsername(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func createClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	attrs, err := c.readBody()
 	if err != nil {
 		return err
@@ -142,11 +135,7 @@ func clientUsernameJSON(vpn string, u ClientUsername) sempClientUsername {
 		ClientUsername: u.Name, Enabled: u.Enabled, MsgVpnName: vpn}
 }
 
-func getClientUsername(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func getClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	all, lerr := b.ClientUsernames(vpn)
 	if lerr != nil {
 		return certErr(lerr)
@@ -159,13 +148,6 @@ func getClientUsername(c *sempCall, b brokerAdmin) *sempErr {
 	return errNotFound("could not find match for clientUsername %q", c.r.PathValue("name"))
 }
 
-func deleteClientUsername(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
-	if derr := b.DeleteClientUsername(vpn, c.r.PathValue("name")); derr != nil {
-		return certErr(derr)
-	}
-	return c.writeMetaOnly()
+func deleteClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
+	return c.writeMetaOnlyOr(b.DeleteClientUsername(vpn, c.r.PathValue("name")), certErr)
 }

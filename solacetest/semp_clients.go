@@ -8,6 +8,8 @@ import (
 	"errors"
 	"net/url"
 	"time"
+
+	"github.com/connect-solace/connect-solace/internal/semp/sempwire"
 )
 
 // sempMonitorClient is the monitor API's MsgVpnClient, with the attributes
@@ -66,8 +68,8 @@ type sempClientLinks struct {
 }
 
 type sempClientCollections struct {
-	Subscriptions sempCount `json:"subscriptions"`
-	TxFlows       sempCount `json:"txFlows"`
+	Subscriptions sempwire.Count `json:"subscriptions"`
+	TxFlows       sempwire.Count `json:"txFlows"`
 }
 
 type sempClientSubscription struct {
@@ -92,24 +94,16 @@ func (c *sempCall) clientLinks(vpn, name string) sempClientLinks {
 	return sempClientLinks{SubscriptionsURI: u + "/subscriptions", URI: u}
 }
 
-func getClient(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func getClient(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	ci, cerr := b.Client(vpn, c.r.PathValue("client"))
 	if cerr != nil {
 		return clientErr(cerr)
 	}
 	return c.writeObject(monitorClientJSON(ci, time.Now()), c.clientLinks(vpn, ci.Name),
-		sempClientCollections{Subscriptions: sempCount{int64(len(ci.Subscriptions))}, TxFlows: sempCount{int64(ci.Flows)}})
+		sempClientCollections{Subscriptions: sempwire.Count{Count: int64(len(ci.Subscriptions))}, TxFlows: sempwire.Count{Count: int64(ci.Flows)}})
 }
 
-func listClients(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func listClients(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	all, cerr := b.Clients(vpn)
 	if cerr != nil {
 		return clientErr(cerr)
@@ -130,16 +124,12 @@ func listClients(c *sempCall, b brokerAdmin) *sempErr {
 		ci := byName[name]
 		data = append(data, monitorClientJSON(ci, now))
 		links = append(links, c.clientLinks(vpn, name))
-		cols = append(cols, sempClientCollections{Subscriptions: sempCount{int64(len(ci.Subscriptions))}, TxFlows: sempCount{int64(ci.Flows)}})
+		cols = append(cols, sempClientCollections{Subscriptions: sempwire.Count{Count: int64(len(ci.Subscriptions))}, TxFlows: sempwire.Count{Count: int64(ci.Flows)}})
 	}
 	return c.writeList(data, links, cols, len(keys), next)
 }
 
-func listClientSubscriptions(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func listClientSubscriptions(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	ci, cerr := b.Client(vpn, c.r.PathValue("client"))
 	if cerr != nil {
 		return clientErr(cerr)
@@ -157,11 +147,7 @@ func listClientSubscriptions(c *sempCall, b brokerAdmin) *sempErr {
 	return c.writeList(data, links, nil, len(ci.Subscriptions), next)
 }
 
-func disconnectClient(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func disconnectClient(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	attrs, err := c.readBody()
 	if err != nil {
 		return err
@@ -169,8 +155,5 @@ func disconnectClient(c *sempCall, b brokerAdmin) *sempErr {
 	for name := range attrs {
 		return errInvalid("unknown attribute %q", name)
 	}
-	if derr := b.DisconnectClient(vpn, c.r.PathValue("client")); derr != nil {
-		return clientErr(derr)
-	}
-	return c.writeMetaOnly()
+	return c.writeMetaOnlyOr(b.DisconnectClient(vpn, c.r.PathValue("client")), clientErr)
 }

@@ -47,11 +47,7 @@ func profileErr(err error) *sempErr {
 	return adminErr(err)
 }
 
-func getClientProfile(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func getClientProfile(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	p, perr := b.ClientProfile(vpn, c.r.PathValue("profile"))
 	if perr != nil {
 		return profileErr(perr)
@@ -59,11 +55,7 @@ func getClientProfile(c *sempCall, b brokerAdmin) *sempErr {
 	return c.writeObject(clientProfileJSON(vpn, p), c.clientProfileLink(vpn, p.Name), nil)
 }
 
-func listClientProfiles(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func listClientProfiles(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	all, perr := b.ClientProfiles(vpn)
 	if perr != nil {
 		return profileErr(perr)
@@ -87,11 +79,7 @@ func listClientProfiles(c *sempCall, b brokerAdmin) *sempErr {
 
 // updateClientProfile applies a PATCH. Attributes the broker does not model
 // are refused, except the always-on permissions set to true.
-func updateClientProfile(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func updateClientProfile(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	name := c.r.PathValue("profile")
 	attrs, err := c.readBody()
 	if err != nil {
@@ -149,5 +137,5 @@ func updateClientProfile(c *sempCall, b brokerAdmin) *sempErr {
 	}); uerr != nil {
 		return profileErr(uerr)
 	}
-	return getClientProfile(c, b)
+	return getClientProfile(c, b, vpn)
 }

@@ -40,17 +40,13 @@ func queueMsgJSON(vpn, queue string, m QueueMsg) sempQueueMsg {
 
 // queueMsgs returns the messages of the request's durable or temporary
 // queue.
-func queueMsgs(c *sempCall, b brokerAdmin) (string, string, []QueueMsg, *sempErr) {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return "", "", nil, err
-	}
+func queueMsgs(c *sempCall, b brokerAdmin, vpn string) (string, []QueueMsg, *sempErr) {
 	queue := c.r.PathValue("queue")
-	msgs, qerr := b.QueueMsgs(vpn, queue)
-	if qerr != nil {
-		return "", "", nil, adminErr(qerr)
+	msgs, err := b.QueueMsgs(vpn, queue)
+	if err != nil {
+		return "", nil, adminErr(err)
 	}
-	return vpn, queue, msgs, nil
+	return queue, msgs, nil
 }
 
 func (c *sempCall) queueMsgURI(vpn, queue string, id uint64) string {
@@ -58,8 +54,8 @@ func (c *sempCall) queueMsgURI(vpn, queue string, id uint64) string {
 		"/msgs/" + strconv.FormatUint(id, 10)
 }
 
-func listQueueMsgs(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, queue, msgs, err := queueMsgs(c, b)
+func listQueueMsgs(c *sempCall, b brokerAdmin, vpn string) *sempErr {
+	queue, msgs, err := queueMsgs(c, b, vpn)
 	if err != nil {
 		return err
 	}
@@ -84,8 +80,8 @@ func listQueueMsgs(c *sempCall, b brokerAdmin) *sempErr {
 	return c.writeList(data, links, nil, len(keys), next)
 }
 
-func getQueueMsg(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, queue, msgs, err := queueMsgs(c, b)
+func getQueueMsg(c *sempCall, b brokerAdmin, vpn string) *sempErr {
+	queue, msgs, err := queueMsgs(c, b, vpn)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/connect-solace/connect-solace/internal/semp/sempwire"
 )
 
 // route dispatches on the path shape and method.
@@ -84,78 +86,35 @@ func (s *sempServer) route(c *sempCall) *sempErr {
 	}
 }
 
-// --- wire types ---
-
-// sempEventThreshold is SEMP's EventThreshold.
-type sempEventThreshold struct {
-	ClearPercent int64 `json:"clearPercent"`
-	SetPercent   int64 `json:"setPercent"`
-}
-
-// sempConfigQueue is the config API's MsgVpnQueue as this broker returns it.
-// Attributes the broker does not model are reported at SEMP's defaults, and
-// a request may only set them to those defaults.
-type sempConfigQueue struct {
-	AccessType                              string             `json:"accessType"`
-	ConsumerAckPropagationEnabled           bool               `json:"consumerAckPropagationEnabled"`
-	DeadMsgQueue                            string             `json:"deadMsgQueue"`
-	DeliveryCountEnabled                    bool               `json:"deliveryCountEnabled"`
-	DeliveryDelay                           int64              `json:"deliveryDelay"`
-	EgressEnabled                           bool               `json:"egressEnabled"`
-	EventBindCountThreshold                 sempEventThreshold `json:"eventBindCountThreshold"`
-	EventMsgSpoolUsageThreshold             sempEventThreshold `json:"eventMsgSpoolUsageThreshold"`
-	EventRejectLowPriorityMsgLimitThreshold sempEventThreshold `json:"eventRejectLowPriorityMsgLimitThreshold"`
-	IngressEnabled                          bool               `json:"ingressEnabled"`
-	MaxBindCount                            int64              `json:"maxBindCount"`
-	MaxDeliveredUnackedMsgsPerFlow          int64              `json:"maxDeliveredUnackedMsgsPerFlow"`
-	MaxMsgSize                              int32              `json:"maxMsgSize"`
-	MaxMsgSpoolUsage                        int64              `json:"maxMsgSpoolUsage"`
-	MaxRedeliveryCount                      int64              `json:"maxRedeliveryCount"`
-	MaxTTL                                  int64              `json:"maxTtl"`
-	MsgVpnName                              string             `json:"msgVpnName"`
-	Owner                                   string             `json:"owner"`
-	PartitionCount                          int32              `json:"partitionCount"`
-	PartitionRebalanceDelay                 int64              `json:"partitionRebalanceDelay"`
-	PartitionRebalanceMaxHandoffTime        int64              `json:"partitionRebalanceMaxHandoffTime"`
-	Permission                              string             `json:"permission"`
-	QueueName                               string             `json:"queueName"`
-	RedeliveryDelayEnabled                  bool               `json:"redeliveryDelayEnabled"`
-	RedeliveryDelayInitialInterval          int32              `json:"redeliveryDelayInitialInterval"`
-	RedeliveryDelayMaxInterval              int32              `json:"redeliveryDelayMaxInterval"`
-	RedeliveryDelayMultiplier               int32              `json:"redeliveryDelayMultiplier"`
-	RedeliveryEnabled                       bool               `json:"redeliveryEnabled"`
-	RejectLowPriorityMsgEnabled             bool               `json:"rejectLowPriorityMsgEnabled"`
-	RejectLowPriorityMsgLimit               int64              `json:"rejectLowPriorityMsgLimit"`
-	RejectMsgToSenderOnDiscardBehavior      string             `json:"rejectMsgToSenderOnDiscardBehavior"`
-	RespectMsgPriorityEnabled               bool               `json:"respectMsgPriorityEnabled"`
-	RespectTTLEnabled                       bool               `json:"respectTtlEnabled"`
-}
+// --- wire types (the shared ones are in internal/semp/sempwire) ---
 
 // sempQueueDefaults is a queue with SEMP's default for every attribute.
-func sempQueueDefaults() sempConfigQueue {
-	return sempConfigQueue{
+// Attributes the broker does not model are reported at these defaults, and a
+// request may only set them to these defaults.
+func sempQueueDefaults() sempwire.ConfigQueue {
+	return sempwire.ConfigQueue{
 		AccessType:                              string(AccessExclusive),
 		ConsumerAckPropagationEnabled:           true,
 		DeadMsgQueue:                            sempDefaultDMQ,
-		EventBindCountThreshold:                 sempEventThreshold{ClearPercent: 60, SetPercent: 80},
-		EventMsgSpoolUsageThreshold:             sempEventThreshold{ClearPercent: 18, SetPercent: 25},
-		EventRejectLowPriorityMsgLimitThreshold: sempEventThreshold{ClearPercent: 60, SetPercent: 80},
+		EventBindCountThreshold:                 sempwire.EventThreshold{ClearPercent: 60, SetPercent: 80},
+		EventMsgSpoolUsageThreshold:             sempwire.EventThreshold{ClearPercent: 18, SetPercent: 25},
+		EventRejectLowPriorityMsgLimitThreshold: sempwire.EventThreshold{ClearPercent: 60, SetPercent: 80},
 		MaxBindCount:                            1000,
 		MaxDeliveredUnackedMsgsPerFlow:          10000,
 		MaxMsgSize:                              10000000,
 		MaxMsgSpoolUsage:                        sempDefaultSpoolMB,
 		PartitionRebalanceDelay:                 5,
 		PartitionRebalanceMaxHandoffTime:        3,
-		Permission:                              "no-access",
+		Permission:                              sempwire.PermissionNoAccess,
 		RedeliveryDelayInitialInterval:          1000,
 		RedeliveryDelayMaxInterval:              64000,
 		RedeliveryDelayMultiplier:               200,
 		RedeliveryEnabled:                       true,
-		RejectMsgToSenderOnDiscardBehavior:      "when-queue-enabled",
+		RejectMsgToSenderOnDiscardBehavior:      sempwire.RejectOnDiscardWhenQueueEnabled,
 	}
 }
 
-func configQueueJSON(vpn string, cfg QueueConfig) sempConfigQueue {
+func configQueueJSON(vpn string, cfg QueueConfig) sempwire.ConfigQueue {
 	q := sempQueueDefaults()
 	q.QueueName, q.MsgVpnName = cfg.Name, vpn
 	q.AccessType = string(cfg.AccessType)
@@ -182,44 +141,9 @@ func configQueueJSON(vpn string, cfg QueueConfig) sempConfigQueue {
 	return q
 }
 
-// sempMonitorQueue is the monitor API's MsgVpnQueue: configuration plus live
-// state. SEMPv2 has no bindCount attribute; the consumer count is the size
-// of the txFlows collection (sempQueueCollections).
-type sempMonitorQueue struct {
-	AccessType                     string `json:"accessType"`
-	DeadMsgQueue                   string `json:"deadMsgQueue"`
-	Durable                        bool   `json:"durable"`
-	EgressEnabled                  bool   `json:"egressEnabled"`
-	IngressEnabled                 bool   `json:"ingressEnabled"`
-	MaxBindCount                   int64  `json:"maxBindCount"`
-	MaxDeliveredUnackedMsgsPerFlow int64  `json:"maxDeliveredUnackedMsgsPerFlow"`
-	MaxMsgSize                     int32  `json:"maxMsgSize"`
-	MaxMsgSpoolUsage               int64  `json:"maxMsgSpoolUsage"`
-	MaxRedeliveryCount             int64  `json:"maxRedeliveryCount"`
-	MaxTTL                         int64  `json:"maxTtl"`
-	// MsgSpoolUsage is the bytes held now.
-	MsgSpoolUsage       int64  `json:"msgSpoolUsage"`
-	MsgVpnName          string `json:"msgVpnName"`
-	Owner               string `json:"owner"`
-	Permission          string `json:"permission"`
-	QueueName           string `json:"queueName"`
-	RedeliveredMsgCount int64  `json:"redeliveredMsgCount"`
-	RedeliveryEnabled   bool   `json:"redeliveryEnabled"`
-	// RejectMsgToSenderOnDiscardBehavior is "always", "when-queue-enabled"
-	// or "never".
-	RejectMsgToSenderOnDiscardBehavior string `json:"rejectMsgToSenderOnDiscardBehavior"`
-	RespectTTLEnabled                  bool   `json:"respectTtlEnabled"`
-	SpooledByteCount                   int64  `json:"spooledByteCount"`
-	// SpooledMsgCount is the number of messages held now, delivered or not
-	// (the spec words it as a count of messages spooled).
-	SpooledMsgCount   int64  `json:"spooledMsgCount"`
-	TxUnackedMsgCount int64  `json:"txUnackedMsgCount"`
-	VirtualRouter     string `json:"virtualRouter"`
-}
-
-func monitorQueueJSON(vpn string, cfg QueueConfig, st QueueStats) sempMonitorQueue {
+func monitorQueueJSON(vpn string, cfg QueueConfig, st QueueStats) sempwire.MonitorQueue {
 	c := configQueueJSON(vpn, cfg)
-	return sempMonitorQueue{
+	return sempwire.MonitorQueue{
 		AccessType:                         c.AccessType,
 		DeadMsgQueue:                       c.DeadMsgQueue,
 		Durable:                            cfg.Durable,
@@ -247,26 +171,9 @@ func monitorQueueJSON(vpn string, cfg QueueConfig, st QueueStats) sempMonitorQue
 	}
 }
 
-type sempCount struct {
-	Count int64 `json:"count"`
-}
-
-// sempQueueCollections is the monitor API's MsgVpnQueueCollections.
-type sempQueueCollections struct {
-	Msgs          sempCount `json:"msgs"`
-	Subscriptions sempCount `json:"subscriptions"`
-	TxFlows       sempCount `json:"txFlows"`
-}
-
 type sempQueueLinks struct {
 	SubscriptionsURI string `json:"subscriptionsUri"`
 	URI              string `json:"uri"`
-}
-
-type sempSubscription struct {
-	MsgVpnName        string `json:"msgVpnName"`
-	QueueName         string `json:"queueName"`
-	SubscriptionTopic string `json:"subscriptionTopic"`
 }
 
 type sempURILink struct {
@@ -343,7 +250,7 @@ func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
 	if q.accessType != nil && *q.accessType != string(AccessExclusive) && *q.accessType != string(AccessNonExclusive) {
 		return nil, errInvalid("accessType %q is not one of exclusive, non-exclusive", *q.accessType)
 	}
-	if q.permission != nil && !slices.Contains([]string{"no-access", "read-only", "consume", "modify-topic", "delete"}, *q.permission) {
+	if q.permission != nil && !slices.Contains(sempwire.Permissions, *q.permission) {
 		return nil, errInvalid("permission %q is not one of no-access, read-only, consume, modify-topic, delete", *q.permission)
 	}
 	if q.maxRedeliveryCount != nil && (*q.maxRedeliveryCount < 0 || *q.maxRedeliveryCount > 255) {
@@ -355,7 +262,7 @@ func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
 	if q.partitionCount != nil && (*q.partitionCount < 0 || *q.partitionCount > 1000) {
 		return nil, errInvalid("partitionCount %d is outside 0-1000", *q.partitionCount)
 	}
-	if q.rejectOnDiscard != nil && !slices.Contains([]string{"always", "when-queue-enabled", "never"}, *q.rejectOnDiscard) {
+	if q.rejectOnDiscard != nil && !slices.Contains(sempwire.RejectOnDiscardBehaviors, *q.rejectOnDiscard) {
 		return nil, errInvalid("rejectMsgToSenderOnDiscardBehavior %q is not one of always, when-queue-enabled, never", *q.rejectOnDiscard)
 	}
 	if q.maxSpoolMB != nil && *q.maxSpoolMB < 0 {
@@ -526,11 +433,11 @@ func (s *sempServer) getQueue(c *sempCall, vpn, name string) *sempErr {
 	return c.writeObject(configQueueJSON(vpn, cfg), links, nil)
 }
 
-func queueCollections(cfg QueueConfig, st QueueStats) sempQueueCollections {
-	return sempQueueCollections{
-		Msgs:          sempCount{int64(st.SpooledMsgCount)},
-		Subscriptions: sempCount{int64(len(cfg.Subscriptions))},
-		TxFlows:       sempCount{int64(st.Consumers)},
+func queueCollections(cfg QueueConfig, st QueueStats) sempwire.MonitorQueueCollections {
+	return sempwire.MonitorQueueCollections{
+		Msgs:          &sempwire.Count{Count: int64(st.SpooledMsgCount)},
+		Subscriptions: &sempwire.Count{Count: int64(len(cfg.Subscriptions))},
+		TxFlows:       &sempwire.Count{Count: int64(st.Consumers)},
 	}
 }
 
@@ -628,7 +535,7 @@ func (s *sempServer) listSubscriptions(c *sempCall, vpn, queue string) *sempErr 
 	}
 	var data, links []any
 	for _, t := range page {
-		data = append(data, sempSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: t})
+		data = append(data, sempwire.QueueSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: t})
 		links = append(links, sempURILink{URI: c.subscriptionURI(vpn, queue, t)})
 	}
 	return c.writeList(data, links, nil, len(topics), next)
@@ -666,7 +573,7 @@ func (s *sempServer) addSubscription(c *sempCall, vpn, queue string) *sempErr {
 	if err := s.admin.AddQueueSubscription(vpn, queue, *topic); err != nil {
 		return adminErr(err)
 	}
-	return c.writeObject(sempSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: *topic},
+	return c.writeObject(sempwire.QueueSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: *topic},
 		sempURILink{URI: c.subscriptionURI(vpn, queue, *topic)}, nil)
 }
 
@@ -678,7 +585,7 @@ func (s *sempServer) getSubscription(c *sempCall, vpn, queue, topic string) *sem
 	if !slices.Contains(cfg.Subscriptions, topic) {
 		return errNotFound("could not find match for subscription %q on queue %q", topic, queue)
 	}
-	return c.writeObject(sempSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: topic},
+	return c.writeObject(sempwire.QueueSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: topic},
 		sempURILink{URI: c.subscriptionURI(vpn, queue, topic)}, nil)
 }
 
@@ -686,10 +593,7 @@ func (s *sempServer) removeSubscription(c *sempCall, vpn, queue, topic string) *
 	if _, _, err := s.durableQueue(vpn, queue, false); err != nil {
 		return err
 	}
-	if err := s.admin.RemoveQueueSubscription(vpn, queue, topic); err != nil {
-		return adminErr(err)
-	}
-	return c.writeMetaOnly()
+	return c.writeMetaOnlyOr(s.admin.RemoveQueueSubscription(vpn, queue, topic), adminErr)
 }
 
 func (c *sempCall) queueURI(vpn, name string) string {

@@ -80,11 +80,7 @@ func writeReplayLog(c *sempCall, vpn string, l ReplayLog) *sempErr {
 		MaxSpoolUsage: l.MaxSpoolUsage, MsgVpnName: vpn, ReplayLogName: l.Name}, c.replayLogLink(vpn, l.Name), nil)
 }
 
-func createReplayLog(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func createReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	name, apply, err := replayLogChanges(c, vpn)
 	if err != nil {
 		return err
@@ -114,11 +110,7 @@ func findReplayLog(c *sempCall, b brokerAdmin, vpn string) (ReplayLog, *sempErr)
 	return ReplayLog{}, errNotFound("could not find match for replayLog %q", c.r.PathValue("name"))
 }
 
-func getReplayLog(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func getReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	l, err := findReplayLog(c, b, vpn)
 	if err != nil {
 		return err
@@ -126,11 +118,7 @@ func getReplayLog(c *sempCall, b brokerAdmin) *sempErr {
 	return writeReplayLog(c, vpn, l)
 }
 
-func listReplayLogs(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func listReplayLogs(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	logs, lerr := b.ReplayLogs(vpn)
 	if lerr != nil {
 		return replayErr(lerr)
@@ -144,11 +132,7 @@ func listReplayLogs(c *sempCall, b brokerAdmin) *sempErr {
 	return c.writeList(data, links, nil, len(logs), "")
 }
 
-func updateReplayLog(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func updateReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	name, apply, err := replayLogChanges(c, vpn)
 	if err != nil {
 		return err
@@ -159,26 +143,15 @@ func updateReplayLog(c *sempCall, b brokerAdmin) *sempErr {
 	if uerr := b.UpdateReplayLog(vpn, c.r.PathValue("name"), apply); uerr != nil {
 		return replayErr(uerr)
 	}
-	return getReplayLog(c, b)
+	return getReplayLog(c, b, vpn)
 }
 
-func deleteReplayLog(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
-	if derr := b.DeleteReplayLog(vpn, c.r.PathValue("name")); derr != nil {
-		return replayErr(derr)
-	}
-	return c.writeMetaOnly()
+func deleteReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
+	return c.writeMetaOnlyOr(b.DeleteReplayLog(vpn, c.r.PathValue("name")), replayErr)
 }
 
 // startReplay is the action msgVpns/{vpn}/queues/{queue}/startReplay.
-func startReplay(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func startReplay(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	attrs, err := c.readBody()
 	if err != nil {
 		return err

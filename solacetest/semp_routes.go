@@ -42,48 +42,64 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 		monitor = sempMonitorBase + "/msgVpns/{vpn}"
 		action  = sempActionBase + "/msgVpns/{vpn}"
 	)
+	// inVPN serves a resource below msgVpns/{vpn}: h runs once the VPN is
+	// known to exist, and gets its name.
+	inVPN := func(pattern string, h func(c *sempCall, b brokerAdmin, vpn string) *sempErr) {
+		s.handle(pattern, func(c *sempCall) *sempErr {
+			vpn, err := vpnOf(c, b)
+			if err != nil {
+				return err
+			}
+			return h(c, b, vpn)
+		})
+	}
 	// semp_vpn.go
-	s.handle("GET "+config, func(c *sempCall) *sempErr { return getVPN(c, b) })
-	s.handle("PATCH "+config, func(c *sempCall) *sempErr { return updateVPN(c, b) })
-	s.handle("GET "+monitor, func(c *sempCall) *sempErr { return getVPN(c, b) })
+	inVPN("GET "+config, getVPN)
+	inVPN("PATCH "+config, updateVPN)
+	inVPN("GET "+monitor, getVPN)
 	// semp_profiles.go
 	for _, base := range []string{config, monitor} {
-		s.handle("GET "+base+"/clientProfiles", func(c *sempCall) *sempErr { return listClientProfiles(c, b) })
-		s.handle("GET "+base+"/clientProfiles/{profile}", func(c *sempCall) *sempErr { return getClientProfile(c, b) })
+		inVPN("GET "+base+"/clientProfiles", listClientProfiles)
+		inVPN("GET "+base+"/clientProfiles/{profile}", getClientProfile)
 	}
-	s.handle("PATCH "+config+"/clientProfiles/{profile}", func(c *sempCall) *sempErr { return updateClientProfile(c, b) })
+	inVPN("PATCH "+config+"/clientProfiles/{profile}", updateClientProfile)
 	// semp_acl.go
-	s.handle("GET "+config+"/aclProfiles/{profile}", func(c *sempCall) *sempErr { return getACLProfile(c, b) })
+	inVPN("GET "+config+"/aclProfiles/{profile}", getACLProfile)
 	for _, kind := range []string{ACLPublishTopic, ACLSubscribeTopic, ACLSubscribeShareName} {
 		coll := config + "/aclProfiles/{profile}/" + kind + "Exceptions"
-		s.handle("GET "+coll, func(c *sempCall) *sempErr { return listACLExceptions(c, b, kind) })
-		s.handle("POST "+coll, func(c *sempCall) *sempErr { return addACLException(c, b, kind) })
+		ofKind := func(h func(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr) func(*sempCall, brokerAdmin, string) *sempErr {
+			return func(c *sempCall, b brokerAdmin, vpn string) *sempErr { return h(c, b, vpn, kind) }
+		}
+		inVPN("GET "+coll, ofKind(listACLExceptions))
+		inVPN("POST "+coll, ofKind(addACLException))
 		// {exception...}: clients put the topic in the path unescaped.
-		s.handle("GET "+coll+"/{exception...}", func(c *sempCall) *sempErr { return getACLException(c, b, kind) })
-		s.handle("DELETE "+coll+"/{exception...}", func(c *sempCall) *sempErr { return removeACLException(c, b, kind) })
+		inVPN("GET "+coll+"/{exception...}", ofKind(getACLException))
+		inVPN("DELETE "+coll+"/{exception...}", ofKind(removeACLException))
 	}
 	// semp_replay.go
-	s.handle("GET "+config+"/replayLogs", func(c *sempCall) *sempErr { return listReplayLogs(c, b) })
-	s.handle("POST "+config+"/replayLogs", func(c *sempCall) *sempErr { return createReplayLog(c, b) })
-	s.handle("GET "+config+"/replayLogs/{name}", func(c *sempCall) *sempErr { return getReplayLog(c, b) })
-	s.handle("PATCH "+config+"/replayLogs/{name}", func(c *sempCall) *sempErr { return updateReplayLog(c, b) })
-	s.handle("DELETE "+config+"/replayLogs/{name}", func(c *sempCall) *sempErr { return deleteReplayLog(c, b) })
-	s.handle("PUT "+action+"/queues/{queue}/startReplay", func(c *sempCall) *sempErr { return startReplay(c, b) })
+	inVPN("GET "+config+"/replayLogs", listReplayLogs)
+	inVPN("POST "+config+"/replayLogs", createReplayLog)
+	inVPN("GET "+config+"/replayLogs/{name}", getReplayLog)
+	inVPN("PATCH "+config+"/replayLogs/{name}", updateReplayLog)
+	inVPN("DELETE "+config+"/replayLogs/{name}", deleteReplayLog)
+	inVPN("PUT "+action+"/queues/{queue}/startReplay", startReplay)
 	// semp_certs.go
 	s.handle("POST "+sempConfigBase+"/clientCertAuthorities", func(c *sempCall) *sempErr { return createCertAuthority(c, b) })
 	s.handle("GET "+sempConfigBase+"/clientCertAuthorities/{name}", func(c *sempCall) *sempErr { return getCertAuthority(c, b) })
 	s.handle("DELETE "+sempConfigBase+"/clientCertAuthorities/{name}", func(c *sempCall) *sempErr { return deleteCertAuthority(c, b) })
-	s.handle("POST "+config+"/clientUsernames", func(c *sempCall) *sempErr { return createClientUsername(c, b) })
-	s.handle("GET "+config+"/clientUsernames/{name}", func(c *sempCall) *sempErr { return getClientUsername(c, b) })
-	s.handle("DELETE "+config+"/clientUsernames/{name}", func(c *sempCall) *sempErr { return deleteClientUsername(c, b) })
+	inVPN("POST "+config+"/clientUsernames", createClientUsername)
+	inVPN("GET "+config+"/clientUsernames/{name}", getClientUsername)
+	inVPN("DELETE "+config+"/clientUsernames/{name}", deleteClientUsername)
 	// semp_clients.go
-	s.handle("GET "+monitor+"/clients", func(c *sempCall) *sempErr { return listClients(c, b) })
-	s.handle("GET "+monitor+"/clients/{client}", func(c *sempCall) *sempErr { return getClient(c, b) })
-	s.handle("GET "+monitor+"/clients/{client}/subscriptions", func(c *sempCall) *sempErr { return listClientSubscriptions(c, b) })
-	s.handle("PUT "+action+"/clients/{client}/disconnect", func(c *sempCall) *sempErr { return disconnectClient(c, b) })
+	inVPN("GET "+monitor+"/clients", listClients)
+	inVPN("GET "+monitor+"/clients/{client}", getClient)
+	inVPN("GET "+monitor+"/clients/{client}/subscriptions", listClientSubscriptions)
+	inVPN("PUT "+action+"/clients/{client}/disconnect", disconnectClient)
 	// semp_queue_msgs.go
-	s.handle("GET "+monitor+"/queues/{queue}/msgs", func(c *sempCall) *sempErr { return listQueueMsgs(c, b) })
-	s.handle("GET "+monitor+"/queues/{queue}/msgs/{msg}", func(c *sempCall) *sempErr { return getQueueMsg(c, b) })
+	inVPN("GET "+monitor+"/queues/{queue}/msgs", listQueueMsgs)
+	inVPN("GET "+monitor+"/queues/{queue}/msgs/{msg}", getQueueMsg)
+	// semp_oauth.go
+	s.registerOAuthRoutes(b)
 }
 
 // vpnOf returns the request's {vpn}, which must exist.

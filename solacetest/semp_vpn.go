@@ -56,11 +56,7 @@ func (c *sempCall) vpnLinks(vpn string) sempVPNLinks {
 	return sempVPNLinks{QueuesURI: u + "/queues", URI: u}
 }
 
-func getVPN(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func getVPN(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	cfg, verr := b.VPN(vpn)
 	if verr != nil {
 		return adminErr(verr)
@@ -70,11 +66,7 @@ func getVPN(c *sempCall, b brokerAdmin) *sempErr {
 
 // updateVPN applies a MsgVpn PATCH. Attributes the broker does not model
 // are refused, naming the attribute, rather than silently ignored.
-func updateVPN(c *sempCall, b brokerAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func updateVPN(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	attrs, err := c.readBody()
 	if err != nil {
 		return err
@@ -129,5 +121,5 @@ func updateVPN(c *sempCall, b brokerAdmin) *sempErr {
 		}
 		return adminErr(uerr)
 	}
-	return getVPN(c, b)
+	return getVPN(c, b, vpn)
 }

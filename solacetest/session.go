@@ -12,7 +12,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -355,9 +354,16 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		c.send(reply(protoClientCtrl, nil, code, text, nil))
 		return true // the client closes the socket
 	}
+	// OAuth tokens are checked before taking the lock: that may fetch a
+	// provider's key set (oauth.go).
+	var oauth *oauthResult
+	if v := cc.Params[ccAuthScheme]; len(v) == 1 && v[0] == authSchemeOAuth {
+		res := b.oauthLogin(vpnName, oauthTokensOf(f))
+		oauth = &res
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if time.Now().Before(b.faults.refuseLoginsUntil) {
+	if b.faults.refusingLogins() {
 		return fail(503, "Service Unavailable")
 	}
 	v, ok := b.vpns[vpnName]
@@ -367,7 +373,15 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		}
 		return fail(403, "Message VPN Not Allowed")
 	}
-	if _, hasPassword := f.param(pPassword); !hasPassword && len(peerCertificates(c)) > 0 {
+	if oauth != nil {
+		switch {
+		case !v.cfg.Enabled:
+			return fail(503, "Message VPN Unavailable")
+		case oauth.code != 0:
+			return fail(oauth.code, oauth.text)
+		}
+		user = oauth.user
+	} else if _, hasPassword := f.param(pPassword); !hasPassword && len(peerCertificates(c)) > 0 {
 		code, text, certUser := b.certLoginLocked(v, peerCertificates(c), user)
 		if code != 0 {
 			return fail(code, text)
@@ -483,8 +497,8 @@ func (c *conn) handleDirect(f *frame) {
 		return
 	}
 	var m *storedMsg
-	for _, q := range c.vpn.queues {
-		if q.cfg.IngressEnabled && q.matches(topic) && !q.overQuota(len(f.Payload)) {
+	for _, q := range c.vpn.subscribedQueues(topic) {
+		if !q.overQuota(len(f.Payload)) {
 			if m == nil {
 				m = b.storedFromFrame(f, topic)
 				if _, ok := f.param(pDeliveryMode); !ok {
@@ -492,22 +506,6 @@ func (c *conn) handleDirect(f *frame) {
 				}
 			}
 			b.spool(q, m, 0)
-		}
-	}
-}
-
-func (b *Broker) fanoutDirect(v *vpnState, topic string, data func() []byte) {
-	var out []byte
-	defer b.fanoutShared(v, topic, data)
-	for _, s := range v.clients {
-		for sub := range s.subs {
-			if !strings.HasPrefix(sub, sharePrefix) && topicMatches(sub, topic) {
-				if out == nil {
-					out = data()
-				}
-				s.sendData(out)
-				break
-			}
 		}
 	}
 }
@@ -538,9 +536,10 @@ func (b *Broker) storedFromFrame(f *frame, topic string) *storedMsg {
 }
 
 // handleGuaranteed spools a persistent or non-persistent message and acks or
-// nacks it on the publisher flow, accepting messages only in sequence (see
-// pubFlow). A message id at or below the flow's last processed id is a resend
-// after reconnection: it is acked (or nacked again), not spooled again.
+// nacks it on the publisher flow. The steps: publisher-flow reconciliation
+// (inSequence), admission (admitGuaranteed: injected faults, ACL, routing,
+// quota), spooling to the destination queues, the replay log, the copy to
+// direct subscribers, then the ack (unless a fault drops the connection).
 func (c *conn) handleGuaranteed(f *frame) {
 	topicB, _ := f.param(pTopic)
 	topic := trimNUL(topicB)
@@ -549,124 +548,27 @@ func (c *conn) handleGuaranteed(f *frame) {
 	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	pf := c.pubFlow
-	if pf == nil {
-		b.log.Warn("guaranteed message without a publisher flow", "client", c.clientName)
+	pf, ok := c.inSequence(f, id)
+	if !ok {
 		return
-	}
-	if pf.owner != c {
-		pf.staleConn++
-		b.log.Debug("guaranteed message from a replaced connection discarded", "client", c.clientName, "id", id)
-		return
-	}
-	if id != 0 && id <= pf.lastID {
-		pf.duplicates++
-		if n, ok := pf.nacked[id]; ok {
-			b.log.Debug("resent message nacked again", "client", c.clientName, "id", id)
-			c.flushAck()
-			c.sendAdCtrl(nil, n.code, n.text, adAck, []adParam{
-				{Type: apLastMsgIDAcked, Value: u64(id)},
-				{Type: apFlowID, Value: u32(pf.flowID)},
-			})
-			return
-		}
-		b.log.Debug("duplicate guaranteed message acked without spooling", "client", c.clientName, "id", id)
-		c.queueAck(id)
-		return
-	}
-	if prevB, ok := f.param(pADPrevMsgID); ok && id != 0 && beUint(prevB) != pf.lastID {
-		pf.outOfOrder++
-		b.log.Debug("out-of-order guaranteed message discarded", "client", c.clientName, "id", id, "prev", beUint(prevB), "last_id", pf.lastID)
-		return
-	}
-	if id != 0 {
-		pf.lastID = id
 	}
 	b.published[topic]++
-	nack := func(code uint32, text string) {
-		if id != 0 {
-			if pf.nacked == nil {
-				pf.nacked = map[uint64]rejection{}
-			}
-			pf.nacked[id] = rejection{code, text}
-			if len(pf.nacked) > nackMemory {
-				for old := range pf.nacked {
-					if old+nackMemory < pf.lastID {
-						delete(pf.nacked, old)
-					}
-				}
-			}
-		}
-		c.flushAck()
-		b.log.Info("guaranteed message nacked", "client", c.clientName, "topic", topic, "status", code, "reason", text)
-		c.sendAdCtrl(nil, code, text, adAck, []adParam{
-			{Type: apLastMsgIDAcked, Value: u64(id)},
-			{Type: apFlowID, Value: u32(pf.flowID)},
-		})
-	}
-	if b.faults.nackLeft > 0 {
-		b.faults.nackLeft--
-		code := b.faults.nackCode
-		if code == 0 {
-			code = 503
-		}
-		nack(code, b.faults.nackReason)
+	dests, rej := c.admitGuaranteed(topic, len(f.Payload))
+	if rej != nil {
+		c.nackPublish(pf, id, topic, *rej)
 		return
-	}
-	if !c.mayPublish(topic) {
-		nack(403, "Publish ACL Denied")
-		return
-	}
-	var dests []*queue
-	if name, ok := queueFromTopic(topic); ok {
-		q, found := c.vpn.queues[name]
-		switch {
-		case !found:
-			nack(400, "Queue Not Found")
-			return
-		case !q.cfg.IngressEnabled:
-			nack(503, "Queue Shutdown")
-			return
-		}
-		dests = append(dests, q)
-	} else {
-		for _, q := range c.vpn.queues {
-			if q.cfg.IngressEnabled && q.matches(topic) {
-				dests = append(dests, q)
-			}
-		}
-	}
-	if len(dests) == 0 && c.profile().RejectMsgToSenderOnNoSubscriptionMatch {
-		nack(503, "No Subscription Match")
-		return
-	}
-	for _, q := range dests {
-		if q.overQuota(len(f.Payload)) {
-			nack(503, "Spool Over Quota")
-			return
-		}
 	}
 	m := b.storedFromFrame(f, topic)
-	if name, ok := queueFromTopic(topic); ok {
-		m.queue = name
-	}
-	slices.SortFunc(dests, func(a, b *queue) int { return compareStrings(a.cfg.Name, b.cfg.Name) })
+	m.queue, _ = queueFromTopic(topic)
 	for _, q := range dests {
 		b.spool(q, m, 0)
 	}
 	c.vpn.logForReplay(m)
 	// Guaranteed messages also reach matching direct subscribers, as direct
 	// messages.
-	b.fanoutDirect(c.vpn, topic, func() []byte {
-		fr := &frame{Flags: m.flags, UH: 2, Proto: protoTrMsg, Byte2: m.byte2, TTL: 255, rawParams: m.kept, Payload: m.payload}
-		if len(m.ext) > 0 {
-			fr.Params = []param{{Type: pExtendedStream, Value: encodeExtStream(m.ext)}}
-		}
-		return fr.encode(nil)
-	})
+	b.fanoutDirect(c.vpn, topic, m.directFrame)
 	b.log.Debug("guaranteed message spooled", "client", c.clientName, "id", id, "topic", topic, "queues", len(dests))
-	if b.faults.dropAfterSpool {
-		b.faults.dropAfterSpool = false
+	if b.faults.takeDropAfterSpool() {
 		c.pendingAck = 0
 		c.close()
 		return
@@ -674,14 +576,115 @@ func (c *conn) handleGuaranteed(f *frame) {
 	c.queueAck(id)
 }
 
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// inSequence applies publisher-flow reconciliation (see pubFlow) to the
+// guaranteed message id. It returns the flow and true when the message is the
+// next in sequence and is to be processed; the flow's last id then is id.
+// Otherwise it has dealt with the message: a resend is acked, or nacked again,
+// without spooling; a message without a flow, from a replaced connection or
+// out of order is discarded.
+func (c *conn) inSequence(f *frame, id uint64) (*pubFlow, bool) {
+	b := c.b
+	pf := c.pubFlow
+	if pf == nil {
+		b.log.Warn("guaranteed message without a publisher flow", "client", c.clientName)
+		return nil, false
 	}
-	return 0
+	if pf.owner != c {
+		pf.staleConn++
+		b.log.Debug("guaranteed message from a replaced connection discarded", "client", c.clientName, "id", id)
+		return nil, false
+	}
+	if id != 0 && id <= pf.lastID {
+		pf.duplicates++
+		if n, ok := pf.nacked[id]; ok {
+			b.log.Debug("resent message nacked again", "client", c.clientName, "id", id)
+			c.flushAck()
+			c.sendPubAck(pf, id, n)
+			return nil, false
+		}
+		b.log.Debug("duplicate guaranteed message acked without spooling", "client", c.clientName, "id", id)
+		c.queueAck(id)
+		return nil, false
+	}
+	if prevB, ok := f.param(pADPrevMsgID); ok && id != 0 && beUint(prevB) != pf.lastID {
+		pf.outOfOrder++
+		b.log.Debug("out-of-order guaranteed message discarded", "client", c.clientName, "id", id, "prev", beUint(prevB), "last_id", pf.lastID)
+		return nil, false
+	}
+	if id != 0 {
+		pf.lastID = id
+	}
+	return pf, true
+}
+
+// admitGuaranteed decides whether a guaranteed message of size payload bytes
+// to topic is spooled, checking in this order an injected nack (faults.go),
+// the publish ACL, routing (router.go) and the destination queues' quotas. It
+// returns the destination queues, sorted by name, or the rejection to nack
+// the message with.
+func (c *conn) admitGuaranteed(topic string, size int) ([]*queue, *rejection) {
+	if r, ok := c.b.faults.takePublishNack(); ok {
+		return nil, &r
+	}
+	if !c.mayPublish(topic) {
+		return nil, &rejection{403, "Publish ACL Denied"}
+	}
+	dests, rej := c.routeGuaranteed(topic)
+	if rej != nil {
+		return nil, rej
+	}
+	for _, q := range dests {
+		if q.overQuota(size) {
+			return nil, &rejection{503, "Spool Over Quota"}
+		}
+	}
+	return dests, nil
+}
+
+// nackPublish rejects the guaranteed message id on the publisher flow and
+// remembers the rejection, so that a resend is rejected again.
+func (c *conn) nackPublish(pf *pubFlow, id uint64, topic string, r rejection) {
+	if id != 0 {
+		pf.rememberNack(id, r)
+	}
+	c.flushAck()
+	c.b.log.Info("guaranteed message nacked", "client", c.clientName, "topic", topic, "status", r.code, "reason", r.text)
+	c.sendPubAck(pf, id, r)
+}
+
+// rememberNack records the rejection of id, forgetting rejections too old
+// to be resent once more than nackMemory are kept.
+func (pf *pubFlow) rememberNack(id uint64, r rejection) {
+	if pf.nacked == nil {
+		pf.nacked = map[uint64]rejection{}
+	}
+	pf.nacked[id] = r
+	if len(pf.nacked) > nackMemory {
+		for old := range pf.nacked {
+			if old+nackMemory < pf.lastID {
+				delete(pf.nacked, old)
+			}
+		}
+	}
+}
+
+// sendPubAck acknowledges (status 200) or rejects the publisher messages up
+// to id on the flow pf.
+func (c *conn) sendPubAck(pf *pubFlow, id uint64, r rejection) {
+	c.sendAdCtrl(nil, r.code, r.text, adAck, []adParam{
+		{Type: apLastMsgIDAcked, Value: u64(id)},
+		{Type: apFlowID, Value: u32(pf.flowID)},
+	})
+}
+
+// directFrame encodes the message as a direct delivery, for the direct
+// subscribers a guaranteed message also reaches.
+func (m *storedMsg) directFrame() []byte {
+	fr := &frame{Flags: m.flags, UH: 2, Proto: protoTrMsg, Byte2: m.byte2, TTL: 255, rawParams: m.kept, Payload: m.payload}
+	if len(m.ext) > 0 {
+		fr.Params = []param{{Type: pExtendedStream, Value: encodeExtStream(m.ext)}}
+	}
+	return fr.encode(nil)
 }
 
 func (c *conn) queueAck(id uint64) {
@@ -698,10 +701,7 @@ func (c *conn) flushAck() {
 	}
 	id := c.pendingAck
 	c.pendingAck = 0
-	c.sendAdCtrl(nil, 200, "OK", adAck, []adParam{
-		{Type: apLastMsgIDAcked, Value: u64(id)},
-		{Type: apFlowID, Value: u32(c.pubFlow.flowID)},
-	})
+	c.sendPubAck(c.pubFlow, id, rejection{200, "OK"})
 }
 
 // ---- AssuredCtrl ----

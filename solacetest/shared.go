@@ -6,6 +6,7 @@ package solacetest
 // turn, as well as to every session subscribed without a share.
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -44,7 +45,7 @@ func (b *Broker) fanoutShared(v *vpnState, topic string, data func() []byte) {
 	}
 	var out []byte
 	for sub, members := range groups {
-		slices.SortFunc(members, func(a, b *conn) int { return compareStrings(a.clientName, b.clientName) })
+		slices.SortFunc(members, func(a, b *conn) int { return cmp.Compare(a.clientName, b.clientName) })
 		i := v.shareRR[sub] % len(members)
 		v.shareRR[sub] = i + 1
 		if out == nil {

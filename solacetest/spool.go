@@ -6,7 +6,9 @@ package solacetest
 // here runs with Broker.mu held.
 
 import (
+	"cmp"
 	"container/list"
+	"maps"
 	"slices"
 	"time"
 )
@@ -95,27 +97,12 @@ func (q *queue) allMessages() []*qmsg {
 			out = append(out, m)
 		}
 	}
-	slices.SortFunc(out, func(a, b *qmsg) int { return compareU64(a.seq, b.seq) })
+	slices.SortFunc(out, func(a, b *qmsg) int { return cmp.Compare(a.seq, b.seq) })
 	return out
 }
 
-func compareU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func (q *queue) matches(topic string) bool {
-	for _, s := range q.cfg.Subscriptions {
-		if topicMatches(s, topic) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(q.cfg.Subscriptions, func(s string) bool { return topicMatches(s, topic) })
 }
 
 func (q *queue) overQuota(extra int) bool {
@@ -258,21 +245,11 @@ func (b *Broker) dispatch(q *queue) {
 }
 
 func (q *queue) hasSelectors() bool {
-	for _, f := range q.flows {
-		if f.sel != nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(q.flows, func(f *flow) bool { return f.sel != nil })
 }
 
 func (q *queue) anyRoom() bool {
-	for _, f := range q.flows {
-		if f.active && f.hasRoom() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(q.flows, func(f *flow) bool { return f.active && f.hasRoom() })
 }
 
 // nextFlowWithRoom picks the flow for the next message: the active flow of an
@@ -386,12 +363,7 @@ func (b *Broker) unbindFlow(f *flow, why string) {
 	if i := slices.Index(q.flows, f); i >= 0 {
 		q.flows = slices.Delete(q.flows, i, i+1)
 	}
-	ids := make([]uint64, 0, len(f.unsettled))
-	for id := range f.unsettled {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(f.unsettled)) {
 		b.redeliver(q, f.unsettled[id], why)
 	}
 	f.c = nil
@@ -410,10 +382,7 @@ func (b *Broker) updateActive(q *queue) {
 			f.active = true
 			if f.wantUpdates && f.c != nil {
 				b.log.Info("consumer flow became active", "queue", q.cfg.Name, "flow", f.id)
-				f.c.sendAdCtrl(nil, 200, "OK", adFlowUpdate, []adParam{
-					{Type: apFlowID, Value: u32(f.id)},
-					{Type: apActiveFlow, Value: u8(1)},
-				})
+				f.c.sendFlowUpdate(f)
 			}
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"testing"
 	"time"
 )
 
@@ -21,7 +20,7 @@ import (
 // Config.TLS and a directory holding the certificate as ca.pem, which the
 // Solace client takes as its trust store (the client reads trust from files,
 // not from a Go *tls.Config).
-func SelfSignedTLS(t testing.TB) (*tls.Config, string) {
+func SelfSignedTLS(t TB) (*tls.Config, string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

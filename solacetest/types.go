@@ -1,14 +1,18 @@
 package solacetest
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/connect-solace/connect-solace/internal/semp/sempwire"
+)
 
 // AccessType is a queue's access type, as SEMP names it.
 type AccessType string
 
 // Queue access types.
 const (
-	AccessExclusive    AccessType = "exclusive"
-	AccessNonExclusive AccessType = "non-exclusive"
+	AccessExclusive    AccessType = sempwire.AccessExclusive
+	AccessNonExclusive AccessType = sempwire.AccessNonExclusive
 )
 
 // QueueConfig describes a queue. The zero value of each optional field means

@@ -31,9 +31,10 @@ type VPNConfig struct {
 	BasicAuthEnabled bool
 	// BasicAuthType is AuthBasicInternal or AuthBasicNone.
 	BasicAuthType string
-	// The settings below are kept so that SEMP round trips them; the broker
-	// has no client-certificate, OAuth or Kerberos login, so they change
-	// nothing yet.
+	// ClientCertAuthEnabled and ClientCertAllowAPIProvidedUsername govern
+	// client-certificate login (certauth.go), OAuthEnabled OAuth login
+	// (oauth.go). The Kerberos and TLS-downgrade settings are kept so that
+	// SEMP round trips them; they change nothing.
 	ClientCertAuthEnabled              bool
 	ClientCertAllowAPIProvidedUsername bool
 	TLSAllowDowngradeToPlainText       bool

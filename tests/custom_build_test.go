@@ -77,3 +77,24 @@ func TestLibraryNeedsNoObservabilityPlugins(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryLinksNoTestCode checks that the shipped binary does not link the
+// standard testing package or our test-only packages. The devbroker command
+// links solacetest, whose Go-test helpers (NewTestBroker, SelfSignedTLS) take
+// solacetest.TB instead of testing.TB for this reason.
+func TestBinaryLinksNoTestCode(t *testing.T) {
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "../cmd/connect-solace").CombinedOutput()
+	require.NoError(t, err, string(out))
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "github.com/connect-solace/connect-solace/solacetest", "the listing must cover the devbroker's broker")
+	for _, d := range deps {
+		require.False(t, d == "testing" || strings.HasPrefix(d, "testing/"), "the binary links %s", d)
+		for _, banned := range []string{
+			"github.com/connect-solace/connect-solace/internal/jms/amqppeer",
+			"github.com/connect-solace/connect-solace/internal/benchbroker",
+			"github.com/stretchr/testify",
+		} {
+			require.False(t, strings.HasPrefix(d, banned), "the binary links %s", d)
+		}
+	}
+}

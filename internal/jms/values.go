@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/connect-solace/connect-solace/internal/ttl"
 )
 
 // Parsers for the header values a component takes as (interpolated) strings,
@@ -21,27 +23,9 @@ func ParsePriority(s string) (uint8, error) {
 }
 
 // ParseTTL reads a time to live: a duration such as 30s, or milliseconds.
-// Empty or 0 means never expire; a negative value is an error.
-func ParseTTL(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, nil
-	}
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if ms < 0 {
-			return 0, fmt.Errorf("ttl cannot be negative, got %q: use 0 or empty for no expiry, or a positive number of milliseconds or duration such as 30s", s)
-		}
-		return time.Duration(ms) * time.Millisecond, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("ttl must be a duration such as 30s or a number of milliseconds, got %q", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("ttl cannot be negative, got %q: use 0 or empty for no expiry, or a positive duration such as 30s", s)
-	}
-	return d, nil
-}
+// Empty or 0 means never expire; a negative value is an error. It is
+// ttl.Parse, which the solace output shares.
+func ParseTTL(s string) (time.Duration, error) { return ttl.Parse(s) }
 
 // ParseGroupSequence reads a JMSXGroupSeq, an unsigned 32-bit integer; empty
 // means not set.

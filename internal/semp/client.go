@@ -23,8 +23,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/connect-solace/connect-solace/internal/semp/sempwire"
 )
 
 const (
@@ -191,22 +194,7 @@ func path(parts ...any) (plain, escaped string) {
 }
 
 // envelope is the SEMP response wrapper; data is decoded by the caller.
-type envelope struct {
-	Data        json.RawMessage `json:"data"`
-	Collections json.RawMessage `json:"collections"`
-	Meta        struct {
-		ResponseCode int `json:"responseCode"`
-		Error        *struct {
-			Code        int    `json:"code"`
-			Status      string `json:"status"`
-			Description string `json:"description"`
-		} `json:"error"`
-		Paging *struct {
-			CursorQuery string `json:"cursorQuery"`
-			NextPageURI string `json:"nextPageUri"`
-		} `json:"paging"`
-	} `json:"meta"`
-}
+type envelope = sempwire.Response[json.RawMessage]
 
 // request is one logical SEMP call.
 type request struct {
@@ -411,15 +399,13 @@ func snippet(raw []byte) string {
 	const limit = 200
 	if len(s) > limit {
 		cut := limit
-		for cut > 0 && !isRuneStart(s[cut]) {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 		s = s[:cut] + "..."
 	}
 	return s
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // list fetches every page of a collection and hands each page's data to add.
 func (c *Client) list(ctx context.Context, api string, add func(data json.RawMessage) error, parts ...any) error {

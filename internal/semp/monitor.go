@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/connect-solace/connect-solace/internal/semp/sempwire"
 )
 
 // QueueStatus is a queue's live state from the monitor API's MsgVpnQueue and
@@ -38,36 +40,8 @@ type QueueStatus struct {
 	SubscriptionCount int64
 }
 
-// monitorQueue is the wire form of the monitor API's MsgVpnQueue, the fields
-// we read.
-type monitorQueue struct {
-	QueueName           string `json:"queueName"`
-	MsgVpnName          string `json:"msgVpnName"`
-	AccessType          string `json:"accessType"`
-	Durable             bool   `json:"durable"`
-	IngressEnabled      bool   `json:"ingressEnabled"`
-	EgressEnabled       bool   `json:"egressEnabled"`
-	SpooledMsgCount     int64  `json:"spooledMsgCount"`
-	MsgSpoolUsage       int64  `json:"msgSpoolUsage"`
-	MaxMsgSpoolUsage    int64  `json:"maxMsgSpoolUsage"`
-	TxUnackedMsgCount   int64  `json:"txUnackedMsgCount"`
-	RedeliveredMsgCount int64  `json:"redeliveredMsgCount"`
-	MaxRedeliveryCount  int64  `json:"maxRedeliveryCount"`
-	DeadMsgQueue        string `json:"deadMsgQueue"`
-}
-
-// monitorQueueCollections is MsgVpnQueueCollections.
-type monitorQueueCollections struct {
-	Msgs          *collectionCount `json:"msgs"`
-	TxFlows       *collectionCount `json:"txFlows"`
-	Subscriptions *collectionCount `json:"subscriptions"`
-}
-
-type collectionCount struct {
-	Count int64 `json:"count"`
-}
-
-func (m monitorQueue) status(col monitorQueueCollections) QueueStatus {
+// queueStatus combines a monitor API MsgVpnQueue and its collection counts.
+func queueStatus(m sempwire.MonitorQueue, col sempwire.MonitorQueueCollections) QueueStatus {
 	s := QueueStatus{
 		QueueName:           m.QueueName,
 		MsgVpnName:          m.MsgVpnName,
@@ -108,17 +82,17 @@ func (c *Client) QueueStatus(ctx context.Context, vpn, name string) (*QueueStatu
 	if len(env.Data) == 0 || string(env.Data) == "null" {
 		return nil, errors.New("semp: queue status response carries no data")
 	}
-	var m monitorQueue
+	var m sempwire.MonitorQueue
 	if err := json.Unmarshal(env.Data, &m); err != nil {
 		return nil, fmt.Errorf("semp: decoding status of queue %q: %w", name, err)
 	}
-	var col monitorQueueCollections
+	var col sempwire.MonitorQueueCollections
 	if len(env.Collections) > 0 {
 		if err := json.Unmarshal(env.Collections, &col); err != nil {
 			return nil, fmt.Errorf("semp: decoding collections of queue %q: %w", name, err)
 		}
 	}
-	s := m.status(col)
+	s := queueStatus(m, col)
 	return &s, nil
 }
 
@@ -129,22 +103,22 @@ func (c *Client) ListQueueStatuses(ctx context.Context, vpn string) ([]QueueStat
 	}
 	var out []QueueStatus
 	err := c.listWithCollections(ctx, monitorBase, func(data, cols json.RawMessage) error {
-		var page []monitorQueue
+		var page []sempwire.MonitorQueue
 		if err := json.Unmarshal(data, &page); err != nil {
 			return fmt.Errorf("semp: decoding queue statuses of VPN %q: %w", vpn, err)
 		}
-		var colPage []monitorQueueCollections
+		var colPage []sempwire.MonitorQueueCollections
 		if len(cols) > 0 && string(cols) != "null" {
 			if err := json.Unmarshal(cols, &colPage); err != nil {
 				return fmt.Errorf("semp: decoding queue collections of VPN %q: %w", vpn, err)
 			}
 		}
 		for i, m := range page {
-			var col monitorQueueCollections
+			var col sempwire.MonitorQueueCollections
 			if i < len(colPage) {
 				col = colPage[i]
 			}
-			out = append(out, m.status(col))
+			out = append(out, queueStatus(m, col))
 		}
 		return nil
 	}, "msgVpns", seg(vpn), "queues")

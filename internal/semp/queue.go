@@ -6,24 +6,28 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/connect-solace/connect-solace/internal/semp/sempwire"
 )
 
 // Access types and permissions as SEMP spells them (MsgVpnQueue.accessType,
 // MsgVpnQueue.permission).
 const (
-	AccessTypeExclusive    = "exclusive"
-	AccessTypeNonExclusive = "non-exclusive"
+	AccessTypeExclusive    = sempwire.AccessExclusive
+	AccessTypeNonExclusive = sempwire.AccessNonExclusive
 
-	PermissionNoAccess    = "no-access"
-	PermissionReadOnly    = "read-only"
-	PermissionConsume     = "consume"
-	PermissionModifyTopic = "modify-topic"
-	PermissionDelete      = "delete"
+	PermissionNoAccess    = sempwire.PermissionNoAccess
+	PermissionReadOnly    = sempwire.PermissionReadOnly
+	PermissionConsume     = sempwire.PermissionConsume
+	PermissionModifyTopic = sempwire.PermissionModifyTopic
+	PermissionDelete      = sempwire.PermissionDelete
 )
 
-// Queue is the subset of the config API's MsgVpnQueue that connect-solace
-// reads and writes. Empty and nil fields are omitted, so on create the broker
-// applies its defaults and on update (PATCH) they are left unchanged.
+// Queue is the subset of the config API's MsgVpnQueue (sempwire.ConfigQueue)
+// that connect-solace reads and writes. Empty and nil fields are omitted, so
+// on create the broker applies its defaults and on update (PATCH) they are
+// left unchanged. TestQueueAttributesAreMsgVpnQueues keeps its attributes
+// within sempwire.ConfigQueue's.
 type Queue struct {
 	QueueName          string `json:"queueName"`
 	AccessType         string `json:"accessType,omitempty"`
@@ -42,13 +46,6 @@ type Queue struct {
 // Bool and Int64 return pointers for Queue's optional fields.
 func Bool(v bool) *bool    { return &v }
 func Int64(v int64) *int64 { return &v }
-
-// subscription is the config API's MsgVpnQueueSubscription.
-type subscription struct {
-	MsgVpnName        string `json:"msgVpnName,omitempty"`
-	QueueName         string `json:"queueName,omitempty"`
-	SubscriptionTopic string `json:"subscriptionTopic"`
-}
 
 func checkNames(what string, names ...string) error {
 	for _, n := range names {
@@ -152,7 +149,7 @@ func (c *Client) ListSubscriptions(ctx context.Context, vpn, queue string) ([]st
 	}
 	var out []string
 	err := c.list(ctx, configBase, func(data json.RawMessage) error {
-		var page []subscription
+		var page []sempwire.QueueSubscription
 		if err := json.Unmarshal(data, &page); err != nil {
 			return fmt.Errorf("semp: decoding subscriptions of queue %q: %w", queue, err)
 		}
@@ -171,7 +168,7 @@ func (c *Client) AddSubscription(ctx context.Context, vpn, queue, topic string) 
 		return err
 	}
 	_, err := c.do(ctx, c.newRequest(http.MethodPost, configBase, nil,
-		subscription{SubscriptionTopic: topic}, "msgVpns", seg(vpn), "queues", seg(queue), "subscriptions"))
+		sempwire.QueueSubscription{SubscriptionTopic: topic}, "msgVpns", seg(vpn), "queues", seg(queue), "subscriptions"))
 	if IsAlreadyExists(err) {
 		return nil
 	}

@@ -164,3 +164,32 @@ func TestConfigSecretFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectionLintIsValidate checks that lint and the constructor report
+// the same rules with the same words: the lint rule calls Validate.
+func TestConnectionLintIsValidate(t *testing.T) {
+	env := service.NewEnvironment()
+	require.NoError(t, env.RegisterOutput("session_lint_validate_test", testSpec(),
+		func(*service.ParsedConfig, *service.Resources) (service.Output, int, error) { return nil, 1, nil }))
+	for _, yaml := range []string{
+		"username: u",
+		"urls: [ tcps://x:1, http://y:2 ]\nusername: u",
+		"urls: [ tcp://x:1 ]\ntls: { enabled: true, client_certificate_file: c }",
+		"urls: [ tcp://x:1 ]\nauth: { scheme: oauth2 }\nconnect_retries: -1\nreconnect_attempts: -2",
+		"urls: [ tcp://x:1 ]\nusername: u\npassword: p\npassword_file: /run/p\nconnect_retry_backoff: { multiplier: 0.5 }",
+	} {
+		t.Run(yaml, func(t *testing.T) {
+			pc, err := testSpec().ParseYAML(yaml, nil)
+			require.NoError(t, err)
+			_, verr := ConfigFromParsed(pc)
+			require.Error(t, verr)
+			lerr := env.NewStreamBuilder().AddOutputYAML("session_lint_validate_test:\n" + indent(yaml))
+			require.Error(t, lerr)
+			msgs := strings.Split(verr.Error(), "\n")
+			for _, m := range msgs {
+				assert.Contains(t, lerr.Error(), m)
+			}
+			assert.Len(t, strings.Split(lerr.Error(), "\n"), len(msgs), "lint reports no rule of its own: %v", lerr)
+		})
+	}
+}

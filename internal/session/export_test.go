@@ -16,9 +16,6 @@ func (b Backoff) Delay(n int) time.Duration {
 	return d
 }
 
-// StaleDropped counts the messages the receiver dropped as stale copies.
-func (r *Receiver) StaleDropped() int64 { return r.staleDropped.Load() }
-
 // Service returns the client's MessagingService, for tests that drive the
 // client directly; the package itself uses the svc field.
 func (s *Session) Service() solace.MessagingService { return s.svc }

@@ -146,33 +146,6 @@ import (
 	"solace.dev/go/messaging/pkg/solace/resource"
 )
 
-// Metadata keys the solace input sets on every message (when the attribute is
-// present). They are shared here so the output can map the same names back
-// onto outgoing messages.
-const (
-	MetaDestination            = "solace_destination"
-	MetaDestinationType        = "solace_destination_type"
-	MetaApplicationMessageID   = "solace_application_message_id"
-	MetaApplicationMessageType = "solace_application_message_type"
-	MetaCorrelationID          = "solace_correlation_id"
-	MetaPriority               = "solace_priority"
-	MetaRedelivered            = "solace_redelivered"
-	MetaDeliveryCount          = "solace_delivery_count"
-	MetaExpiration             = "solace_expiration"
-	MetaTimeToLive             = "solace_time_to_live"
-	MetaReplyTo                = "solace_reply_to"
-	MetaSenderTimestamp        = "solace_sender_timestamp"
-	MetaReceiveTimestamp       = "solace_receive_timestamp"
-	MetaSequenceNumber         = "solace_sequence_number"
-	MetaReplicationGroupMsgID  = "solace_replication_group_message_id"
-	MetaSenderID               = "solace_sender_id"
-	MetaClassOfService         = "solace_class_of_service"
-	MetaHTTPContentType        = "solace_http_content_type"
-	MetaHTTPContentEncoding    = "solace_http_content_encoding"
-	// MetaTimestamp is set by the input itself: the event time it chose.
-	MetaTimestamp = "solace_timestamp"
-)
-
 // Destination types as reported in solace_destination_type.
 const (
 	DestinationTopic     = "topic"
@@ -180,12 +153,6 @@ const (
 	DestinationTempTopic = "temporary_topic"
 	DestinationTempQueue = "temporary_queue"
 )
-
-// MetaField is one metadata key and its typed value.
-type MetaField struct {
-	Key   string
-	Value any
-}
 
 // Inbound is one guaranteed message taken from a queue, converted to plain Go
 // values while its native handle is still valid. It stays tied to the flow
@@ -312,7 +279,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inb
 		buf = append(buf, unsafe.Slice((*byte)(unsafe.Pointer(p)), l)...)
 		return unsafe.String(&buf[off], l), true
 	}
-	add := func(k string, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
+	add := func(k Attr, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
 	millis := func(ms C.int64_t) time.Time {
 		v := int64(ms)
 		return time.Unix(v/1e3, (v%1e3)*1e6)
@@ -496,7 +463,7 @@ func newInboundAPI(msg message.InboundMessage) *Inbound {
 	in := newInboundFor(msg)
 	in.Payload = payloadOf(msg)
 
-	add := func(k string, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
+	add := func(k Attr, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
 
 	dest := msg.GetDestinationName()
 	ext, extOK := readExtended(msg)
@@ -580,7 +547,7 @@ func newInboundAPI(msg message.InboundMessage) *Inbound {
 // carried on the wire: CCSMP computes it from the TTL only when the session
 // property CALCULATE_MESSAGE_EXPIRATION is on, which the Go client never
 // sets. We compute it the same way, receive time plus TTL.
-func addExpiry(add func(string, any), exp time.Time, ttl int64, received time.Time) {
+func addExpiry(add func(Attr, any), exp time.Time, ttl int64, received time.Time) {
 	if ttl > 0 {
 		add(MetaTimeToLive, ttl)
 		if exp.IsZero() {

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -97,11 +98,14 @@ func validateQueueName(q string) error {
 }
 
 // String names the destination for errors and logs.
-func (d Destination) String() string {
+func (d Destination) String() string { return fmt.Sprintf("%s %q", d.Kind(), d.Name) }
+
+// Kind is "queue" or "topic".
+func (d Destination) Kind() string {
 	if d.Queue {
-		return fmt.Sprintf("queue %q", d.Name)
+		return "queue"
 	}
-	return fmt.Sprintf("topic %q", d.Name)
+	return "topic"
 }
 
 // Outbound is a message to publish, in Solace terms but free of client types.
@@ -116,13 +120,14 @@ type Outbound struct {
 	SenderID               string
 	HTTPContentType        string
 	HTTPContentEncoding    string
-	// Priority 0..255, nil means unset.
+	// Priority in PriorityRange, nil means unset.
 	Priority *int
 	// TTL is the time to live for persistent messages; 0 means none.
 	TTL time.Duration
 	// DMQEligible nil means the client default (eligible).
 	DMQEligible *bool
-	// ClassOfService 0..2 (direct messages), nil means unset.
+	// ClassOfService in ClassOfServiceRange (direct messages), nil means
+	// unset.
 	ClassOfService *int
 	// PartitionKey sets the JMSXGroupID user property that partitioned
 	// queues hash on.
@@ -135,9 +140,30 @@ type Outbound struct {
 	// once instead of batching its acknowledgement with later ones: lower
 	// latency for a message that is waited on alone.
 	AckImmediately bool
-	// UserProperties keep their Go types: int64, float64, bool, string and
-	// []byte arrive as the matching SDT types.
+	// UserProperties are sent as user properties, their values as
+	// userPropertyValue converts them.
 	UserProperties map[string]any
+}
+
+// Range is the allowed range of a numeric message attribute.
+type Range struct {
+	Name     string
+	Min, Max int
+}
+
+// The ranges of Outbound's numeric attributes, checked by properties and by
+// the output when it reads a static or per-message value.
+var (
+	PriorityRange       = Range{Name: "priority", Min: 0, Max: 255}
+	ClassOfServiceRange = Range{Name: "class_of_service", Min: 0, Max: 2}
+)
+
+// Check reports n outside the range.
+func (r Range) Check(n int) error {
+	if n < r.Min || n > r.Max {
+		return fmt.Errorf("%s %d out of range %d..%d", r.Name, n, r.Min, r.Max)
+	}
+	return nil
 }
 
 // ReplyToProperty is the user property carrying Outbound.ReplyTo.
@@ -157,16 +183,7 @@ func (o *Outbound) properties() (config.MessagePropertyMap, error) {
 		if strings.HasPrefix(k, solacePropertyPrefix) {
 			continue
 		}
-		switch v.(type) {
-		case int64, float64, bool, string, []byte, int32, int16, int8, uint8, uint16, uint32, uint64, float32:
-		case int:
-			v = int64(v.(int))
-		case nil:
-			continue
-		default:
-			v = fmt.Sprint(v)
-		}
-		p[config.MessageProperty(k)] = v
+		p[config.MessageProperty(k)] = userPropertyValue(v)
 	}
 	if o.ApplicationMessageID != "" {
 		p[config.MessagePropertyApplicationMessageID] = o.ApplicationMessageID
@@ -185,8 +202,8 @@ func (o *Outbound) properties() (config.MessagePropertyMap, error) {
 		p[config.MessagePropertyHTTPContentEncoding] = o.HTTPContentEncoding
 	}
 	if o.Priority != nil {
-		if *o.Priority < 0 || *o.Priority > 255 {
-			return nil, fmt.Errorf("priority %d out of range 0..255", *o.Priority)
+		if err := PriorityRange.Check(*o.Priority); err != nil {
+			return nil, err
 		}
 		p[config.MessagePropertyPriority] = *o.Priority
 	}
@@ -200,8 +217,8 @@ func (o *Outbound) properties() (config.MessagePropertyMap, error) {
 		p[config.MessagePropertyPersistentDMQEligible] = *o.DMQEligible
 	}
 	if o.ClassOfService != nil {
-		if *o.ClassOfService < 0 || *o.ClassOfService > 2 {
-			return nil, fmt.Errorf("class_of_service %d out of range 0..2", *o.ClassOfService)
+		if err := ClassOfServiceRange.Check(*o.ClassOfService); err != nil {
+			return nil, err
 		}
 		p[config.MessagePropertyClassOfService] = *o.ClassOfService
 	}
@@ -217,6 +234,34 @@ func (o *Outbound) properties() (config.MessagePropertyMap, error) {
 	return p, nil
 }
 
+// userPropertyValue keeps the types a user property can carry: int64,
+// float64, bool, string and []byte arrive as the matching SDT types; int,
+// int32 and uint32 (and a uint64 that fits) become int64, float32 float64,
+// nil the empty string, and anything else its fmt.Sprint string.
+func userPropertyValue(v any) any {
+	switch t := v.(type) {
+	case int64, float64, bool, string, []byte:
+		return t
+	case int:
+		return int64(t)
+	case int32:
+		return int64(t)
+	case uint32:
+		return int64(t)
+	case uint64:
+		if t <= 1<<63-1 {
+			return int64(t)
+		}
+		return strconv.FormatUint(t, 10)
+	case float32:
+		return float64(t)
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(t)
+	}
+}
+
 // plain reports a message without attributes, which needs no property map.
 func (o *Outbound) plain() bool {
 	return len(o.UserProperties) == 0 && o.ApplicationMessageID == "" && o.ApplicationMessageType == "" &&
@@ -229,7 +274,7 @@ func (o *Outbound) plain() bool {
 // publisher took its copy.
 func build(b solace.OutboundMessageBuilder, topics *topicCache, o *Outbound) (message.OutboundMessage, *resource.Topic, error) {
 	if o.Destination.Name == "" {
-		return nil, nil, fmt.Errorf("empty %s name", destKind(o.Destination))
+		return nil, nil, fmt.Errorf("empty %s name", o.Destination.Kind())
 	}
 	props, err := o.properties()
 	if err != nil {
@@ -260,11 +305,4 @@ func (c *topicCache) get(name string) *resource.Topic {
 	t := resource.TopicOf(name)
 	c.last.Store(t)
 	return t
-}
-
-func destKind(d Destination) string {
-	if d.Queue {
-		return "queue"
-	}
-	return "topic"
 }

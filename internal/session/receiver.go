@@ -136,12 +136,11 @@ type Receiver struct {
 	// gen counts connection losses; messages remember the generation they
 	// were delivered in so that settling them after a reconnect is
 	// recognised as harmless.
-	gen          atomic.Uint64
-	listenerID   uint64
-	closeOnce    sync.Once
-	closeErr     error
-	staleDropped atomic.Int64
-	onStale      func()
+	gen        atomic.Uint64
+	listenerID uint64
+	closeOnce  sync.Once
+	closeErr   error
+	onStale    func()
 }
 
 type flow struct {
@@ -424,7 +423,6 @@ func (r *Receiver) fresh(in *Inbound) bool {
 	if in.gen == r.gen.Load() {
 		return true
 	}
-	r.staleDropped.Add(1)
 	if r.onStale != nil {
 		r.onStale()
 	}

@@ -42,6 +42,10 @@ Example:
 			&cli.StringFlag{Name: "tls-max-version", Value: "1.3", Usage: `highest TLS version offered, "1.2" or "1.3" (older PubSub+ releases stop at 1.2)`},
 			&cli.StringFlag{Name: "tls-key-passphrase-file", Usage: "`FILE` holding the passphrase of an encrypted TLS key"},
 			&cli.StringFlag{Name: "health-addr", Usage: "address for the health-check HTTP listener (/health-check/direct-active, /health-check/guaranteed-active; PubSub+ uses port 5550), none by default"},
+			&cli.GenericFlag{Name: "extra-listener", Value: &repeated{}, Usage: "also serve `TRANSPORT=ADDR`, TRANSPORT one of smf, compressed, smf-tls (needs --tls-cert); repeatable, e.g. smf=127.0.0.1:55556"},
+			&cli.StringFlag{Name: "oauth-addr", Usage: "address for a test OAuth provider serving --oauth-jwks-file at /jwks and --oauth-userinfo-file at /userinfo (https with --tls-cert), for OAuth profiles' endpointJwks; none by default"},
+			&cli.StringFlag{Name: "oauth-jwks-file", Usage: "JSON Web Key Set `FILE` the --oauth-addr provider serves (the public keys of the tokens clients log in with)"},
+			&cli.StringFlag{Name: "oauth-userinfo-file", Usage: "JSON `FILE` the --oauth-addr provider serves as userinfo (default {})"},
 			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
 			&cli.StringFlag{Name: "semp-user", Value: "admin:admin", Usage: "SEMP basic-auth `NAME:PASSWORD`"},
 			&cli.GenericFlag{Name: "queue", Value: &repeated{}, Usage: "pre-create a durable queue `NAME[:topic,...]`, repeatable"},
@@ -80,6 +84,18 @@ func runDevbroker(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	oauthCfg, err := devbrokerOAuth(c, tlsConf)
+	if err != nil {
+		return err
+	}
+	var extra [][2]string
+	for _, v := range c.Generic("extra-listener").(*repeated).values {
+		transport, addr, ok := strings.Cut(v, "=")
+		if !ok || transport == "" || addr == "" {
+			return fmt.Errorf("--extra-listener %q: want TRANSPORT=ADDR, e.g. smf=127.0.0.1:55556", v)
+		}
+		extra = append(extra, [2]string{transport, addr})
+	}
 	b, err := solacetest.Start(solacetest.Config{
 		CompressedAddr: c.String("compressed-addr"),
 		WebAddr:        c.String("web-addr"),
@@ -99,6 +115,20 @@ func runDevbroker(c *cli.Context) error {
 		return err
 	}
 	defer func() { _ = b.Close() }()
+	for _, l := range extra {
+		if _, err := b.ListenAlso(l[0], l[1]); err != nil {
+			return fmt.Errorf("--extra-listener %s=%s: %w", l[0], l[1], err)
+		}
+	}
+	oauthURL := "none"
+	if oauthCfg != nil {
+		oauth, err := solacetest.StartOAuthServer(*oauthCfg)
+		if err != nil {
+			return fmt.Errorf("--oauth-addr: %w", err)
+		}
+		defer func() { _ = oauth.Close() }()
+		oauthURL = oauth.URL()
+	}
 	if name := c.String("replay-log"); name != "" {
 		if err := b.CreateReplayLog("default", solacetest.ReplayLog{Name: name, IngressEnabled: true, EgressEnabled: true}); err != nil {
 			return fmt.Errorf("--replay-log: %w", err)
@@ -114,8 +144,8 @@ func runDevbroker(c *cli.Context) error {
 			return fmt.Errorf("--queue %q: %w", q, err)
 		}
 	}
-	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s web=%s secure_web=%s semp=%s health=%s (dev/test only)\n",
-		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.WebURL(), b.SecureWebURL(), b.SEMPURL(), b.HealthURL())
+	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s web=%s secure_web=%s semp=%s health=%s oauth=%s (dev/test only)\n",
+		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.WebURL(), b.SecureWebURL(), b.SEMPURL(), b.HealthURL(), oauthURL)
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -131,13 +161,15 @@ func runDevbroker(c *cli.Context) error {
 // devbrokerTLS builds the TLS listener's configuration from the flags, or
 // nil without --smf-tls-addr.
 func devbrokerTLS(c *cli.Context) (*tls.Config, error) {
-	addr := c.String("smf-tls-addr") + c.String("secure-web-addr")
+	addr := c.String("smf-tls-addr") + c.String("secure-web-addr") + c.String("oauth-addr")
 	certFile := c.String("tls-cert")
 	switch {
 	case addr == "" && certFile == "":
 		return nil, nil
 	case addr == "":
-		return nil, errors.New("--tls-cert needs --smf-tls-addr or --secure-web-addr, an address to serve TLS on")
+		return nil, errors.New("--tls-cert needs --smf-tls-addr, --secure-web-addr or --oauth-addr, an address to serve TLS on")
+	case certFile == "" && c.String("smf-tls-addr")+c.String("secure-web-addr") == "":
+		return nil, nil // a plain-http OAuth provider
 	case certFile == "":
 		return nil, errors.New("--smf-tls-addr and --secure-web-addr need --tls-cert, a PEM file with the server certificate")
 	}
@@ -158,6 +190,32 @@ func devbrokerTLS(c *cli.Context) (*tls.Config, error) {
 		return nil, fmt.Errorf("--tls-max-version %q: want 1.2 or 1.3", c.String("tls-max-version"))
 	}
 	return solacetest.ServerTLSConfig(cert, maxVersion), nil
+}
+
+// devbrokerOAuth reads the configuration of the test OAuth provider of
+// --oauth-addr, or returns nil without it. It serves https with the broker's
+// certificate when there is one.
+func devbrokerOAuth(c *cli.Context, tlsConf *tls.Config) (*solacetest.OAuthServerConfig, error) {
+	addr, jwksFile, userinfoFile := c.String("oauth-addr"), c.String("oauth-jwks-file"), c.String("oauth-userinfo-file")
+	switch {
+	case addr == "" && jwksFile+userinfoFile == "":
+		return nil, nil
+	case addr == "":
+		return nil, errors.New("--oauth-jwks-file and --oauth-userinfo-file need --oauth-addr, the address to serve them on")
+	case jwksFile == "":
+		return nil, errors.New("--oauth-addr needs --oauth-jwks-file, the JSON Web Key Set to serve")
+	}
+	cfg := solacetest.OAuthServerConfig{Addr: addr, TLS: tlsConf}
+	var err error
+	if cfg.JWKS, err = os.ReadFile(jwksFile); err != nil {
+		return nil, fmt.Errorf("--oauth-jwks-file: %w", err)
+	}
+	if userinfoFile != "" {
+		if cfg.Userinfo, err = os.ReadFile(userinfoFile); err != nil {
+			return nil, fmt.Errorf("--oauth-userinfo-file: %w", err)
+		}
+	}
+	return &cfg, nil
 }
 
 // healthAddr maps the flag's "-" (no listener) to Config's "".

@@ -20,6 +20,11 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 		{name: "user without password", args: []string{"--user", "app"}, want: `--user "app": want NAME:PASSWORD`},
 		{name: "semp user without password", args: []string{"--semp-user", "admin"}, want: "--semp-user: want NAME:PASSWORD"},
 		{name: "log level", args: []string{"--log-level", "loud"}, want: "--log-level"},
+		{name: "extra listener without transport", args: []string{"--extra-listener", "127.0.0.1:0"}, want: `--extra-listener "127.0.0.1:0": want TRANSPORT=ADDR`},
+		{name: "extra listener of unknown transport", args: []string{"--extra-listener", "mqtt=127.0.0.1:0"}, want: `unknown transport "mqtt"`},
+		{name: "oauth provider without key set", args: []string{"--oauth-addr", "127.0.0.1:0"}, want: "--oauth-addr needs --oauth-jwks-file"},
+		{name: "oauth files without address", args: []string{"--oauth-jwks-file", "jwks.json"}, want: "need --oauth-addr"},
+		{name: "oauth key set missing", args: []string{"--oauth-addr", "127.0.0.1:0", "--oauth-jwks-file", "/nonexistent/jwks.json"}, want: "--oauth-jwks-file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,7 +27,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -202,11 +204,8 @@ func (p *Proxy) waitGate(c *pair) bool {
 // discarded. New connections are accepted as before.
 func (p *Proxy) Reset() {
 	p.mu.Lock()
-	cs := make([]*pair, 0, len(p.conns))
-	for c := range p.conns {
-		cs = append(cs, c)
-		delete(p.conns, c)
-	}
+	cs := slices.Collect(maps.Keys(p.conns))
+	clear(p.conns)
 	p.mu.Unlock()
 	for _, c := range cs {
 		c.reset()

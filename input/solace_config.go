@@ -1,0 +1,196 @@
+package input
+
+import (
+	"crypto/tls"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
+	"github.com/connect-solace/connect-solace/internal/secretfile"
+	"github.com/connect-solace/connect-solace/internal/session"
+)
+
+// This file holds the solace input's own fields as written and the rules
+// between them. The rules live here once: the constructor checks them, and
+// the spec's lint rule reports the same list through the solace_input_lint
+// Bloblang method, so a config is refused with the same words at lint time
+// and, unlinted, when the input is built. Only what lint cannot know (that a
+// cache resource exists) is checked by the constructor alone.
+
+// siFields are the input's own fields (the connection block aside).
+type siFields struct {
+	queue, topic, queueName string
+
+	hasSEMP                                 bool
+	sempURL, sempUsername, sempVPN          string
+	sempPassword, sempPasswordFile          string
+	sempTLS                                 *tls.Config // nil when off
+	nackOutcome                             string
+	dedup                                   bool
+	dedupSize                               int
+	dedupAge                                time.Duration
+	dedupCache                              string
+	flows, batchSize, receiveBuffer         int
+	selector                                string
+	replayFrom, replayTime, replayMessageID string
+	timestamp                               string
+	timestampMapping                        string // the mapping's source, "" when unset
+	backlogPollInterval                     time.Duration
+}
+
+// siFieldsFromParsed reads the input's own fields. It checks no rule; see
+// problems.
+func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
+	var f siFields
+	var err error
+	str := func(dst *string, path ...string) {
+		if err == nil {
+			*dst, err = conf.FieldString(path...)
+		}
+	}
+	integer := func(dst *int, path ...string) {
+		if err == nil {
+			*dst, err = conf.FieldInt(path...)
+		}
+	}
+	duration := func(dst *time.Duration, path ...string) {
+		if err == nil {
+			*dst, err = conf.FieldDuration(path...)
+		}
+	}
+	str(&f.queue, siFieldQueue)
+	str(&f.topic, siFieldTopic)
+	str(&f.queueName, siFieldQueueName)
+	if f.hasSEMP = conf.Contains(siFieldSEMP); f.hasSEMP {
+		str(&f.sempURL, siFieldSEMP, siFieldSEMPURL)
+		str(&f.sempUsername, siFieldSEMP, siFieldSEMPUsername)
+		str(&f.sempPassword, siFieldSEMP, siFieldSEMPPassword)
+		str(&f.sempPasswordFile, siFieldSEMP, siFieldSEMPPasswordFile)
+		str(&f.sempVPN, siFieldSEMP, siFieldSEMPVPN)
+		if err == nil {
+			var on bool
+			if f.sempTLS, on, err = conf.Namespace(siFieldSEMP).FieldTLSToggled(siFieldSEMPTLS); !on {
+				f.sempTLS = nil
+			}
+		}
+	}
+	str(&f.nackOutcome, siFieldNackOutcome)
+	if err == nil {
+		f.dedup, err = conf.FieldBool(siFieldDeduplicate)
+	}
+	integer(&f.dedupSize, siFieldDedupWindow, siFieldDedupSize)
+	duration(&f.dedupAge, siFieldDedupWindow, siFieldDedupAge)
+	str(&f.dedupCache, siFieldDedupCache)
+	integer(&f.flows, siFieldFlows)
+	str(&f.selector, siFieldSelector)
+	if conf.Contains(siFieldReplay) {
+		str(&f.replayFrom, siFieldReplay, siFieldReplayFrom)
+		str(&f.replayTime, siFieldReplay, siFieldReplayTime)
+		str(&f.replayMessageID, siFieldReplay, siFieldReplayMessageID)
+	}
+	integer(&f.receiveBuffer, siFieldReceiveBuffer)
+	integer(&f.batchSize, siFieldBatchSize)
+	str(&f.timestamp, siFieldTimestamp)
+	if conf.Contains(siFieldTimestampMapping) {
+		str(&f.timestampMapping, siFieldTimestampMapping)
+	}
+	duration(&f.backlogPollInterval, siFieldBacklogPollInterval)
+	return f, err
+}
+
+// problems lists every contradiction among the fields, each naming the field
+// and the fix.
+func (f *siFields) problems() []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch {
+	case f.queue == "" && f.topic == "":
+		add("exactly one of the fields queue and topic must be set: set exactly one of them, e.g. queue: orders or topic: orders/>")
+	case f.queue != "" && f.topic != "":
+		add("fields queue and topic: both are set; keep one")
+	}
+	if f.topic != "" && f.sempURL == "" {
+		add("field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue")
+	}
+	if f.sempPassword != "" && f.sempPasswordFile != "" {
+		errs = append(errs, secretfile.BothSetError(siFieldSEMP+"."+siFieldSEMPPassword, siFieldSEMP+"."+siFieldSEMPPasswordFile))
+	}
+	if f.queue != "" && f.queueName != "" {
+		add("field queue_name: only used with topic; with queue, name the queue in queue")
+	}
+	if f.dedup && f.dedupCache == "" && f.dedupSize <= 0 && f.dedupAge <= 0 {
+		add("field dedup_window: set size or age (or dedup_cache), an unbounded window grows forever")
+	}
+	if f.dedupSize < 0 {
+		add("field dedup_window.size: must be 0 or more, got %d", f.dedupSize)
+	}
+	for _, n := range []struct {
+		field string
+		v     int
+	}{{siFieldFlows, f.flows}, {siFieldBatchSize, f.batchSize}, {siFieldReceiveBuffer, f.receiveBuffer}} {
+		if n.v < 1 {
+			add("field %s: must be at least 1, got %d", n.field, n.v)
+		}
+	}
+	switch {
+	case f.timestamp == siTimestampMapping && f.timestampMapping == "":
+		add(`field timestamp_mapping: timestamp: mapping needs a mapping, e.g. timestamp_mapping: root = this.event_time.ts_parse("2006-01-02T15:04:05Z07:00")`)
+	case f.timestamp != siTimestampMapping && f.timestampMapping != "":
+		add("field timestamp_mapping: only used with timestamp: mapping; set timestamp: mapping or remove it")
+	}
+	switch f.replayFrom {
+	case siReplayTime:
+		if f.replayTime == "" {
+			add("field replay.time: from: time needs a time, e.g. replay.time: 2025-01-31T12:00:00Z")
+		} else if _, err := siParseReplayTime(f.replayTime); err != nil {
+			errs = append(errs, err)
+		}
+	case siReplayMessageID:
+		if f.replayMessageID == "" {
+			add("field replay.message_id: from: message_id needs a replication group message id")
+		}
+	}
+	return errs
+}
+
+// siParseReplayTime parses replay.time: RFC 3339, as time.Parse reads it.
+func siParseReplayTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return t, fmt.Errorf("field %s.%s: %q is not an RFC 3339 time: %w", siFieldReplay, siFieldReplayTime, s, err)
+	}
+	return t, nil
+}
+
+// replay is the replay the fields ask for; problems has checked them.
+func (f *siFields) replay() session.Replay {
+	var rp session.Replay
+	switch f.replayFrom {
+	case siReplayStart:
+		rp.Mode = session.ReplayAll
+	case siReplayTime:
+		rp.Time, _ = siParseReplayTime(f.replayTime)
+		rp.Mode = session.ReplayFromTime
+	case siReplayMessageID:
+		rp.MessageID = f.replayMessageID
+		rp.Mode = session.ReplayAfterMessageID
+	}
+	return rp
+}
+
+// siLintSpec is the input's spec for reading a linted config.
+var siLintSpec = sync.OnceValue(solaceInputSpec)
+
+// The input's lint rule calls problems through this method.
+var _ = func() bool {
+	lintmethod.Register("solace_input_lint",
+		"Internal to the solace input's lint rule: the contradictions between the input's own fields of the linted config, as a list of messages.",
+		siLintSpec, func(pc *service.ParsedConfig) ([]error, error) {
+			f, err := siFieldsFromParsed(pc)
+			return f.problems(), err
+		})
+	return true
+}()

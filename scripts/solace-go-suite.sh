@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Run Solace's own Go client test suite against the devbroker, as solacetest/doc.go
+# records it: the shared harness (../shared/tools/solace-go-suite/run.sh, unpatched)
+# plus the external services the suite reads from its environment, started here:
+#   - an OAuth provider: the devbroker serves the suite's JWKS and userinfo fixtures
+#     over https (--oauth-addr), and PUBSUB_OAUTHSERVER_* point the suite's OAuth
+#     profiles at it (the suite skips its OAuth specs without them).
+#   - toxiproxy (github.com/Shopify/toxiproxy/v2, built here with go install) on
+#     127.0.0.1 behind scripts/toxiproxy-front, which keeps the proxies the suite
+#     creates on loopback and maps the upstream ports the suite assumes (55555,
+#     55003, 55443) to the devbroker's --extra-listener addresses; TOXIPROXY_* tell
+#     the suite where it is (it skips its network-fault specs without them).
+#
+# usage: scripts/solace-go-suite.sh [--out DIR] [--files "a_test.go ..."] [SUITE_TEST_DIR]
+#   SUITE_TEST_DIR defaults to /tmp/solace-go-suite/test (see the harness README for
+#   how to get it); other harness options go after --, e.g. -- --stall 60.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+HARNESS=${SOLACE_GO_SUITE_HARNESS:-$ROOT/../shared/tools/solace-go-suite/run.sh}
+[ -x "$HARNESS" ] || HARNESS=/work/shared/tools/solace-go-suite/run.sh
+OUT=/tmp/sgs; FILES=""; SUITE=/tmp/solace-go-suite/test; EXTRA=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--out) OUT=$2; shift 2 ;;
+	--files) FILES=$2; shift 2 ;;
+	--) shift; EXTRA=("$@"); break ;;
+	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) SUITE=$1; shift ;;
+	esac
+done
+[ -f "$SUITE/main_test.go" ] || { echo "solace-go-suite.sh: $SUITE is not the suite's test/ folder" >&2; exit 2; }
+F=$(cd "$SUITE/data/fixtures" && pwd)
+
+TMP=$(mktemp -d)
+BIN=$TMP/connect-solace
+(cd "$ROOT" && go build -o "$BIN" ./cmd/connect-solace && go build -o "$TMP/toxiproxy-front" ./scripts/toxiproxy-front)
+GOBIN=$TMP GOFLAGS= go install github.com/Shopify/toxiproxy/v2/cmd/server@v2.3.0
+
+# free_port prints a TCP port free on 127.0.0.1 now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+OAUTH_PORT=$(free_port)
+export PUBSUB_OAUTHSERVER_HOSTNAME=127.0.0.1
+export PUBSUB_OAUTHSERVER_JWKS_ENDPOINT=https://127.0.0.1:$OAUTH_PORT/jwks
+export PUBSUB_OAUTHSERVER_USERINFO_ENDPOINT=https://127.0.0.1:$OAUTH_PORT/userinfo
+
+# Toxiproxy and its front, stopped by PID when this script ends.
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$TMP"; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+wait_tcp() { # wait_tcp PORT PID: until 127.0.0.1:PORT accepts, or PID died
+	for _ in $(seq 1 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || { echo "solace-go-suite.sh: process $2 died before listening on $1" >&2; return 1; }
+		sleep 0.1
+	done
+	echo "solace-go-suite.sh: nothing listens on 127.0.0.1:$1" >&2; return 1
+}
+TOXI_API=$(free_port); FRONT=$(free_port)
+UP_SMF=$(free_port); UP_COMP=$(free_port); UP_TLS=$(free_port)
+"$TMP/server" -host 127.0.0.1 -port "$TOXI_API" >"$OUT.toxiproxy.log" 2>&1 &
+PIDS+=($!); wait_tcp "$TOXI_API" "$!"
+"$TMP/toxiproxy-front" -listen "127.0.0.1:$FRONT" -toxiproxy "127.0.0.1:$TOXI_API" \
+	-map "55555=127.0.0.1:$UP_SMF" -map "55003=127.0.0.1:$UP_COMP" -map "55443=127.0.0.1:$UP_TLS" >>"$OUT.toxiproxy.log" 2>&1 &
+PIDS+=($!); wait_tcp "$FRONT" "$!"
+export TOXIPROXY_HOST=127.0.0.1 TOXIPROXY_PORT=$FRONT TOXIPROXY_UPSTREAM=127.0.0.1
+export TOXIPROXY_PLAINTEXT_PORT=$(free_port) TOXIPROXY_COMPRESSED_PORT=$(free_port) TOXIPROXY_SECURE_PORT=$(free_port)
+
+args=(--out "$OUT")
+[ -n "$FILES" ] && args+=(--files "$FILES")
+"$HARNESS" "${args[@]}" "${EXTRA[@]}" "$SUITE" -- \
+	"$BIN" devbroker --smf-addr '127.0.0.1:{smf}' --semp-addr '127.0.0.1:{semp}' \
+	--health-addr '127.0.0.1:{health}' --smf-tls-addr '127.0.0.1:{secure}' \
+	--compressed-addr '127.0.0.1:{compressed}' --web-addr '127.0.0.1:{web}' \
+	--secure-web-addr '127.0.0.1:{secure_web}' --tls-cert "$F/api-server.pem" \
+	--tls-key-passphrase-file "$F/api-server-passphrase.txt" --tls-max-version 1.2 \
+	--oauth-addr "127.0.0.1:$OAUTH_PORT" --oauth-jwks-file "$F/jwks_key_endpoint.json" \
+	--oauth-userinfo-file "$F/userinfo.json" --extra-listener "smf=127.0.0.1:$UP_SMF" \
+	--extra-listener "compressed=127.0.0.1:$UP_COMP" --extra-listener "smf-tls=127.0.0.1:$UP_TLS" --log-level debug

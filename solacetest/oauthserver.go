@@ -1,0 +1,146 @@
+package solacetest
+
+// This file is a minimal OAuth 2.0 / OpenID Connect provider for tests: the
+// endpoints a PubSub+ OAuth profile points at (endpointJwks,
+// endpointUserinfo), and, with a key it generated itself, the minting of
+// signed tokens to log in with.
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// OAuthServerConfig configures an OAuthServer.
+type OAuthServerConfig struct {
+	Addr string      // "" means "127.0.0.1:0"
+	TLS  *tls.Config // non-nil: serve https
+	// JWKS is the JSON Web Key Set served at /jwks. Nil means a key set
+	// holding the public half of an RSA key the server generates, which
+	// Token then signs with.
+	JWKS []byte
+	// Userinfo is the JSON served at /userinfo; nil means {}.
+	Userinfo []byte
+}
+
+// OAuthServer serves an OAuth provider's JWKS (/jwks) and userinfo
+// (/userinfo) endpoints.
+type OAuthServer struct {
+	ln     net.Listener
+	srv    *http.Server
+	scheme string
+	key    *rsa.PrivateKey // nil unless the server generated its key
+	keyID  string
+	done   chan struct{}
+}
+
+// StartOAuthServer starts an OAuthServer.
+func StartOAuthServer(cfg OAuthServerConfig) (*OAuthServer, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	s := &OAuthServer{scheme: "http", done: make(chan struct{})}
+	jwks := cfg.JWKS
+	if jwks == nil {
+		key, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			return nil, fmt.Errorf("generating the OAuth server's key: %w", err)
+		}
+		s.key, s.keyID = key, "solacetest-1"
+		jwks, err = json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: s.keyID,
+			Algorithm: string(jose.RS256), Use: "sig"}}})
+		if err != nil {
+			return nil, err
+		}
+	} else if err := json.Unmarshal(jwks, &jose.JSONWebKeySet{}); err != nil {
+		return nil, fmt.Errorf("OAuth server JWKS: not a JSON Web Key Set: %w", err)
+	}
+	userinfo := cfg.Userinfo
+	if userinfo == nil {
+		userinfo = []byte("{}")
+	} else if !json.Valid(userinfo) {
+		return nil, errors.New("OAuth server userinfo: not JSON")
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening for the OAuth server on %s: %w", cfg.Addr, err)
+	}
+	if cfg.TLS != nil {
+		ln, s.scheme = tls.NewListener(ln, cfg.TLS), "https"
+	}
+	mux := http.NewServeMux()
+	serve := func(body []byte) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(body)
+		}
+	}
+	mux.Handle("GET /jwks", serve(jwks))
+	mux.Handle("GET /userinfo", serve(userinfo))
+	s.ln, s.srv = ln, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(io.Discard, "", 0)} // TLS handshake refusals are the tests' business
+	go func() {
+		defer close(s.done)
+		_ = s.srv.Serve(ln)
+	}()
+	return s, nil
+}
+
+// NewOAuthServer starts an OAuthServer for the test and closes it at its
+// end.
+func NewOAuthServer(t interface {
+	Helper()
+	Fatalf(string, ...any)
+	Cleanup(func())
+}, cfg OAuthServerConfig) *OAuthServer {
+	t.Helper()
+	s, err := StartOAuthServer(cfg)
+	if err != nil {
+		t.Fatalf("starting the OAuth server: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// URL is the server's base URL.
+func (s *OAuthServer) URL() string { return s.scheme + "://" + s.ln.Addr().String() }
+
+// JWKSURL is the URL to set as an OAuth profile's endpointJwks.
+func (s *OAuthServer) JWKSURL() string { return s.URL() + "/jwks" }
+
+// UserinfoURL is the URL to set as an OAuth profile's endpointUserinfo.
+func (s *OAuthServer) UserinfoURL() string { return s.URL() + "/userinfo" }
+
+// Token signs claims (iss, sub, aud, exp, ...) as a JWT with the server's
+// generated key (RS256), with JOSE type typ ("JWT" for ID tokens, "at+jwt"
+// for access tokens by RFC 9068). A server given a JWKS holds no key and
+// fails.
+func (s *OAuthServer) Token(claims map[string]any, typ string) (string, error) {
+	if s.key == nil {
+		return "", errors.New("the OAuth server serves a given JWKS and holds no signing key")
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: s.key, KeyID: s.keyID}},
+		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)))
+	if err != nil {
+		return "", fmt.Errorf("OAuth server signer: %w", err)
+	}
+	return jwt.Signed(signer).Claims(claims).Serialize()
+}
+
+// Close stops the server.
+func (s *OAuthServer) Close() error {
+	err := s.srv.Close()
+	<-s.done
+	return err
+}

@@ -1,0 +1,475 @@
+package solacetest
+
+// This file is the SEMP resources of OAuth login (oauth.go): a VPN's
+// authenticationOauthProfiles and authorizationGroups, and the broker's
+// domainCertAuthorities (config API; GETs in the monitor API too).
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"slices"
+	"time"
+)
+
+type sempOAuthProfile struct {
+	AuthorizationGroupsClaimName          string `json:"authorizationGroupsClaimName"`
+	AuthorizationGroupsClaimStringFormat  string `json:"authorizationGroupsClaimStringFormat"`
+	ClientID                              string `json:"clientId"`
+	ClientRequiredType                    string `json:"clientRequiredType"`
+	ClientValidateTypeEnabled             bool   `json:"clientValidateTypeEnabled"`
+	DisconnectOnTokenExpirationEnabled    bool   `json:"disconnectOnTokenExpirationEnabled"`
+	Enabled                               bool   `json:"enabled"`
+	EndpointDiscovery                     string `json:"endpointDiscovery"`
+	EndpointIntrospection                 string `json:"endpointIntrospection"`
+	EndpointJwks                          string `json:"endpointJwks"`
+	EndpointJwksRefreshInterval           int64  `json:"endpointJwksRefreshInterval"`
+	EndpointUserinfo                      string `json:"endpointUserinfo"`
+	EndpointUserinfoTimeout               int64  `json:"endpointUserinfoTimeout"`
+	Issuer                                string `json:"issuer"`
+	MsgVpnName                            string `json:"msgVpnName"`
+	OauthProfileName                      string `json:"oauthProfileName"`
+	OauthRole                             string `json:"oauthRole"`
+	ResourceServerParseAccessTokenEnabled bool   `json:"resourceServerParseAccessTokenEnabled"`
+	ResourceServerRequiredAudience        string `json:"resourceServerRequiredAudience"`
+	ResourceServerRequiredIssuer          string `json:"resourceServerRequiredIssuer"`
+	ResourceServerRequiredScope           string `json:"resourceServerRequiredScope"`
+	ResourceServerRequiredType            string `json:"resourceServerRequiredType"`
+	ResourceServerValidateAudienceEnabled bool   `json:"resourceServerValidateAudienceEnabled"`
+	ResourceServerValidateIssuerEnabled   bool   `json:"resourceServerValidateIssuerEnabled"`
+	ResourceServerValidateScopeEnabled    bool   `json:"resourceServerValidateScopeEnabled"`
+	ResourceServerValidateTypeEnabled     bool   `json:"resourceServerValidateTypeEnabled"`
+	UsernameClaimName                     string `json:"usernameClaimName"`
+}
+
+func oauthProfileJSON(vpn string, p OAuthProfile) sempOAuthProfile {
+	return sempOAuthProfile{
+		AuthorizationGroupsClaimName: p.AuthorizationGroupsClaimName, AuthorizationGroupsClaimStringFormat: p.AuthorizationGroupsClaimStringFormat,
+		ClientID: p.ClientID, ClientRequiredType: p.ClientRequiredType, ClientValidateTypeEnabled: p.ClientValidateType,
+		DisconnectOnTokenExpirationEnabled: p.DisconnectOnTokenExpiration, Enabled: p.Enabled,
+		EndpointJwks: p.EndpointJWKS, EndpointJwksRefreshInterval: int64(p.EndpointJWKSRefresh / time.Second),
+		EndpointUserinfo: p.EndpointUserinfo, EndpointUserinfoTimeout: p.EndpointUserinfoTimeout,
+		Issuer: p.Issuer, MsgVpnName: vpn, OauthProfileName: p.Name, OauthRole: p.Role,
+		ResourceServerParseAccessTokenEnabled: p.ResourceServerParseAccessToken,
+		ResourceServerRequiredAudience:        p.ResourceServerRequiredAudience, ResourceServerRequiredIssuer: p.ResourceServerRequiredIssuer,
+		ResourceServerRequiredScope: p.ResourceServerRequiredScope, ResourceServerRequiredType: p.ResourceServerRequiredType,
+		ResourceServerValidateAudienceEnabled: p.ResourceServerValidateAudience, ResourceServerValidateIssuerEnabled: p.ResourceServerValidateIssuer,
+		ResourceServerValidateScopeEnabled: p.ResourceServerValidateScope, ResourceServerValidateTypeEnabled: p.ResourceServerValidateType,
+		UsernameClaimName: p.UsernameClaimName,
+	}
+}
+
+// oauthProfileAttrs maps each modelled MsgVpnAuthenticationOauthProfile
+// attribute to its field.
+var oauthProfileAttrs = map[string]func(*OAuthProfile) any{
+	"authorizationGroupsClaimName":          func(p *OAuthProfile) any { return &p.AuthorizationGroupsClaimName },
+	"authorizationGroupsClaimStringFormat":  func(p *OAuthProfile) any { return &p.AuthorizationGroupsClaimStringFormat },
+	"clientId":                              func(p *OAuthProfile) any { return &p.ClientID },
+	"clientRequiredType":                    func(p *OAuthProfile) any { return &p.ClientRequiredType },
+	"clientSecret":                          func(p *OAuthProfile) any { return &p.ClientSecret },
+	"clientValidateTypeEnabled":             func(p *OAuthProfile) any { return &p.ClientValidateType },
+	"disconnectOnTokenExpirationEnabled":    func(p *OAuthProfile) any { return &p.DisconnectOnTokenExpiration },
+	"enabled":                               func(p *OAuthProfile) any { return &p.Enabled },
+	"endpointJwks":                          func(p *OAuthProfile) any { return &p.EndpointJWKS },
+	"endpointUserinfo":                      func(p *OAuthProfile) any { return &p.EndpointUserinfo },
+	"endpointUserinfoTimeout":               func(p *OAuthProfile) any { return &p.EndpointUserinfoTimeout },
+	"issuer":                                func(p *OAuthProfile) any { return &p.Issuer },
+	"oauthRole":                             func(p *OAuthProfile) any { return &p.Role },
+	"resourceServerParseAccessTokenEnabled": func(p *OAuthProfile) any { return &p.ResourceServerParseAccessToken },
+	"resourceServerRequiredAudience":        func(p *OAuthProfile) any { return &p.ResourceServerRequiredAudience },
+	"resourceServerRequiredIssuer":          func(p *OAuthProfile) any { return &p.ResourceServerRequiredIssuer },
+	"resourceServerRequiredScope":           func(p *OAuthProfile) any { return &p.ResourceServerRequiredScope },
+	"resourceServerRequiredType":            func(p *OAuthProfile) any { return &p.ResourceServerRequiredType },
+	"resourceServerValidateAudienceEnabled": func(p *OAuthProfile) any { return &p.ResourceServerValidateAudience },
+	"resourceServerValidateIssuerEnabled":   func(p *OAuthProfile) any { return &p.ResourceServerValidateIssuer },
+	"resourceServerValidateScopeEnabled":    func(p *OAuthProfile) any { return &p.ResourceServerValidateScope },
+	"resourceServerValidateTypeEnabled":     func(p *OAuthProfile) any { return &p.ResourceServerValidateType },
+	"usernameClaimName":                     func(p *OAuthProfile) any { return &p.UsernameClaimName },
+}
+
+// oauthProfileDefaultsOnly are attributes of features the broker does not
+// implement (endpoint discovery, token introspection, MQTT): accepted only
+// at their SEMP defaults.
+var oauthProfileDefaultsOnly = map[string]string{
+	"endpointDiscovery":                `""`,
+	"endpointDiscoveryRefreshInterval": `86400`,
+	"endpointIntrospection":            `""`,
+	"endpointIntrospectionTimeout":     `1`,
+	"mqttUsernameValidateEnabled":      `false`,
+}
+
+// oauthProfileChanges reads a MsgVpnAuthenticationOauthProfile body into a
+// function that applies it.
+func oauthProfileChanges(c *sempCall, vpn string) (name *string, apply func(*OAuthProfile), err *sempErr) {
+	attrs, err := c.readBody()
+	if err != nil {
+		return nil, nil, err
+	}
+	var bodyVPN *string
+	var refresh *int64
+	for _, e := range []*sempErr{decodeAttr(attrs, "oauthProfileName", &name), decodeAttr(attrs, "msgVpnName", &bodyVPN),
+		decodeAttr(attrs, "endpointJwksRefreshInterval", &refresh)} {
+		if e != nil {
+			return nil, nil, e
+		}
+	}
+	if bodyVPN != nil && *bodyVPN != vpn {
+		return nil, nil, errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
+	}
+	var probe OAuthProfile
+	var sets []func(*OAuthProfile)
+	for attr, raw := range attrs {
+		if def, ok := oauthProfileDefaultsOnly[attr]; ok {
+			if string(raw) != def {
+				return nil, nil, errNotSupported("attribute %q of authenticationOauthProfile: the test broker supports only its default, %s", attr, def)
+			}
+			continue
+		}
+		field, ok := oauthProfileAttrs[attr]
+		if !ok {
+			return nil, nil, errInvalid("unknown attribute %q", attr)
+		}
+		if jerr := json.Unmarshal(raw, field(&probe)); jerr != nil {
+			return nil, nil, errInvalid("attribute %q: %v", attr, jerr)
+		}
+		sets = append(sets, func(p *OAuthProfile) { _ = json.Unmarshal(raw, field(p)) })
+	}
+	return name, func(p *OAuthProfile) {
+		for _, set := range sets {
+			set(p)
+		}
+		if refresh != nil {
+			p.EndpointJWKSRefresh = time.Duration(*refresh) * time.Second
+		}
+	}, nil
+}
+
+func oauthErr(err error) *sempErr {
+	switch {
+	case errors.Is(err, ErrUnknownOAuthProfile), errors.Is(err, ErrUnknownAuthorizationGroup), errors.Is(err, ErrUnknownDomainCertAuthority):
+		return errNotFound("%s", err.Error())
+	case errors.Is(err, ErrOAuthProfileExists), errors.Is(err, ErrAuthorizationGroupExists), errors.Is(err, ErrDomainCertAuthorityExists):
+		return &sempErr{400, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
+	case errors.Is(err, ErrUnsupportedVPNSetting):
+		return errNotSupported("%s", err.Error())
+	}
+	return adminErr(err)
+}
+
+func (c *sempCall) oauthProfileLink(vpn, name string) sempURILink {
+	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/authenticationOauthProfiles/" + url.PathEscape(name)}
+}
+
+func createOAuthProfile(c *sempCall, b oauthAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	name, apply, err := oauthProfileChanges(c, vpn)
+	if err != nil {
+		return err
+	}
+	if name == nil || *name == "" {
+		return errInvalid("missing required attribute oauthProfileName")
+	}
+	p := NewOAuthProfile(*name)
+	apply(&p)
+	if cerr := b.CreateOAuthProfile(vpn, p); cerr != nil {
+		return oauthErr(cerr)
+	}
+	return c.writeObject(oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name), nil)
+}
+
+func findOAuthProfile(c *sempCall, b oauthAdmin) (string, OAuthProfile, *sempErr) {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return "", OAuthProfile{}, err
+	}
+	all, lerr := b.OAuthProfiles(vpn)
+	if lerr != nil {
+		return "", OAuthProfile{}, oauthErr(lerr)
+	}
+	for _, p := range all {
+		if p.Name == c.r.PathValue("profile") {
+			return vpn, p, nil
+		}
+	}
+	return "", OAuthProfile{}, errNotFound("could not find match for authenticationOauthProfile %q", c.r.PathValue("profile"))
+}
+
+func getOAuthProfile(c *sempCall, b oauthAdmin) *sempErr {
+	vpn, p, err := findOAuthProfile(c, b)
+	if err != nil {
+		return err
+	}
+	return c.writeObject(oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name), nil)
+}
+
+func listOAuthProfiles(c *sempCall, b oauthAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	all, lerr := b.OAuthProfiles(vpn)
+	if lerr != nil {
+		return oauthErr(lerr)
+	}
+	var data, links []any
+	for _, p := range all {
+		data = append(data, oauthProfileJSON(vpn, p))
+		links = append(links, c.oauthProfileLink(vpn, p.Name))
+	}
+	return c.writeList(data, links, nil, len(all), "")
+}
+
+func updateOAuthProfile(c *sempCall, b oauthAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	name, apply, err := oauthProfileChanges(c, vpn)
+	if err != nil {
+		return err
+	}
+	if name != nil && *name != c.r.PathValue("profile") {
+		return errInvalid("oauthProfileName %q does not match the request path's %q", *name, c.r.PathValue("profile"))
+	}
+	if uerr := b.UpdateOAuthProfile(vpn, c.r.PathValue("profile"), apply); uerr != nil {
+		return oauthErr(uerr)
+	}
+	return getOAuthProfile(c, b)
+}
+
+func deleteOAuthProfile(c *sempCall, b oauthAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	if derr := b.DeleteOAuthProfile(vpn, c.r.PathValue("profile")); derr != nil {
+		return oauthErr(derr)
+	}
+	return c.writeMetaOnly()
+}
+
+// ---- authorization groups ----
+
+type sempAuthorizationGroup struct {
+	ACLProfileName         string `json:"aclProfileName"`
+	AuthorizationGroupName string `json:"authorizationGroupName"`
+	ClientProfileName      string `json:"clientProfileName"`
+	Enabled                bool   `json:"enabled"`
+	MsgVpnName             string `json:"msgVpnName"`
+}
+
+func authzGroupJSON(vpn string, g AuthorizationGroup) sempAuthorizationGroup {
+	return sempAuthorizationGroup{ACLProfileName: defaultACLProfile, AuthorizationGroupName: g.Name,
+		ClientProfileName: defaultClientProfile, Enabled: g.Enabled, MsgVpnName: vpn}
+}
+
+func (c *sempCall) authzGroupLink(vpn, name string) sempURILink {
+	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/authorizationGroups/" + url.PathEscape(name)}
+}
+
+func createAuthzGroup(c *sempCall, b oauthAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	attrs, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	var name, bodyVPN, aclProfile, clientProfile, before, after *string
+	var enabled *bool
+	for _, e := range []*sempErr{
+		decodeAttr(attrs, "authorizationGroupName", &name), decodeAttr(attrs, "msgVpnName", &bodyVPN),
+		decodeAttr(attrs, "aclProfileName", &aclProfile), decodeAttr(attrs, "clientProfileName", &clientProfile),
+		decodeAttr(attrs, "orderBeforeAuthorizationGroupName", &before), decodeAttr(attrs, "orderAfterAuthorizationGroupName", &after),
+		decodeAttr(attrs, "enabled", &enabled),
+	} {
+		if e != nil {
+			return e
+		}
+	}
+	for attr := range attrs {
+		return errInvalid("unknown attribute %q", attr)
+	}
+	switch {
+	case name == nil || *name == "":
+		return errInvalid("missing required attribute authorizationGroupName")
+	case bodyVPN != nil && *bodyVPN != vpn:
+		return errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
+	case aclProfile != nil && *aclProfile != defaultACLProfile:
+		return errNotSupported("aclProfileName %q: every client uses the %q ACL profile", *aclProfile, defaultACLProfile)
+	case clientProfile != nil && *clientProfile != defaultClientProfile:
+		return errNotSupported("clientProfileName %q: every client uses the %q client profile", *clientProfile, defaultClientProfile)
+	case before != nil && *before != "", after != nil && *after != "":
+		return errNotSupported("authorization group ordering is not supported by the test broker (it authorizes by client username)")
+	}
+	g := AuthorizationGroup{Name: *name, Enabled: enabled != nil && *enabled}
+	if cerr := b.CreateAuthorizationGroup(vpn, g); cerr != nil {
+		return oauthErr(cerr)
+	}
+	return c.writeObject(authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name), nil)
+}
+
+func getAuthzGroup(c *sempCall, b oauthAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	all, lerr := b.AuthorizationGroups(vpn)
+	if lerr != nil {
+		return oauthErr(lerr)
+	}
+	for _, g := range all {
+		if g.Name == c.r.PathValue("group") {
+			return c.writeObject(authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name), nil)
+		}
+	}
+	return errNotFound("could not find match for authorizationGroup %q", c.r.PathValue("group"))
+}
+
+func listAuthzGroups(c *sempCall, b oauthAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	all, lerr := b.AuthorizationGroups(vpn)
+	if lerr != nil {
+		return oauthErr(lerr)
+	}
+	var data, links []any
+	for _, g := range all {
+		data = append(data, authzGroupJSON(vpn, g))
+		links = append(links, c.authzGroupLink(vpn, g.Name))
+	}
+	return c.writeList(data, links, nil, len(all), "")
+}
+
+func deleteAuthzGroup(c *sempCall, b oauthAdmin) *sempErr {
+	vpn, err := vpnOf(c, b)
+	if err != nil {
+		return err
+	}
+	if derr := b.DeleteAuthorizationGroup(vpn, c.r.PathValue("group")); derr != nil {
+		return oauthErr(derr)
+	}
+	return c.writeMetaOnly()
+}
+
+// ---- domain certificate authorities ----
+
+type sempDomainCertAuthority struct {
+	CertAuthorityName string `json:"certAuthorityName"`
+	CertContent       string `json:"certContent"`
+}
+
+func (c *sempCall) domainCALink(name string) sempURILink {
+	return sempURILink{URI: c.baseURL() + c.api + "/domainCertAuthorities/" + url.PathEscape(name)}
+}
+
+func createDomainCA(c *sempCall, b oauthAdmin) *sempErr {
+	attrs, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	var name, content *string
+	for _, e := range []*sempErr{decodeAttr(attrs, "certAuthorityName", &name), decodeAttr(attrs, "certContent", &content)} {
+		if e != nil {
+			return e
+		}
+	}
+	for attr := range attrs {
+		return errInvalid("unknown attribute %q", attr)
+	}
+	switch {
+	case name == nil || *name == "":
+		return errInvalid("missing required attribute certAuthorityName")
+	case content == nil || *content == "":
+		return errInvalid("missing required attribute certContent")
+	}
+	if aerr := b.AddDomainCertAuthority(*name, *content); aerr != nil {
+		if errors.Is(aerr, ErrDomainCertAuthorityExists) {
+			return oauthErr(aerr)
+		}
+		return errInvalid("%s", aerr.Error())
+	}
+	return c.writeObject(sempDomainCertAuthority{CertAuthorityName: *name, CertContent: *content}, c.domainCALink(*name), nil)
+}
+
+func getDomainCA(c *sempCall, b oauthAdmin) *sempErr {
+	name := c.r.PathValue("name")
+	p, ok := b.DomainCertAuthorities()[name]
+	if !ok {
+		return errNotFound("could not find match for domainCertAuthority %q", name)
+	}
+	return c.writeObject(sempDomainCertAuthority{CertAuthorityName: name, CertContent: p}, c.domainCALink(name), nil)
+}
+
+func listDomainCAs(c *sempCall, b oauthAdmin) *sempErr {
+	all := b.DomainCertAuthorities()
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var data, links []any
+	for _, n := range names {
+		data = append(data, sempDomainCertAuthority{CertAuthorityName: n, CertContent: all[n]})
+		links = append(links, c.domainCALink(n))
+	}
+	return c.writeList(data, links, nil, len(names), "")
+}
+
+func deleteDomainCA(c *sempCall, b oauthAdmin) *sempErr {
+	if err := b.RemoveDomainCertAuthority(c.r.PathValue("name")); err != nil {
+		return oauthErr(err)
+	}
+	return c.writeMetaOnly()
+}
+
+// oauthAdmin is what this file's resources need; *Broker implements it.
+type oauthAdmin interface {
+	queueAdmin
+	CreateOAuthProfile(vpn string, p OAuthProfile) error
+	UpdateOAuthProfile(vpn, name string, update func(*OAuthProfile)) error
+	DeleteOAuthProfile(vpn, name string) error
+	OAuthProfiles(vpn string) ([]OAuthProfile, error)
+	CreateAuthorizationGroup(vpn string, g AuthorizationGroup) error
+	DeleteAuthorizationGroup(vpn, name string) error
+	AuthorizationGroups(vpn string) ([]AuthorizationGroup, error)
+	AddDomainCertAuthority(name, pemCerts string) error
+	RemoveDomainCertAuthority(name string) error
+	DomainCertAuthorities() map[string]string
+}
+
+// registerOAuthRoutes routes this file's resources when the admin is a
+// broker; registerRoutes calls it.
+func (s *sempServer) registerOAuthRoutes(admin brokerAdmin) {
+	b, ok := admin.(oauthAdmin)
+	if !ok {
+		return
+	}
+	const (
+		config  = sempConfigBase + "/msgVpns/{vpn}"
+		monitor = sempMonitorBase + "/msgVpns/{vpn}"
+	)
+	for _, base := range []string{config, monitor} {
+		s.handle("GET "+base+"/authenticationOauthProfiles", func(c *sempCall) *sempErr { return listOAuthProfiles(c, b) })
+		s.handle("GET "+base+"/authenticationOauthProfiles/{profile}", func(c *sempCall) *sempErr { return getOAuthProfile(c, b) })
+		s.handle("GET "+base+"/authorizationGroups", func(c *sempCall) *sempErr { return listAuthzGroups(c, b) })
+		s.handle("GET "+base+"/authorizationGroups/{group}", func(c *sempCall) *sempErr { return getAuthzGroup(c, b) })
+	}
+	s.handle("POST "+config+"/authenticationOauthProfiles", func(c *sempCall) *sempErr { return createOAuthProfile(c, b) })
+	s.handle("PATCH "+config+"/authenticationOauthProfiles/{profile}", func(c *sempCall) *sempErr { return updateOAuthProfile(c, b) })
+	s.handle("DELETE "+config+"/authenticationOauthProfiles/{profile}", func(c *sempCall) *sempErr { return deleteOAuthProfile(c, b) })
+	s.handle("POST "+config+"/authorizationGroups", func(c *sempCall) *sempErr { return createAuthzGroup(c, b) })
+	s.handle("DELETE "+config+"/authorizationGroups/{group}", func(c *sempCall) *sempErr { return deleteAuthzGroup(c, b) })
+	for _, base := range []string{sempConfigBase, sempMonitorBase} {
+		s.handle("GET "+base+"/domainCertAuthorities", func(c *sempCall) *sempErr { return listDomainCAs(c, b) })
+		s.handle("GET "+base+"/domainCertAuthorities/{name}", func(c *sempCall) *sempErr { return getDomainCA(c, b) })
+	}
+	s.handle("POST "+sempConfigBase+"/domainCertAuthorities", func(c *sempCall) *sempErr { return createDomainCA(c, b) })
+	s.handle("DELETE "+sempConfigBase+"/domainCertAuthorities/{name}", func(c *sempCall) *sempErr { return deleteDomainCA(c, b) })
+}

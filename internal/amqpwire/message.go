@@ -46,10 +46,13 @@ type Message struct {
 
 	ApplicationProperties map[string]any
 
-	// Data, when HasData, is the body as one data section; otherwise Value
-	// is the body as an amqp-value section (nil for none).
+	// Data, when HasData, is the body as one data section; Text, when
+	// HasText, an amqp-value string (without boxing it in Value);
+	// otherwise Value is the body as an amqp-value section (nil for none).
 	Data    []byte
 	HasData bool
+	Text    string
+	HasText bool
 	Value   any
 }
 
@@ -104,7 +107,11 @@ func appendMessage(b []byte, m *Message) ([]byte, error) {
 	if m.HasData {
 		b = AppendBinary(append(b, 0x00, tSmallUlong, codeData), m.Data)
 	}
-	if m.Value != nil {
+	if m.HasText {
+		if b, err = AppendString(append(b, 0x00, tSmallUlong, codeAMQPValue), m.Text); err != nil {
+			return b, fmt.Errorf("body: %w", err)
+		}
+	} else if m.Value != nil {
 		if b, err = AppendValue(append(b, 0x00, tSmallUlong, codeAMQPValue), m.Value); err != nil {
 			return b, fmt.Errorf("body: %w", err)
 		}

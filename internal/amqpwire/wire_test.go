@@ -42,7 +42,7 @@ func TestMessageMatchesGoAMQP(t *testing.T) {
 		{"text body, every property, ttl, one app property", Message{
 			Priority: 0, TTL: 30 * time.Second, MessageID: "ID:" + long, To: "queue://q", Subject: "type", ReplyTo: "topic://r",
 			CorrelationID: "c", AbsoluteExpiryTime: created.Add(30 * time.Second), CreationTime: created, GroupID: "g", GroupSequence: &seq,
-			ApplicationProperties: map[string]any{"k": int64(300)}, Value: "hello " + long,
+			ApplicationProperties: map[string]any{"k": int64(300)}, Text: "hello " + long, HasText: true,
 		}, amqp.Message{
 			Header: &amqp.MessageHeader{TTL: 30 * time.Second},
 			Properties: &amqp.MessageProperties{MessageID: "ID:" + long, To: str("queue://q"), Subject: str("type"), ReplyTo: str("topic://r"),

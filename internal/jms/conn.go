@@ -45,13 +45,6 @@ type Conn struct {
 	sess *amqp.Session
 }
 
-// linkKey identifies a cached sender link: its target and how it was
-// attached.
-type linkKey struct {
-	address, caps string
-	durable       bool
-}
-
 // ErrAuth marks a failure to authenticate, so callers can tell it from an
 // unreachable broker.
 var ErrAuth = errors.New("authentication failed: check username and password")

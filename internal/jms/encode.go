@@ -228,16 +228,13 @@ func AppendEncoded(b []byte, m *Message) ([]byte, error) {
 		MessageID: d.id, To: m.Destination.Address, Subject: m.JMSType, CorrelationID: m.CorrelationID,
 		CreationTime: d.created, AbsoluteExpiryTime: d.expiry, GroupID: m.GroupID, GroupSequence: m.GroupSequence,
 	}
-	anns := [3]amqpwire.Annotation{{Key: AnnMsgType, Value: d.msgType}, {Key: AnnDest, Value: int8(m.Destination.Kind)}}
-	w.Annotations = anns[:2]
+	w.Annotations = wireAnnotations(d.msgType, int8(m.Destination.Kind), d.replyKind)
 	if m.ReplyTo != nil {
 		w.ReplyTo = m.ReplyTo.Address
-		anns[2] = amqpwire.Annotation{Key: AnnReplyType, Value: d.replyKind}
-		w.Annotations = anns[:3]
 	}
 	switch d.msgType {
 	case MsgTypeText:
-		w.Value = unsafeString(m.Body)
+		w.Text, w.HasText = unsafeString(m.Body), true
 	case MsgTypeBytes:
 		w.Data, w.HasData, w.ContentType = m.Body, true, ContentTypeOctetStream
 	case MsgTypeMap:
@@ -288,6 +285,23 @@ func sharedAnnotations(msgType, destKind, replyKind int8) amqp.Annotations {
 	}
 	v, _ := annotationSets.LoadOrStore(key, a)
 	return v.(amqp.Annotations)
+}
+
+// wireAnnotationSets is sharedAnnotations for AppendEncoded: the same
+// entries, in a fixed order, shared read-only by every message.
+var wireAnnotationSets sync.Map // [3]int8 -> []amqpwire.Annotation
+
+func wireAnnotations(msgType, destKind, replyKind int8) []amqpwire.Annotation {
+	key := [3]int8{msgType, destKind, replyKind}
+	if a, ok := wireAnnotationSets.Load(key); ok {
+		return a.([]amqpwire.Annotation)
+	}
+	a := []amqpwire.Annotation{{Key: AnnMsgType, Value: msgType}, {Key: AnnDest, Value: destKind}}
+	if replyKind >= 0 {
+		a = append(a, amqpwire.Annotation{Key: AnnReplyType, Value: replyKind})
+	}
+	v, _ := wireAnnotationSets.LoadOrStore(key, a)
+	return v.([]amqpwire.Annotation)
 }
 
 // encodedMessage holds an encoded message and everything its sections point

@@ -39,6 +39,13 @@ type SendConn struct {
 	lru         *list.List // of *linkEntry, most recent at the front
 }
 
+// linkKey identifies a cached sender link: its target and how it was
+// attached.
+type linkKey struct {
+	address, caps string
+	durable       bool
+}
+
 type linkEntry struct {
 	key     linkKey
 	sender  *SendLink

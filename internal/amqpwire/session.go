@@ -208,7 +208,7 @@ func (s *Session) handleLocked(fr *frame) error {
 			return nil
 		}
 		delete(s.remoteLinks, dt.handle)
-		l.hasRemote = false
+		l.hasRemote, l.remoteDetached = false, true
 		if dt.err == nil && l.refused {
 			dt.err = &Error{Condition: "amqp:not-found", Description: "the broker attached the link without a target"}
 		}
@@ -252,7 +252,9 @@ func (s *Session) settleLocked(id uint32, st State) {
 }
 
 func (s *Session) releaseHandleLocked(l *Sender) {
-	if s.links[l.handle] == l && !l.hasRemote && l.detachSent {
+	// The handle and name are free once both sides detached: until the
+	// peer's detach, its attach or flow may still name them.
+	if s.links[l.handle] == l && l.remoteDetached && l.detachSent {
 		delete(s.links, l.handle)
 		if s.byName[l.name] == l {
 			delete(s.byName, l.name)
@@ -277,6 +279,7 @@ type Sender struct {
 	handle         uint32
 	remoteHandle   uint32
 	hasRemote      bool
+	remoteDetached bool
 	attached       bool
 	refused        bool
 	detachSent     bool
@@ -320,11 +323,17 @@ func (s *Session) NewSender(ctx context.Context, o SenderOptions) (*Sender, erro
 	}
 	s.links[h], s.byName[name] = l, l
 	c.flushNowLocked()
-	for !l.attached && l.err == nil {
-		if err := c.waitLocked(ctx); err != nil {
+	for {
+		// A caller that gave up gets no link, even one attached meanwhile:
+		// it is detached, and forgotten once the peer answers.
+		if err := ctx.Err(); err != nil {
 			l.closeLocked()
 			return nil, err
 		}
+		if l.attached || l.err != nil {
+			break
+		}
+		_ = c.waitLocked(ctx)
 	}
 	if l.err != nil {
 		return nil, l.err

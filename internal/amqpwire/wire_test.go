@@ -2,6 +2,7 @@ package amqpwire
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"strings"
@@ -253,4 +254,27 @@ func TestSASLRefused(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, uint8(1), se.Code)
 	assert.NotContains(t, err.Error(), "secret")
+}
+
+// TestAttachAbandoned gives up on an attach before the peer answers: the
+// peer's late attach and detach for it are handled, and the connection
+// stays usable.
+func TestAttachAbandoned(t *testing.T) {
+	p := amqppeer.New(t, nil)
+	c := dialPeer(t, p, Config{})
+	s, err := c.NewSession(t.Context())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = s.NewSender(ctx, SenderOptions{Target: "q"})
+	require.ErrorIs(t, err, context.Canceled)
+	l, err := s.NewSender(t.Context(), SenderOptions{Target: "q"})
+	require.NoError(t, err)
+	ds := make([]Delivery, 1)
+	b := NewBatch()
+	_, err = l.Transfer(t.Context(), payloads(1, 1), ds, b)
+	require.NoError(t, err)
+	require.NoError(t, b.Wait(t.Context()))
+	assert.Equal(t, StateAccepted, ds[0].State.Kind)
+	assert.NoError(t, c.Err())
 }

@@ -239,6 +239,8 @@ type jmsReader struct {
 	mDecodeErrors *service.MetricCounter
 	mReconnects   *service.MetricCounter
 
+	meta jmsMetaCache
+
 	mu        sync.Mutex
 	rcv       *jms.Receiver
 	decode    jms.DecodeOptions
@@ -390,6 +392,7 @@ func (r *jmsReader) Connect(ctx context.Context) error {
 		Addresser: addr, Kind: r.kind, Source: rc.Source.Address, MaxPropertyBytes: r.maxPropLen,
 		FirstAcquirerMarksRedelivery: rcv.FirstAcquirerMarksRedelivery(),
 	}
+	r.decode.Prepare()
 	if r.nack == jms.Modified && rcv.ModifiedUnsupported() {
 		r.log.Warnf("jms input: the broker (RabbitMQ 3.x) ends the link on a modified outcome, so nacked messages are settled released instead (redelivered without counting a failure)")
 	}
@@ -459,14 +462,9 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 }
 
 func (r *jmsReader) toMessage(am *amqp.Message, opts *jms.DecodeOptions) *service.Message {
-	in := jms.Decode(am, opts)
-	msg := service.NewMessage(in.Body)
-	for _, f := range in.Meta {
-		msg.MetaSetMut(f.Key, f.Value)
-	}
-	if in.Err != nil {
+	msg, err := r.meta.message(func(dst []jms.MetaField) jms.Inbound { return jms.DecodeAppend(dst, am, opts) })
+	if err != nil {
 		r.mDecodeErrors.Incr(1)
-		msg.SetError(in.Err)
 	}
 	return msg
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
@@ -120,6 +121,7 @@ overwritten by it.
 - `+"`solace_input_duplicates_dropped`"+`: duplicates acknowledged and dropped by `+"`deduplicate`"+`.
 - `+"`solace_input_stale_settlements`"+`: settlements of messages whose flow was lost (the broker redelivers them).
 - `+"`solace_input_stale_dropped`"+`: messages received before a connection loss and dropped before the pipeline saw them, in favour of the broker's redelivered copies.
+- `+"`solace_input_native_fallback`"+`: messages read through the Solace Go client's API alone, without `+"`solace_time_to_live`"+`, `+"`solace_expiration`"+`, `+"`solace_delivery_count`"+` and `+"`solace_reply_to`"+`, because the input's direct read of the client's C library is not verified for the linked client version (logged once at start-up). Zero with the client this binary was built with.
 - `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
 - `+"`solace_input_reconnects`"+`: client reconnections.`).
 		Fields(session.ConnectionFields()...).
@@ -142,9 +144,7 @@ overwritten by it.
 				service.NewStringField(siFieldSEMPPassword).
 					Description("The SEMP password. Mutually exclusive with `password_file`.").
 					Default("").Secret(),
-				service.NewStringField(siFieldSEMPPasswordFile).
-					Description("A file holding the SEMP password, read on every connect (so a rotated secret is used on the next reconnect); one trailing newline is trimmed. Use it instead of `password` with a Kubernetes Secret mounted as a file, and always in streams mode: there `GET /streams/{id}` returns the stream config with `${ENV}` references resolved, so a `password` is readable through the API, whereas this field only shows the path. Mutually exclusive with `password`.").
-					Default("").Example("/var/run/secrets/semp/password"),
+				secretfile.PasswordFileField(siFieldSEMPPasswordFile, "the SEMP password", "/var/run/secrets/semp/password"),
 				service.NewStringField(siFieldSEMPVPN).
 					Description("The VPN the queue lives in; empty means the connection's `vpn`.").
 					Default(""),
@@ -262,6 +262,7 @@ type solaceReader struct {
 	mDuplicates *service.MetricCounter
 	mStale      *service.MetricCounter
 	mStaleDrop  *service.MetricCounter
+	mFallback   *service.MetricCounter
 	mBacklogMsg *service.MetricGauge
 	mBacklogB   *service.MetricGauge
 	mReconnects *service.MetricCounter
@@ -329,6 +330,8 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.mStale = m.NewCounter("solace_input_stale_settlements")
 	r.mStaleDrop = m.NewCounter("solace_input_stale_dropped")
 	r.rcvConf.OnStaleDropped = func() { r.mStaleDrop.Incr(1) }
+	r.mFallback = m.NewCounter("solace_input_native_fallback")
+	r.rcvConf.OnNativeFallback = func() { r.mFallback.Incr(1) }
 	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")

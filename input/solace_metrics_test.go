@@ -10,77 +10,86 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// siGauges records the last value of every gauge of the resources built by
-// siResourcesWithGauges, so a test reads a gauge as a metrics exporter
-// sees it. Each set of resources gets its own recorder, named by its id.
-type siGauges struct {
+// siMetrics records, per metric name (summed over labels), the sum of a
+// counter's increments or the last value set on a gauge, for the resources
+// built by siResourcesWithMetrics, so a test reads what a metrics exporter
+// sees. Each set of resources gets its own recorder, named by its id.
+type siMetrics struct {
 	mu     sync.Mutex
 	values map[string]*atomic.Int64
 }
 
-// get is the last value set on the gauge name (0 before any).
-func (g *siGauges) get(name string) int64 {
-	return g.gauge(name).Load()
+// get is the value of the metric name (0 before any).
+func (m *siMetrics) get(name string) int64 {
+	return m.metric(name).Load()
 }
 
-func (g *siGauges) gauge(name string) *atomic.Int64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	v, ok := g.values[name]
+func (m *siMetrics) metric(name string) *atomic.Int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.values[name]
 	if !ok {
 		v = new(atomic.Int64)
-		g.values[name] = v
+		m.values[name] = v
 	}
 	return v
 }
 
-var siGaugeRecorders sync.Map // id -> *siGauges
+var siMetricRecorders sync.Map // id -> *siMetrics
 
-type siGaugeExporter struct{ g *siGauges }
+type siMetricExporter struct{ m *siMetrics }
 
-type siGauge struct{ v *atomic.Int64 }
+type siMetric struct{ v *atomic.Int64 }
 
-func (siGauge) Incr(int64)          {}
-func (siGauge) IncrFloat64(float64) {}
-func (siGauge) Timing(int64)        {}
-func (s siGauge) Set(v int64)       { s.v.Store(v) }
+func (s siMetric) Incr(n int64)          { s.v.Add(n) }
+func (s siMetric) IncrFloat64(f float64) { s.v.Add(int64(f)) }
+func (s siMetric) Timing(int64)          {}
+func (s siMetric) Set(v int64)           { s.v.Store(v) }
 
-func (e siGaugeExporter) NewCounterCtor(string, ...string) service.MetricsExporterCounterCtor {
-	return func(...string) service.MetricsExporterCounter { return siGauge{new(atomic.Int64)} }
+func (e siMetricExporter) NewCounterCtor(name string, _ ...string) service.MetricsExporterCounterCtor {
+	return func(...string) service.MetricsExporterCounter { return siMetric{e.m.metric(name)} }
 }
 
-func (e siGaugeExporter) NewTimerCtor(string, ...string) service.MetricsExporterTimerCtor {
-	return func(...string) service.MetricsExporterTimer { return siGauge{new(atomic.Int64)} }
+func (e siMetricExporter) NewTimerCtor(string, ...string) service.MetricsExporterTimerCtor {
+	return func(...string) service.MetricsExporterTimer { return siMetric{new(atomic.Int64)} }
 }
 
-func (e siGaugeExporter) NewGaugeCtor(name string, _ ...string) service.MetricsExporterGaugeCtor {
-	return func(...string) service.MetricsExporterGauge { return siGauge{e.g.gauge(name)} }
+func (e siMetricExporter) NewGaugeCtor(name string, _ ...string) service.MetricsExporterGaugeCtor {
+	return func(...string) service.MetricsExporterGauge { return siMetric{e.m.metric(name)} }
 }
 
-func (siGaugeExporter) Close(context.Context) error { return nil }
+func (siMetricExporter) Close(context.Context) error { return nil }
 
 func init() {
-	service.MustRegisterMetricsExporter("solace_input_test_gauges",
+	service.MustRegisterMetricsExporter("solace_input_test_metrics",
 		service.NewConfigSpec().Field(service.NewStringField("id")),
 		func(conf *service.ParsedConfig, _ *service.Logger) (service.MetricsExporter, error) {
 			id, err := conf.FieldString("id")
 			if err != nil {
 				return nil, err
 			}
-			g, _ := siGaugeRecorders.LoadOrStore(id, &siGauges{values: map[string]*atomic.Int64{}})
-			return siGaugeExporter{g.(*siGauges)}, nil
+			m, _ := siMetricRecorders.LoadOrStore(id, &siMetrics{values: map[string]*atomic.Int64{}})
+			return siMetricExporter{m.(*siMetrics)}, nil
 		})
 }
 
-// siResourcesWithGauges returns resources whose gauges the returned
+// siResourcesWithMetrics returns resources whose metrics the returned
 // recorder reads.
-func siResourcesWithGauges(t *testing.T) (*service.Resources, *siGauges) {
+func siResourcesWithMetrics(t *testing.T) (*service.Resources, *siMetrics) {
 	t.Helper()
 	rb := service.NewResourceBuilder()
-	require.NoError(t, rb.SetMetricsYAML("solace_input_test_gauges: { id: "+t.Name()+" }"))
+	require.NoError(t, rb.SetMetricsYAML("solace_input_test_metrics: { id: "+t.Name()+" }"))
 	res, stop, err := rb.Build()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = stop(context.Background()) })
-	g, _ := siGaugeRecorders.Load(t.Name())
-	return res, g.(*siGauges)
+	m, _ := siMetricRecorders.Load(t.Name())
+	return res, m.(*siMetrics)
+}
+
+// newSiReaderWithMetrics is newSiReader with resources whose metrics the
+// returned recorder reads.
+func newSiReaderWithMetrics(t *testing.T, b interface{ SMFURL() string }, yaml string) (*solaceReader, *siMetrics) {
+	t.Helper()
+	res, m := siResourcesWithMetrics(t)
+	return newSiReaderAt(t, b.SMFURL(), res, yaml), m
 }

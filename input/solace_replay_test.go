@@ -148,15 +148,12 @@ func TestSolaceInputReplayOnce(t *testing.T) {
 			waitDepth(t, b, "q", 0)
 			require.NoError(t, r.Close(t.Context()))
 
-			r = newSiReader(t, b, "queue: q\nbatch_size: 10\nreplay: { from: start }\n"+tc.reconnect)
+			r, metrics := newSiReaderWithMetrics(t, b, "queue: q\nbatch_size: 10\nreplay: { from: start }\n"+tc.reconnect)
 			require.Equal(t, []string{"old-0", "old-1"}, bodies(readAcked(t, r, 2)))
 			waitDepth(t, b, "q", 0)
-			r.mu.Lock()
-			sess := r.sess
-			r.mu.Unlock()
 
 			b.DropConnections()
-			tc.recover(t, r, func() int { return int(sess.Reconnects()) })
+			tc.recover(t, r, func() int { return int(metrics.get("solace_input_reconnects")) })
 			pub.send(t, "t", []string{"new"}, nil)
 			require.Equal(t, []string{"new"}, bodies(readAcked(t, r, 1)))
 			waitDepth(t, b, "q", 0)
@@ -181,7 +178,7 @@ func TestSolaceInputReplayRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := solacetest.NewTestBroker(t, solacetest.Config{})
 			createQueueSEMP(t, b, semp.Queue{QueueName: "q", AccessType: tc.access}, "t")
-			pc, err := solaceInputSpec().ParseYAML(siConnYAML(b)+"queue: q\nreplay: "+tc.replay+"\n", nil)
+			pc, err := solaceInputSpec().ParseYAML(b.ConnectionYAML()+"queue: q\nreplay: "+tc.replay+"\n", nil)
 			require.NoError(t, err)
 			r, err := newSolaceReaderFromParsed(pc, service.MockResources())
 			require.NoError(t, err)

@@ -26,20 +26,6 @@ import (
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
-// siConnYAML is the connection block for b with fast failure settings.
-func siConnYAML(b *solacetest.Broker) string { return siConnYAMLURL(b.SMFURL()) }
-
-func siConnYAMLURL(url string) string {
-	return fmt.Sprintf(`urls: [ %s ]
-username: default
-password: default
-connect_retries: 0
-reconnect_attempts: 20
-reconnect_interval: 100ms
-connect_timeout: 5s
-`, url)
-}
-
 func siSEMPYAML(b *solacetest.Broker) string {
 	return fmt.Sprintf("semp: { url: %s, username: admin, password: admin }\n", b.SEMPURL())
 }
@@ -68,7 +54,7 @@ func newSiReaderURL(t testing.TB, url, yaml string) *solaceReader {
 
 func newSiReaderAt(t testing.TB, url string, res *service.Resources, yaml string) *solaceReader {
 	t.Helper()
-	pc, err := siSpec().ParseYAML(siConnYAMLURL(url)+yaml, nil)
+	pc, err := siSpec().ParseYAML(solacetest.ConnectionYAML(url)+yaml, nil)
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, res)
 	require.NoError(t, err)
@@ -414,7 +400,7 @@ func TestSolaceInputTopicModeProvisions(t *testing.T) {
 
 func TestSolaceInputQueueModeMissingQueue(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
-	pc, err := solaceInputSpec().ParseYAML(siConnYAML(b)+"queue: ghost\n"+siSEMPYAML(b), nil)
+	pc, err := solaceInputSpec().ParseYAML(b.ConnectionYAML()+"queue: ghost\n"+siSEMPYAML(b), nil)
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
@@ -469,17 +455,14 @@ func TestSolaceInputDedup(t *testing.T) {
 		return bld.WithApplicationMessageID(fmt.Sprintf("id-%d", i))
 	}
 	pub.send(t, "t", []string{"a"}, withID)
-	r := newSiReader(t, b, "queue: q\ndeduplicate: true\ndedup_window: { size: 100 }\n")
+	r, metrics := newSiReaderWithMetrics(t, b, "queue: q\ndeduplicate: true\ndedup_window: { size: 100 }\n")
 
 	// The pipeline processes "a", but the connection drops first, so the
 	// broker never sees the ack and redelivers "a".
 	batch, ack := readBatch(t, r)
 	require.Len(t, batch, 1)
-	r.mu.Lock()
-	sess := r.sess
-	r.mu.Unlock()
 	b.DropConnections()
-	require.Eventually(t, func() bool { return sess.Reconnects() >= 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return metrics.get("solace_input_reconnects") >= 1 }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, ack(t.Context(), nil), "an ack for a lost flow must not fail the pipeline")
 
 	// Republish "a" (same id) and publish "b"; only "b" may come out.
@@ -508,16 +491,13 @@ func TestSolaceInputDedupByReplicationGroupID(t *testing.T) {
 	createQueueSEMP(t, b, semp.Queue{QueueName: "q"}, "t")
 	pub := newSiPublisher(t, b)
 	pub.send(t, "t", []string{"no-id"}, nil)
-	r := newSiReader(t, b, "queue: q\ndeduplicate: true\n")
+	r, metrics := newSiReaderWithMetrics(t, b, "queue: q\ndeduplicate: true\n")
 	batch, ack := readBatch(t, r)
 	rgmid := metaOf(t, batch[0])["solace_replication_group_message_id"]
 	require.NotEmpty(t, rgmid)
 
-	r.mu.Lock()
-	sess := r.sess
-	r.mu.Unlock()
 	b.DropConnections()
-	require.Eventually(t, func() bool { return sess.Reconnects() >= 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return metrics.get("solace_input_reconnects") >= 1 }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, ack(t.Context(), nil))
 
 	pub.send(t, "t", []string{"next"}, nil)
@@ -780,7 +760,7 @@ func TestSolaceInputBacklogGauge(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	createQueueSEMP(t, b, semp.Queue{QueueName: "q"}, "t")
 	newSiPublisher(t, b).send(t, "t", siPayloads("m", 7), nil)
-	res, gauges := siResourcesWithGauges(t)
+	res, gauges := siResourcesWithMetrics(t)
 	r := newSiReaderWith(t, b, res, "queue: q\nbatch_size: 7\nbacklog_poll_interval: 20ms\n"+siSEMPYAML(b))
 	msgs := func() int64 { return gauges.get("solace_input_backlog_messages") }
 	bytes := func() int64 { return gauges.get("solace_input_backlog_bytes") }
@@ -813,7 +793,7 @@ func TestSolaceInputStreamReconnectsByItself(t *testing.T) {
 
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: off"))
-	require.NoError(t, sb.AddInputYAML("solace:\n"+indentYAML(siConnYAML(b)+"reconnect_attempts: 0\nqueue: q\n")))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+indentYAML(b.ConnectionYAML()+"reconnect_attempts: 0\nqueue: q\n")))
 	var mu sync.Mutex
 	got := map[string]int{}
 	require.NoError(t, sb.AddConsumerFunc(func(_ context.Context, m *service.Message) error {

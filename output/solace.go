@@ -230,13 +230,7 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 		).
 		LintRule(session.ConnectionLintRuleWith(
 			`this.solace_output_lint_destination()`,
-			`if this.topic.or("") == "" && this.queue.or("") == "" { "fields topic and queue: set exactly one of them, e.g. topic: orders/created or queue: orders" } else { null }`,
-			`if this.topic.or("") != "" && this.queue.or("") != "" { "fields topic and queue: both are set; keep one (to choose topic or queue per message, use destination_type)" } else { null }`,
-			`if this.submission_mode.or("") == "custom" && this.back_pressure.strategy.or("wait") == "wait" && this.back_pressure.buffer_capacity.or(1) < 1 { "field back_pressure.buffer_capacity: strategy wait needs at least 1" } else { null }`,
-			`if this.back_pressure.buffer_capacity.or(0) < 0 { "field back_pressure.buffer_capacity: must be 0 or more" } else { null }`,
-			`if this.writer.or("batched") == "streaming" && (this.batching.count.or(0) > 0 || this.batching.byte_size.or(0) > 0 || this.batching.period.or("") != "" || this.batching.check.or("") != "") { "field batching: writer: streaming publishes without batching; remove batching or use writer: batched" } else { null }`,
-			`if this.clients.or(4) < 1 { "field clients: must be at least 1" } else { null }`,
-			`if this.max_in_flight.or(64) < 1 { "field max_in_flight: must be at least 1" } else { null }`,
+			`this.solace_output_lint_config()`,
 		))
 }
 
@@ -291,6 +285,8 @@ type solaceWriter struct {
 
 	poolMu sync.RWMutex
 	pool   *session.Pool
+	// dropping counts the pools dropPool is closing; Close waits for them.
+	dropping sync.WaitGroup
 }
 
 func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*solaceWriter, error) {
@@ -302,11 +298,15 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	if w.conn.SendTimestamps, err = conf.FieldBool(soFieldSenderTimestamp); err != nil {
 		return nil, err
 	}
-	if w.clients, err = conf.FieldInt(soFieldClients); err != nil {
+	problems, err := soProblems(conf)
+	if err != nil {
 		return nil, err
 	}
-	if w.clients < 1 {
-		return nil, fmt.Errorf("field %s: must be at least 1, got %d", soFieldClients, w.clients)
+	if err := errors.Join(problems...); err != nil {
+		return nil, err
+	}
+	if w.clients, err = conf.FieldInt(soFieldClients); err != nil {
+		return nil, err
 	}
 
 	if err = w.planFields(conf); err != nil {
@@ -381,10 +381,7 @@ func backPressureFromParsed(conf *service.ParsedConfig) (session.BackPressure, e
 			return bp, err
 		}
 		bp.Reject = strategy == "reject"
-		if size < 0 || (!bp.Reject && size < 1) {
-			return bp, fmt.Errorf("field %s.%s: %d is too small for strategy %s", soFieldBackPressure, soFieldBPBufferCapacity, size, strategy)
-		}
-		bp.BufferSize = uint(size)
+		bp.BufferSize = uint(size) // soProblems checked it
 		return bp, nil
 	default:
 		return session.BackPressure{BufferSize: soHigherThroughputBuffer}, nil
@@ -418,8 +415,10 @@ func (w *solaceWriter) dropPool(p *session.Pool) {
 	if w.pool == p {
 		w.pool = nil
 	}
+	w.dropping.Add(1)
 	w.poolMu.Unlock()
 	go func() {
+		defer w.dropping.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = p.Close(ctx)
@@ -763,7 +762,6 @@ type soDynField struct {
 // planFields resolves the static fields into the template and lists the
 // dynamic ones.
 func (w *solaceWriter) planFields(conf *service.ParsedConfig) error {
-	present := map[string]bool{}
 	staticDest := true
 	for _, name := range soFieldOrder {
 		raw, err := conf.FieldString(name)
@@ -773,7 +771,6 @@ func (w *solaceWriter) planFields(conf *service.ParsedConfig) error {
 		if raw == "" {
 			continue
 		}
-		present[name] = true
 		if name == soFieldQueue {
 			w.tmpl.Destination.Queue = true
 		}
@@ -792,9 +789,6 @@ func (w *solaceWriter) planFields(conf *service.ParsedConfig) error {
 		if err := soApply(&w.tmpl, name, v); err != nil {
 			return err
 		}
-	}
-	if present[soFieldTopic] == present[soFieldQueue] {
-		return errors.New("set exactly one of the fields topic and queue")
 	}
 	if staticDest {
 		if err := soCheckDestination(&w.tmpl); err != nil {
@@ -875,13 +869,26 @@ func soParseInt(s string, r session.Range) (*int, error) {
 	return &n, nil
 }
 
+// Close closes the pool and waits, until ctx ends, for the pools dropPool is
+// still closing (each of those gives up after 10 s on its own).
 func (w *solaceWriter) Close(ctx context.Context) error {
 	w.poolMu.Lock()
 	pool := w.pool
 	w.pool = nil
 	w.poolMu.Unlock()
-	if pool == nil {
-		return nil
+	var err error
+	if pool != nil {
+		err = pool.Close(ctx)
 	}
-	return pool.Close(ctx)
+	dropped := make(chan struct{})
+	go func() {
+		w.dropping.Wait()
+		close(dropped)
+	}()
+	select {
+	case <-dropped:
+	case <-ctx.Done():
+		err = errors.Join(err, fmt.Errorf("waiting for dropped sessions to close: %w", ctx.Err()))
+	}
+	return err
 }

@@ -24,20 +24,6 @@ import (
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
-// soConnYAML is the connection block for b with fast failure settings.
-func soConnYAML(b *solacetest.Broker) string { return soConnYAMLURL(b.SMFURL()) }
-
-func soConnYAMLURL(url string) string {
-	return fmt.Sprintf(`urls: [ %s ]
-username: default
-password: default
-connect_retries: 0
-reconnect_attempts: 20
-reconnect_interval: 100ms
-connect_timeout: 5s
-`, url)
-}
-
 // newSoWriter parses yaml (after the connection block), builds and connects
 // the writer.
 func newSoWriter(t testing.TB, b *solacetest.Broker, yaml string) *solaceWriter {
@@ -48,7 +34,7 @@ func newSoWriter(t testing.TB, b *solacetest.Broker, yaml string) *solaceWriter 
 // newSoWriterURL is newSoWriter for a broker at url.
 func newSoWriterURL(t testing.TB, url, yaml string) *solaceWriter {
 	t.Helper()
-	pc, err := solaceOutputSpec().ParseYAML(soConnYAMLURL(url)+yaml, nil)
+	pc, err := solaceOutputSpec().ParseYAML(solacetest.ConnectionYAML(url)+yaml, nil)
 	require.NoError(t, err)
 	w, err := newSolaceWriterFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
@@ -403,7 +389,7 @@ func TestSolaceOutputReconnect(t *testing.T) {
 				require.NoError(t, sb.SetLoggerYAML("level: none"))
 				send, err := sb.AddBatchProducerFunc()
 				require.NoError(t, err)
-				require.NoError(t, sb.AddOutputYAML("solace:\n"+indentYAML(soConnYAML(b)+fmt.Sprintf(
+				require.NoError(t, sb.AddOutputYAML("solace:\n"+indentYAML(b.ConnectionYAML()+fmt.Sprintf(
 					"topic: r/x\ndelivery_mode: %s\nwriter: %s\nclients: 2\nmax_in_flight: 8\n%s", mode, writer, extra))))
 				stream, err := sb.Build()
 				require.NoError(t, err)

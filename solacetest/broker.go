@@ -42,8 +42,14 @@ type Config struct {
 	// HealthAddr is the health-check HTTP listener's address (PubSub+
 	// serves it on port 5550); "" means none.
 	HealthAddr string
-	RouterName string       // "" means "solacetest"
-	Logger     *slog.Logger // nil means discard
+	// SEMPMonitorDelay holds every SEMP monitor request this long before
+	// it is answered, like a real broker's management plane, which takes
+	// tens of milliseconds. Some of Solace's own suite's specs race on
+	// that (a request's reply timeout against a termination grace period
+	// of the same length, started after a SEMP read). 0 answers at once.
+	SEMPMonitorDelay time.Duration
+	RouterName       string       // "" means "solacetest"
+	Logger           *slog.Logger // nil means discard
 }
 
 // Broker is a running test broker. All of its methods are safe for concurrent

@@ -38,6 +38,9 @@ type ClientInfo struct {
 	// TLSVersion ("TLSv1.2") and TLSCipher (OpenSSL's name) describe a TLS
 	// connection; both are "" for plain ones.
 	TLSVersion, TLSCipher string
+	// TLSDowngradedToPlainText is true for a TLS client that went on in
+	// plain text after its login.
+	TLSDowngradedToPlainText bool
 	// Data counters count data messages (direct and guaranteed) and their
 	// SMF bytes on the wire, received from (Rx) and sent to (Tx) the client.
 	DataRxMsgs, DataRxBytes, DataTxMsgs, DataTxBytes int64
@@ -188,6 +191,7 @@ func (c *conn) infoLocked() ClientInfo {
 		ControlRxMsgs: st.controlRxMsgs.Load(), ControlRxBytes: st.controlRxBytes.Load(),
 		ControlTxMsgs: st.controlTxMsgs.Load(), ControlTxBytes: st.controlTxBytes.Load(),
 		Subscriptions: subs, Flows: len(c.flows), TLSVersion: c.login.tlsVersion, TLSCipher: c.login.tlsCipher,
+		TLSDowngradedToPlainText: c.login.tlsDowngraded,
 	}
 }
 
@@ -196,6 +200,7 @@ type loginInfo struct {
 	softwareVersion, softwareDate, platform, description string
 	at                                                   time.Time
 	tlsVersion, tlsCipher                                string
+	tlsDowngraded                                        bool // went on in plain text after the login (downgrade.go)
 }
 
 func newLoginInfo(cc *clientCtrl, nc net.Conn) loginInfo {

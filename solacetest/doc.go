@@ -34,7 +34,8 @@
 // client monitor, VPN settings, client profiles, ACL profiles, endpoint
 // provisioning, shared subscriptions, partitioned queues, flow passivation
 // and oversized messages; oauth.go OAuth login (oauthserver.go a test
-// OAuth provider); compress.go, web.go and tlsfiles.go the
+// OAuth provider), downgrade.go TLS downgrade, listen_extra.go further
+// listeners; compress.go, web.go and tlsfiles.go the
 // transports; health.go the health-check listener. semp.go is the SEMP core
 // (auth, envelopes, paging; the wire types the SEMP client shares are in
 // internal/semp/sempwire), routing by resource with net/http.ServeMux
@@ -95,7 +96,8 @@
 //     when the VPN enables it: the client's ID token, access token and
 //     issuer identifier (login extended parameters 0x30, 0x31, 0x2f) pick
 //     an enabled OAuth profile by issuer (the identifier, else the tokens'
-//     "iss"); a "client"-role profile validates the ID token (signature,
+//     "iss", else the VPN's authenticationOauthDefaultProfileName); a
+//     "client"-role profile validates the ID token (signature,
 //     "typ", "iss", "aud" holding its client id, expiry), a
 //     "resource-server" one the access token as a JWT (signature, expiry,
 //     and the type, issuer, audience and scope checks it enables). Keys
@@ -112,7 +114,12 @@
 //     TCP (one raw DEFLATE stream each way), compressed TLS (the login asks
 //     for it; DEFLATE inside TLS after the login response), and SMF over
 //     WebSocket, plain and TLS. SEMP reports each client's tlsVersion and
-//     OpenSSL cipher name.
+//     OpenSSL cipher name. TLS downgrade: a TLS client that asks for plain
+//     text after its login (login parameter 21 = 0) gets it where the VPN
+//     allows it (tlsAllowDowngradeToPlainTextEnabled): after the login
+//     response the client's close_notify is answered with the broker's and
+//     the session goes on in plain text on the same TCP connection
+//     (SEMP's tlsDowngradedToPlainText).
 //   - The health-check listener answers /health-check/direct-active and
 //     /health-check/guaranteed-active with 200, and 503 while logins are
 //     refused; SEMP's /SEMP/v2/{config,monitor,action}/help/ pages need no
@@ -236,9 +243,10 @@
 //     Every client uses its VPN's "default" client profile and ACL profile,
 //     whose default actions are allow (only exceptions deny); client
 //     usernames carry a password and an enabled switch only. The VPN's
-//     Kerberos and TLS-downgrade switches are stored for SEMP but
-//     change nothing, and a client asking to downgrade TLS to plain text
-//     after login fails.
+//     Kerberos switches are stored for SEMP but change nothing. A client
+//     asking to downgrade TLS to plain text where the VPN does not allow it
+//     is refused with 403 "TLS Downgrade To Plain Text Not Allowed" (a
+//     chosen text).
 //   - Not implemented, and so not advertised to the client: queue browsers,
 //     transactions and XA, topic endpoints, SolCache. A client that asks for
 //     them fails locally or gets an error answer.

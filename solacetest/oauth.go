@@ -8,7 +8,8 @@ package solacetest
 // against one of the VPN's OAuth profiles (SEMP's
 // msgVpns/{vpn}/authenticationOauthProfiles): the profile whose issuer is the
 // issuer identifier, or else the ID token's, or else the access token's "iss"
-// claim. A profile in the "client" role validates the ID token (signature
+// claim, or else the VPN's default profile
+// (authenticationOauthDefaultProfileName). A profile in the "client" role validates the ID token (signature
 // from the profile's JWKS endpoint, "typ", "iss", "aud" holding the client
 // id, expiry); one in the "resource-server" role validates the access token
 // as a JWT with the checks its resourceServer* attributes enable. The client
@@ -406,10 +407,11 @@ func (b *Broker) oauthLogin(vpn string, t oauthTokens) oauthResult {
 	b.mu.Lock()
 	v, ok := b.vpns[vpn]
 	var enabled bool
+	var defaultProfile string
 	var profiles []OAuthProfile
 	var roots *x509.CertPool
 	if ok {
-		enabled = v.cfg.OAuthEnabled
+		enabled, defaultProfile = v.cfg.OAuthEnabled, v.cfg.OAuthDefaultProfile
 		profiles = b.oauthProfilesLocked(vpn)
 		if cas := b.oauthLocked().domainCAs; len(cas) > 0 {
 			roots = x509.NewCertPool()
@@ -443,17 +445,21 @@ func (b *Broker) oauthLogin(vpn string, t oauthTokens) oauthResult {
 			issuer = c.Issuer
 		}
 	}
-	if issuer == "" {
-		return deny("no issuer identifier and no token with an iss claim")
+	if issuer == "" && defaultProfile == "" {
+		return deny("no issuer identifier, no token with an iss claim and no default OAuth profile")
 	}
 	var prof *OAuthProfile
 	for i := range profiles {
-		if profiles[i].Enabled && profiles[i].Issuer == issuer {
-			prof = &profiles[i]
+		p := &profiles[i]
+		if p.Enabled && ((issuer != "" && p.Issuer == issuer) || (issuer == "" && p.Name == defaultProfile)) {
+			prof = p
 			break
 		}
 	}
-	if prof == nil {
+	switch {
+	case prof == nil && issuer == "":
+		return deny("the default OAuth profile %q does not exist or is disabled", defaultProfile)
+	case prof == nil:
 		return deny("no enabled OAuth profile with issuer %q", issuer)
 	}
 	var (

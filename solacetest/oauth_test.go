@@ -367,3 +367,25 @@ func jsonString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	return `"` + r.Replace(s) + `"`
 }
+
+// A login that names no issuer (no identifier, no iss claim) uses the VPN's
+// default OAuth profile, set over SEMP.
+func TestOAuthDefaultProfile(t *testing.T) {
+	f := newOAuthFixture(t)
+	require.NoError(t, f.b.UpdateOAuthProfile("default", "apis", func(p *OAuthProfile) { p.ResourceServerValidateIssuer = false }))
+	tok := f.accessToken(t, map[string]any{"iss": nil, "sub": "dora"})
+	require.Error(t, f.service(t, tok, "", "").Connect())
+
+	s := newBrokerSEMP(t, f.b)
+	status, body := s.do("PATCH", "config/msgVpns/default", `{"authenticationOauthDefaultProfileName":"apis"}`)
+	require.Equal(t, 200, status, body)
+	assert.Equal(t, "apis", dataOf(body)["authenticationOauthDefaultProfileName"])
+	svc := f.service(t, tok, "", "")
+	require.NoError(t, svc.Connect())
+	info, err := f.b.Client("default", svc.GetApplicationID())
+	require.NoError(t, err)
+	assert.Equal(t, "dora", info.Username)
+
+	// A token whose issuer has no profile is refused, default or not.
+	require.Error(t, f.service(t, f.accessToken(t, map[string]any{"iss": "https://elsewhere.test"}), "", "").Connect())
+}

@@ -322,3 +322,14 @@ func TestClientCountersSeeWhatWasSent(t *testing.T) {
 		require.Equal(t, int64(i+1), ci.DataRxMsgs, "publish %d", i)
 	}
 }
+
+// SEMPMonitorDelay holds monitor requests at least that long.
+func TestSEMPMonitorDelay(t *testing.T) {
+	const delay = 150 * time.Millisecond
+	b := NewTestBroker(t, Config{SEMPMonitorDelay: delay})
+	s := newBrokerSEMP(t, b)
+	start := time.Now()
+	status, _ := s.do("GET", "monitor/msgVpns/default", "")
+	require.Equal(t, 200, status)
+	assert.GreaterOrEqual(t, time.Since(start), delay)
+}

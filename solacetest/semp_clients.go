@@ -56,7 +56,7 @@ func monitorClientJSON(ci ClientInfo, now time.Time) sempMonitorClient {
 		Description: ci.Description, MsgVpnName: ci.VPN, Platform: ci.Platform,
 		RxByteCount: ci.DataRxBytes + ci.ControlRxBytes, RxMsgCount: ci.DataRxMsgs + ci.ControlRxMsgs,
 		SoftwareDate: ci.SoftwareDate, SoftwareVersion: ci.SoftwareVersion,
-		TLSVersion: ci.TLSVersion, TLSCipherDescription: ci.TLSCipher,
+		TLSVersion: ci.TLSVersion, TLSCipherDescription: ci.TLSCipher, TLSDowngradedToPlainText: ci.TLSDowngradedToPlainText,
 		TxByteCount: ci.DataTxBytes + ci.ControlTxBytes, TxMsgCount: ci.DataTxMsgs + ci.ControlTxMsgs,
 		Uptime: int32(now.Sub(ci.ConnectedAt) / time.Second), User: ci.Username, VirtualRouter: "primary",
 	}

@@ -17,6 +17,7 @@ type sempVPN struct {
 	AuthenticationClientCertEnabled                         bool   `json:"authenticationClientCertEnabled"`
 	AuthenticationKerberosAllowAPIProvidedUsernameEnabled   bool   `json:"authenticationKerberosAllowApiProvidedUsernameEnabled"`
 	AuthenticationKerberosEnabled                           bool   `json:"authenticationKerberosEnabled"`
+	AuthenticationOauthDefaultProfileName                   string `json:"authenticationOauthDefaultProfileName"`
 	AuthenticationOauthEnabled                              bool   `json:"authenticationOauthEnabled"`
 	Enabled                                                 bool   `json:"enabled"`
 	MsgVpnName                                              string `json:"msgVpnName"`
@@ -32,6 +33,7 @@ func vpnJSON(cfg VPNConfig, monitor bool) sempVPN {
 		AuthenticationClientCertEnabled:                         cfg.ClientCertAuthEnabled,
 		AuthenticationKerberosAllowAPIProvidedUsernameEnabled:   cfg.KerberosAllowAPIProvidedUsername,
 		AuthenticationKerberosEnabled:                           cfg.KerberosAuthEnabled,
+		AuthenticationOauthDefaultProfileName:                   cfg.OAuthDefaultProfile,
 		AuthenticationOauthEnabled:                              cfg.OAuthEnabled,
 		Enabled:                                                 cfg.Enabled,
 		MsgVpnName:                                              cfg.Name,
@@ -71,8 +73,11 @@ func updateVPN(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if err != nil {
 		return err
 	}
-	var name, basicType *string
+	var name, basicType, oauthDefault *string
 	if err := decodeAttr(attrs, "msgVpnName", &name); err != nil {
+		return err
+	}
+	if err := decodeAttr(attrs, "authenticationOauthDefaultProfileName", &oauthDefault); err != nil {
 		return err
 	}
 	if name != nil && *name != vpn {
@@ -111,6 +116,9 @@ func updateVPN(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if uerr := b.UpdateVPN(vpn, func(cfg *VPNConfig) {
 		if basicType != nil {
 			cfg.BasicAuthType = *basicType
+		}
+		if oauthDefault != nil {
+			cfg.OAuthDefaultProfile = *oauthDefault
 		}
 		for _, set := range sets {
 			set(cfg)

@@ -36,6 +36,10 @@ type conn struct {
 	// inflateNext makes the read loop decompress what follows the current
 	// frame (compressed TLS, compress.go); only the read loop touches it.
 	inflateNext bool
+	// downgradeNext makes the read loop go on in plain text when the
+	// client's TLS close_notify arrives (downgrade.go); only the read loop
+	// touches it after login.
+	downgradeNext bool
 	// idleTimeout closes a connection that sends nothing for this long: until
 	// login loginTimeout, then three keepalive intervals as the client's
 	// login announces them; 0 never. Only the read loop touches it.
@@ -150,6 +154,17 @@ func (c *conn) writeLoop() {
 		c.out = nil
 		c.outMu.Unlock()
 		for _, b := range batch {
+			if isDowngradeMark(b) { // startDowngrade's: plain text from here on
+				tc := c.rawConn()
+				// CloseWrite leaves a past write deadline behind, on
+				// the TCP connection too.
+				if err := w.Flush(); err != nil || tc.CloseWrite() != nil || tc.NetConn().SetWriteDeadline(time.Time{}) != nil {
+					c.close()
+					return
+				}
+				w = bufio.NewWriterSize(tc.NetConn(), 64<<10)
+				continue
+			}
 			if b == nil { // startCompression's marker: deflate from here on
 				if err := w.Flush(); err != nil {
 					c.close()
@@ -186,6 +201,13 @@ func (c *conn) readLoop() {
 			deadlineSet = false
 		}
 		f, err := readFrame(r)
+		if err != nil && c.downgradeNext && errors.Is(err, io.EOF) {
+			// The client's close_notify: TLS is over, plain text follows.
+			c.downgradeNext = false
+			c.endTLS()
+			r = bufio.NewReaderSize(countingReader{c.rawConn().NetConn(), &c.rx.raw}, 64<<10)
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				select {
@@ -390,6 +412,10 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	} else if code, text := b.authenticateLocked(v, user, pass); code != 0 {
 		return fail(code, text)
 	}
+	downgrade := c.wantsDowngrade(cc)
+	if downgrade && !v.cfg.TLSAllowDowngradeToPlainText {
+		return fail(403, downgradeRefusedText)
+	}
 	if clientName == "" {
 		clientName = "solacetest-client-" + strconv.Itoa(len(b.conns))
 	}
@@ -400,6 +426,7 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	}
 	c.loggedIn, c.vpn, c.user, c.clientName = true, v, user, clientName
 	c.login = newLoginInfo(cc, c.nc)
+	c.login.tlsDowngraded = downgrade
 	// The login's keep-alive value matched the client's interval in seconds
 	// (smf-wire-notes §2.1). A dead client that keeps its TCP connection
 	// open is dropped after three silent intervals, so its unsettled
@@ -425,6 +452,9 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	c.send(reply(protoClientCtrl, nil, 200, "OK", resp))
 	if c.overTLS() && beUint(cc.Params[ccConnectionType]) == connCompressedTLS {
 		c.startCompression()
+	}
+	if downgrade {
+		c.startDowngrade()
 	}
 	b.log.Info("client logged in", "client", clientName, "user", user, "vpn", vpnName, "remote", c.nc.RemoteAddr().String())
 	return true

@@ -33,14 +33,18 @@ type VPNConfig struct {
 	BasicAuthType string
 	// ClientCertAuthEnabled and ClientCertAllowAPIProvidedUsername govern
 	// client-certificate login (certauth.go), OAuthEnabled OAuth login
-	// (oauth.go). The Kerberos and TLS-downgrade settings are kept so that
-	// SEMP round trips them; they change nothing.
+	// (oauth.go), TLSAllowDowngradeToPlainText TLS downgrade (downgrade.go).
+	// The Kerberos settings are kept so that SEMP round trips them; they
+	// change nothing.
 	ClientCertAuthEnabled              bool
 	ClientCertAllowAPIProvidedUsername bool
 	TLSAllowDowngradeToPlainText       bool
 	OAuthEnabled                       bool
-	KerberosAuthEnabled                bool
-	KerberosAllowAPIProvidedUsername   bool
+	// OAuthDefaultProfile is the OAuth profile for logins that name no
+	// issuer (no issuer identifier, no token with an "iss" claim).
+	OAuthDefaultProfile              string
+	KerberosAuthEnabled              bool
+	KerberosAllowAPIProvidedUsername bool
 }
 
 // defaultVPNConfig is a VPN as the broker starts it.

@@ -39,10 +39,7 @@ func ConnectionFields() []*service.ConfigField {
 			Description("Password for SASL PLAIN. Mutually exclusive with `password_file`.").
 			Default("").
 			Secret(),
-		service.NewStringField(FieldPasswordFile).
-			Description("A file holding the password for SASL PLAIN, read on every connect (so a rotated secret is used on the next reconnect); one trailing newline is trimmed. Use it instead of `password` with a Kubernetes Secret mounted as a file, and always in streams mode: there `GET /streams/{id}` returns the stream config with `${ENV}` references resolved, so a `password` is readable through the API, whereas this field only shows the path. Mutually exclusive with `password`.").
-			Default("").
-			Example("/var/run/secrets/jms/password"),
+		secretfile.PasswordFileField(FieldPasswordFile, "the password for SASL PLAIN", "/var/run/secrets/jms/password"),
 		service.NewTLSToggledField(FieldTLS).
 			Description("TLS settings. `amqps://` URLs always use TLS; enabling this also uses it for `amqp://` URLs."),
 		service.NewStringEnumField(FieldAddressStyle, Styles...).

@@ -99,6 +99,30 @@ type DecodeOptions struct {
 	// Arrival is the receive time, which JMSExpiration is computed from when
 	// a message has a ttl but no absolute expiry time.
 	Arrival time.Time
+
+	// sourceName is the boxed JMS name of Source (of kind Kind), set by
+	// Prepare: most messages name the consumed destination, and boxing a
+	// string into metadata allocates.
+	sourceName any
+}
+
+// Prepare caches what every message of the link shares (the consumed
+// destination's name, boxed). Call it once the other fields are set; the
+// options may then be copied freely.
+func (o *DecodeOptions) Prepare() {
+	o.sourceName = nil
+	if o.Source != "" {
+		o.sourceName = o.Addresser.NameOf(o.Kind, o.Source)
+	}
+}
+
+// destName is the boxed name of address (of kind), from the cache when it
+// is the consumed destination.
+func (o *DecodeOptions) destName(kind DestKind, address string) any {
+	if o.sourceName != nil && kind == o.Kind && address == o.Source {
+		return o.sourceName
+	}
+	return o.Addresser.NameOf(kind, address)
 }
 
 // Decode maps m to its JMS message, the inverse of Encode: headers become
@@ -108,9 +132,19 @@ type DecodeOptions struct {
 // Qpid JMS does). It never fails: anything that does not fit the mapping is
 // reported in Inbound.Err and the body is passed on raw.
 func Decode(m *amqp.Message, o *DecodeOptions) Inbound {
+	return DecodeAppend(nil, m, o)
+}
+
+// DecodeAppend is Decode with Inbound.Meta appended to dst[:0], so a caller
+// that is done with one message's metadata can reuse its storage for the
+// next.
+func DecodeAppend(dst []MetaField, m *amqp.Message, o *DecodeOptions) Inbound {
 	var in Inbound
 	var problems []string
-	in.Meta = make([]MetaField, 0, len(m.ApplicationProperties)+16)
+	if want := len(m.ApplicationProperties) + 16; cap(dst) < want {
+		dst = make([]MetaField, 0, want)
+	}
+	in.Meta = dst[:0]
 
 	if len(m.ApplicationProperties) > 0 {
 		names := make([]string, 0, len(m.ApplicationProperties))
@@ -258,7 +292,7 @@ func (in *Inbound) decodeHeaders(m *amqp.Message, o *DecodeOptions, problems []s
 	in.add(MetaTimestamp, timestamp)
 	in.add(MetaExpiration, expiration)
 	if dest != "" {
-		in.add(MetaDestination, o.Addresser.NameOf(destKind, dest))
+		in.add(MetaDestination, o.destName(destKind, dest))
 		in.add(MetaDestinationType, destKind.boxedName())
 	}
 	return problems

@@ -18,15 +18,17 @@ import (
 // parse or read yields none: the spec's own field checks report it.
 //
 // Lint mappings run in Benthos's pure Bloblang environment, so the method is
-// registered globally. Call Register from a package variable's initialiser:
-// those run before any init() builds a spec, which parses its lint rule.
-// spec is called at lint time, not at registration.
-func Register(name, description string, spec func() *service.ConfigSpec, check func(*service.ParsedConfig) ([]error, error)) {
+// registered globally. Call Register from a package variable's initialiser
+// (var _ = lintmethod.Register(…)): those run before any init() builds a
+// spec, which parses its lint rule. spec is called at lint time, not at
+// registration. The result is only there for that initialiser.
+func Register(name, description string, spec func() *service.ConfigSpec, check func(*service.ParsedConfig) ([]error, error)) bool {
 	bloblang.MustRegisterMethodV2(name,
 		bloblang.NewPluginSpec().Description(description),
 		func(*bloblang.ParsedParams) (bloblang.Method, error) {
 			return func(v any) (any, error) { return messages(v, spec, check), nil }, nil
 		})
+	return true
 }
 
 func messages(v any, spec func() *service.ConfigSpec, check func(*service.ParsedConfig) ([]error, error)) []any {

@@ -14,6 +14,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
 )
 
 // Read returns the contents of the file at path with one trailing newline
@@ -52,4 +54,13 @@ func Resolve(value, fileField, path string) (string, error) {
 // file field at once; field and fileField are the full field paths.
 func BothSetError(field, fileField string) error {
 	return fmt.Errorf("fields %s and %s: both are set; keep one (prefer %s in streams mode, where the API shows %s)", field, fileField, fileField, field)
+}
+
+// PasswordFileField is the spec field of a `password_file` beside a
+// `password` field: what names the secret in its description (e.g. "the
+// client password"), example is a path shown as an example.
+func PasswordFileField(name, what, example string) *service.ConfigField {
+	return service.NewStringField(name).
+		Description("A file holding " + what + ", read on every connect (so a rotated secret is used on the next reconnect); one trailing newline is trimmed. Use it instead of `password` with a Kubernetes Secret mounted as a file, and always in streams mode: there `GET /streams/{id}` returns the stream config with `${ENV}` references resolved, so a `password` is readable through the API, whereas this field only shows the path. Mutually exclusive with `password`.").
+		Default("").Example(example)
 }

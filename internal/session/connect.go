@@ -40,8 +40,6 @@ type Session struct {
 	downOnce  sync.Once
 	downErr   atomic.Value // error
 
-	reconnects atomic.Int64
-
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -109,7 +107,6 @@ func connectOnce(ctx context.Context, cfg Config, log *service.Logger, events Ev
 		}
 	})
 	svc.AddReconnectionListener(func(ev solace.ServiceEvent) {
-		s.reconnects.Add(1)
 		s.setConnected(true)
 		log.Infof("Solace connection to %s restored", ev.GetBrokerURI())
 		if events.OnReconnected != nil {
@@ -247,9 +244,6 @@ func (s *Session) Err() error {
 	}
 	return nil
 }
-
-// Reconnects counts the client's successful reconnections of this session.
-func (s *Session) Reconnects() int64 { return s.reconnects.Load() }
 
 // Close disconnects the session, waiting for the client until ctx ends.
 // Calling it more than once is safe.

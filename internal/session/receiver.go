@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
@@ -91,6 +92,12 @@ type ReceiverConfig struct {
 	// every message dropped because it was delivered before a connection
 	// loss; the broker redelivers it. Plugins count it in a metric.
 	OnStaleDropped func()
+	// OnNativeFallback, when set, is called (on the API's dispatch
+	// goroutine) for every message converted through the Go API alone
+	// because the native read (native.go) cannot be used with this client:
+	// such messages lack TTL, expiration, delivery count and reply-to.
+	// Plugins count it in a metric; the receiver logs the reason once.
+	OnNativeFallback func()
 }
 
 // Errors reported by a Receiver.
@@ -141,6 +148,14 @@ type Receiver struct {
 	closeOnce  sync.Once
 	closeErr   error
 	onStale    func()
+
+	// native is nil when the native read cannot be used at all.
+	native     nativeReader
+	onFallback func()
+	log        *service.Logger
+	// fallbackLogged makes a per-message fallback (a message type whose
+	// handle is unreachable) log once per receiver.
+	fallbackLogged atomic.Bool
 }
 
 type flow struct {
@@ -157,7 +172,11 @@ type flow struct {
 // them. It honours ctx while binding; on failure every flow already bound is
 // terminated again. The receiver goes down with the session.
 func (s *Session) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receiver, error) {
-	r, err := newReceiver(ctx, s.svc, cfg)
+	native, err := probeNative(s.svc)
+	if err != nil {
+		logFallbackOnce(s.log, err)
+	}
+	r, err := newReceiver(ctx, s.svc, cfg, native, s.log)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +194,20 @@ func (s *Session) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receive
 	return r, nil
 }
 
-func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverConfig) (*Receiver, error) {
+// fallbackLog makes the start-up fallback log once per process: the client
+// linked in does not change.
+var fallbackLog sync.Once
+
+func logFallbackOnce(log *service.Logger, why error) {
+	fallbackLog.Do(func() {
+		log.Warnf("Solace input: reading messages through the Go client's API only, without TTL, expiration, "+
+			"delivery count and reply-to metadata, and at a higher CPU cost: %v", why)
+	})
+}
+
+// newReceiver binds the flows; native nil converts every message through
+// the Go API.
+func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverConfig, native nativeReader, log *service.Logger) (*Receiver, error) {
 	if cfg.Queue == "" {
 		return nil, errors.New("receiver needs a queue name")
 	}
@@ -193,6 +225,10 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 		closed:  make(chan struct{}),
 		down:    make(chan struct{}),
 		onStale: cfg.OnStaleDropped,
+
+		native:     native,
+		onFallback: cfg.OnNativeFallback,
+		log:        log,
 	}
 	r.listenerID = svc.AddReconnectionAttemptListener(func(solace.ServiceEvent) {
 		r.gen.Add(1)
@@ -280,7 +316,7 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 		msg.Dispose()
 		return
 	}
-	in := newInbound(msg, &f.dest)
+	in := r.convert(msg, &f.dest)
 	in.flow = f
 	in.gen = r.gen.Load()
 	r.mu.Lock()
@@ -310,6 +346,24 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 	if count == 1 {
 		signal(r.ready)
 	}
+}
+
+// convert reads msg natively when it can, else through the Go API, counting
+// the fallback.
+func (r *Receiver) convert(msg message.InboundMessage, dc *destCache) *Inbound {
+	if r.native != nil {
+		if in, ok := r.native.read(msg, dc); ok {
+			return in
+		}
+		if !r.fallbackLogged.Swap(true) {
+			r.log.Warnf("Solace input: the native handle of a %T message is unreachable; such messages are read "+
+				"through the Go client's API only, without TTL, expiration, delivery count and reply-to metadata", msg)
+		}
+	}
+	if r.onFallback != nil {
+		r.onFallback()
+	}
+	return newInboundAPI(msg)
 }
 
 // signal sets c (capacity 1) without blocking.

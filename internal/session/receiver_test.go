@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
@@ -22,8 +24,10 @@ import (
 type rxFixture struct {
 	b    *solacetest.Broker
 	sess *Session
-	svc  solace.MessagingService
-	pub  solace.PersistentMessagePublisher
+	// reconnects counts sess's reconnections (Events.OnReconnected).
+	reconnects *atomic.Int64
+	svc        solace.MessagingService
+	pub        solace.PersistentMessagePublisher
 }
 
 func newRxFixture(t *testing.T, queues ...solacetest.QueueConfig) *rxFixture {
@@ -37,18 +41,21 @@ func newRxFixture(t *testing.T, queues ...solacetest.QueueConfig) *rxFixture {
 	cfg.ReconnectAttempts = 20
 	cfg.ReconnectInterval = 100 * time.Millisecond
 	cfg.ConnectRetries = 0
-	sess, err := Connect(t.Context(), cfg, service.MockResources().Logger(), Events{})
+	reconnects := new(atomic.Int64)
+	sess, err := Connect(t.Context(), cfg, service.MockResources().Logger(), Events{OnReconnected: func() { reconnects.Add(1) }})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sess.Close(context.Background()) })
 
-	pubSess, err := Connect(t.Context(), cfg, service.MockResources().Logger(), Events{})
+	pubCfg := cfg
+	pubCfg.SendTimestamps = true
+	pubSess, err := Connect(t.Context(), pubCfg, service.MockResources().Logger(), Events{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pubSess.Close(context.Background()) })
 	pub, err := pubSess.Service().CreatePersistentMessagePublisherBuilder().Build()
 	require.NoError(t, err)
 	require.NoError(t, pub.Start())
 	t.Cleanup(func() { _ = pub.Terminate(time.Second) })
-	return &rxFixture{b: b, sess: sess, svc: pubSess.Service(), pub: pub}
+	return &rxFixture{b: b, sess: sess, reconnects: reconnects, svc: pubSess.Service(), pub: pub}
 }
 
 func (f *rxFixture) publish(t *testing.T, topic string, n int, build func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder) {
@@ -89,6 +96,19 @@ func withoutReceiveTime(meta []MetaField) []MetaField {
 	for _, f := range meta {
 		// Both derive from the local receive time, read twice here.
 		if f.Key != MetaReceiveTimestamp && f.Key != MetaExpiration {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// boxedData is the data pointer of an interface value.
+func boxedData(v any) *byte { return (*[2]*byte)(unsafe.Pointer(&v))[1] }
+
+func withoutKeys(meta []MetaField, keys ...Attr) []MetaField {
+	var out []MetaField
+	for _, f := range meta {
+		if !slices.Contains(keys, f.Key) {
 			out = append(out, f)
 		}
 	}
@@ -140,15 +160,30 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		require.Equal(t, map[string]any{"region": "eu", "n": int64(i)}, in.Properties)
 		require.Equal(t, fmt.Sprintf("app:app-%d", i), in.DedupKey())
 
-		// The one-call native read and the Go API's getters must agree.
+		// The one-call native read and the pure Go API path must agree on
+		// everything the API can read; the native path adds the rest.
 		h, ok := handleOf(in.msg)
 		require.True(t, ok, "the native handle must be reachable for %T", in.msg)
 		native, api := newInboundNative(in.msg, h, nil), newInboundAPI(in.msg)
-		require.Equal(t, withoutReceiveTime(api.Meta), withoutReceiveTime(native.Meta))
+		require.Equal(t, withoutReceiveTime(api.Meta), withoutKeys(withoutReceiveTime(native.Meta), nativeOnlyMeta...))
+		apiKeys := metaMap(api)
+		for _, k := range nativeOnlyMeta {
+			require.NotContains(t, apiKeys, k, "the Go API cannot read %s", k)
+		}
+		require.Equal(t, int64(60000), metaMap(native)[MetaTimeToLive])
 		require.Equal(t, api.Payload, native.Payload)
 		require.Equal(t, api.Properties, native.Properties)
 		require.Equal(t, api.DedupKey(), native.DedupKey())
 		require.Equal(t, api.SenderTimestamp, native.SenderTimestamp)
+		require.Equal(t, api.Redelivered, native.Redelivered)
+		require.False(t, native.SenderTimestamp.IsZero(), "the publisher stamps its messages")
+		// The receiver converts with its flow's caches (destination, sender
+		// timestamp); they must not change a value.
+		require.Equal(t, withoutReceiveTime(native.Meta), withoutReceiveTime(in.Meta))
+		var dc destCache
+		first, second := newInboundNative(in.msg, h, &dc), newInboundNative(in.msg, h, &dc)
+		require.Same(t, boxedData(metaMap(first)[MetaSenderTimestamp]), boxedData(metaMap(second)[MetaSenderTimestamp]),
+			"a repeated sender timestamp reuses its boxed value")
 		// The replication group message id is formatted in Go, not by
 		// CCSMP's (slower) toString, for this client's layout.
 		require.Contains(t, []rgmidLayout{rgmidWordsLE, rgmidBigEndian}, rgmidLayout(rgmidLayoutState.Load()))
@@ -157,6 +192,35 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 	for _, in := range msgs {
 		require.NoError(t, r.Settle(in, Accepted))
 	}
+	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
+}
+
+// TestReceiverFallsBackToAPI runs a receiver without the native read, as
+// with a client the probe refuses: messages still arrive with what the Go
+// API can read, each is counted, and settling works.
+func TestReceiverFallsBackToAPI(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q1", Subscriptions: []string{"t"}})
+	f.publish(t, "t", 3, func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
+		return b.WithApplicationMessageID(fmt.Sprintf("app-%d", i)).
+			WithProperty(config.MessagePropertyPersistentTimeToLive, 60000)
+	})
+	var fallbacks atomic.Int64
+	r, err := newReceiver(t.Context(), f.sess.svc, ReceiverConfig{Queue: "q1", OnNativeFallback: func() { fallbacks.Add(1) }},
+		nil, service.MockResources().Logger())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+
+	msgs := receiveN(t, r, 3)
+	for i, in := range msgs {
+		m := metaMap(in)
+		require.Equal(t, fmt.Sprintf("m%d", i), string(in.Payload))
+		require.Equal(t, "t", m[MetaDestination])
+		require.Equal(t, DestinationTopic, m[MetaDestinationType])
+		require.Equal(t, fmt.Sprintf("app-%d", i), m[MetaApplicationMessageID])
+		require.NotContains(t, m, MetaTimeToLive, "the Go API cannot read the TTL")
+		require.NoError(t, r.Settle(in, Accepted))
+	}
+	require.Equal(t, int64(3), fallbacks.Load())
 	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
 }
 
@@ -258,7 +322,7 @@ func TestReceiverSurvivesConnectionDrop(t *testing.T) {
 	// Wait for the five acks to reach the broker before cutting the line.
 	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == n-5 }, 5*time.Second, 20*time.Millisecond)
 	f.b.DropConnections()
-	require.Eventually(t, func() bool { return f.sess.Reconnects() >= 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return f.reconnects.Load() >= 1 }, 10*time.Second, 20*time.Millisecond)
 	for _, in := range before[5:] {
 		if err := r.Settle(in, Accepted); err != nil {
 			require.ErrorIs(t, err, ErrStaleFlow)

@@ -14,6 +14,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
+	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
 
 // Connection field names, shared by the solace input and output.
@@ -72,9 +73,7 @@ func ConnectionFields() []*service.ConfigField {
 		service.NewStringField(FieldPassword).
 			Description("The client password for `basic` authentication. Use an environment reference such as `${SOLACE_PASSWORD}`, or `password_file` in streams mode. Mutually exclusive with `password_file`.").
 			Default("").Secret(),
-		service.NewStringField(FieldPasswordFile).
-			Description("A file holding the client password, read on every connect (so a rotated secret is used on the next reconnect); one trailing newline is trimmed. Use it instead of `password` with a Kubernetes Secret mounted as a file, and always in streams mode: there `GET /streams/{id}` returns the stream config with `${ENV}` references resolved, so a `password` is readable through the API, whereas this field only shows the path. Mutually exclusive with `password`.").
-			Default("").Example("/var/run/secrets/solace/password"),
+		secretfile.PasswordFileField(FieldPasswordFile, "the client password", "/var/run/secrets/solace/password"),
 		service.NewStringField(FieldClientName).
 			Description("The client name shown by the broker. Empty lets the client generate a unique one. A fixed name must be unique per session: with `clients` > 1 a suffix `-<n>` is appended.").
 			Default("").Advanced(),
@@ -170,15 +169,14 @@ var connectionSpec = sync.OnceValue(func() *service.ConfigSpec {
 })
 
 // The lint rule calls Config.Validate through this method.
-var _ = func() bool {
-	lintmethod.Register("solace_connection_lint",
-		"Internal to the solace plugins' lint rules: the contradictions in the connection fields of the linted config, as a list of messages.",
-		connectionSpec, func(pc *service.ParsedConfig) ([]error, error) {
-			c, err := readConfig(pc)
-			return c.problems(), err
-		})
-	return true
-}()
+var _ = lintmethod.Register("solace_connection_lint",
+	"Internal to the solace plugins' lint rules: the contradictions in the connection fields of the linted config, as a list of messages.",
+	connectionSpec, lintConnection)
+
+func lintConnection(pc *service.ParsedConfig) ([]error, error) {
+	c, err := readConfig(pc)
+	return c.problems(), err
+}
 
 // ConfigFromParsed reads the fields of ConnectionFields and validates them.
 func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {

@@ -46,6 +46,7 @@ Example:
 			&cli.StringFlag{Name: "oauth-addr", Usage: "address for a test OAuth provider serving --oauth-jwks-file at /jwks and --oauth-userinfo-file at /userinfo (https with --tls-cert), for OAuth profiles' endpointJwks; none by default"},
 			&cli.StringFlag{Name: "oauth-jwks-file", Usage: "JSON Web Key Set `FILE` the --oauth-addr provider serves (the public keys of the tokens clients log in with)"},
 			&cli.StringFlag{Name: "oauth-userinfo-file", Usage: "JSON `FILE` the --oauth-addr provider serves as userinfo (default {})"},
+			&cli.DurationFlag{Name: "semp-monitor-delay", Usage: "hold each SEMP monitor request this long, like a real broker's management plane (Solace's Go client suite relies on it; e.g. 30ms)"},
 			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
 			&cli.StringFlag{Name: "semp-user", Value: "admin:admin", Usage: "SEMP basic-auth `NAME:PASSWORD`"},
 			&cli.GenericFlag{Name: "queue", Value: &repeated{}, Usage: "pre-create a durable queue `NAME[:topic,...]`, repeatable"},
@@ -97,19 +98,20 @@ func runDevbroker(c *cli.Context) error {
 		extra = append(extra, [2]string{transport, addr})
 	}
 	b, err := solacetest.Start(solacetest.Config{
-		CompressedAddr: c.String("compressed-addr"),
-		WebAddr:        c.String("web-addr"),
-		SecureWebAddr:  c.String("secure-web-addr"),
-		TLS:            tlsConf,
-		TLSAddr:        c.String("smf-tls-addr"),
-		Users:          users,
-		SEMPUser:       sempUser,
-		SEMPPassword:   sempPass,
-		SMFAddr:        c.String("smf-addr"),
-		SEMPAddr:       c.String("semp-addr"),
-		HealthAddr:     healthAddr(c.String("health-addr")),
-		NoReplayLog:    true,
-		Logger:         logger,
+		CompressedAddr:   c.String("compressed-addr"),
+		WebAddr:          c.String("web-addr"),
+		SecureWebAddr:    c.String("secure-web-addr"),
+		TLS:              tlsConf,
+		TLSAddr:          c.String("smf-tls-addr"),
+		Users:            users,
+		SEMPUser:         sempUser,
+		SEMPPassword:     sempPass,
+		SMFAddr:          c.String("smf-addr"),
+		SEMPAddr:         c.String("semp-addr"),
+		HealthAddr:       healthAddr(c.String("health-addr")),
+		SEMPMonitorDelay: c.Duration("semp-monitor-delay"),
+		NoReplayLog:      true,
+		Logger:           logger,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,74 @@
+package session
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging"
+	"solace.dev/go/messaging/pkg/solace/config"
+)
+
+// TestNativeProbe checks the start-up check of the native read: the linked
+// client passes it (so a client upgrade that moves the handle or changes the
+// prototypes is caught here), and a version it was not verified with is
+// refused with a reason.
+func TestNativeProbe(t *testing.T) {
+	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
+		config.TransportLayerPropertyHost:                "tcp://127.0.0.1:1",
+		config.ServicePropertyVPNName:                    "default",
+		config.AuthenticationPropertySchemeBasicUserName: "u",
+		config.AuthenticationPropertySchemeBasicPassword: "p",
+	}).Build()
+	require.NoError(t, err)
+
+	r, err := probe(svc.Info().GetAPIVersion(), svc)
+	require.NoError(t, err, "the linked client must pass the native probe")
+	require.NotNil(t, r)
+	got, err := probeNative(svc)
+	require.NoError(t, err)
+	require.Equal(t, r, got)
+
+	_, err = probe("99.0.0", svc)
+	require.ErrorContains(t, err, `version "99.0.0", not one the native read was verified with`)
+
+	msg, err := svc.MessageBuilder().BuildWithByteArrayPayload([]byte("x"))
+	require.NoError(t, err)
+	_, ok := handleOf(msg)
+	require.True(t, ok, "the message handle must be readable for %T", msg)
+	msg.Dispose()
+	_, ok = handleOf(msg)
+	require.False(t, ok, "a disposed message must not be read")
+	require.False(t, layoutHoldsHandle(reflect.TypeOf(&struct{ A int }{})))
+}
+
+func TestRGMIDFormatting(t *testing.T) {
+	// spooler id 0x0000be79ec5d8dc3, message id 1.
+	const want = "rmid1:0000b-e79ec5d8dc3-00000000-00000001"
+	be := [16]byte{0x00, 0x00, 0xbe, 0x79, 0xec, 0x5d, 0x8d, 0xc3, 0, 0, 0, 0, 0, 0, 0, 0x01}
+	var le [16]byte
+	for i := range 8 {
+		le[i], le[8+i] = be[7-i], be[15-i]
+	}
+	tests := []struct {
+		name   string
+		raw    [16]byte
+		layout rgmidLayout
+	}{
+		{"big-endian value", be, rgmidBigEndian},
+		{"little-endian words", le, rgmidWordsLE},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, want, string(appendRGMID(nil, orderRGMID(tc.raw, tc.layout))))
+			require.Len(t, want, rgmidStrLen)
+		})
+	}
+	// A layout that reproduces nothing falls back to CCSMP's formatting.
+	// (Checked on a copy of the state: the real one is learnt once.)
+	saved := rgmidLayoutState.Swap(int32(rgmidUnknown))
+	t.Cleanup(func() { rgmidLayoutState.Store(saved) })
+	require.Equal(t, rgmidByCCSMP, learnRGMIDLayout(be, "rmid1:something-else"))
+	rgmidLayoutState.Store(int32(rgmidUnknown))
+	require.Equal(t, rgmidWordsLE, learnRGMIDLayout(le, want))
+}

@@ -393,11 +393,13 @@ func (c *Conn) failLocked(err *ConnError) {
 		return
 	}
 	c.err = err
+	// Done first: a sender woken by its failed delivery sees the
+	// connection lost.
+	close(c.done)
 	for _, s := range c.sessions {
 		s.endLocked(err)
 	}
 	c.notifyLocked()
-	close(c.done)
 	_ = c.nc.Close()
 }
 

@@ -512,6 +512,12 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 			frames = uint32((len(p) + maxPart - 1) / maxPart)
 		}
 		for l.err == nil && (l.credit == 0 || s.remoteIncoming < frames) {
+			if len(c.wbuf) > 0 && !c.flushing {
+				// The peer grants more only for what it received.
+				c.flushing = true
+				c.flushLocked()
+				continue
+			}
 			if err := c.waitLocked(ctx); err != nil {
 				return i, err
 			}

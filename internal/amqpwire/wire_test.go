@@ -278,3 +278,34 @@ func TestAttachAbandoned(t *testing.T) {
 	assert.Equal(t, StateAccepted, ds[0].State.Kind)
 	assert.NoError(t, c.Err())
 }
+
+// TestTransferWaitsForWindowAndCredit has a peer that grants a session
+// window of 2 frames and 2 credits at a time: a run of 10 messages, one of
+// them split in two frames, waits for its flows and arrives whole and in
+// order.
+func TestTransferWaitsForWindowAndCredit(t *testing.T) {
+	p := amqppeer.New(t, func(p *amqppeer.Peer) { p.Window = 2 })
+	c := dialPeer(t, p, Config{})
+	s, err := c.NewSession(t.Context())
+	require.NoError(t, err)
+	l, err := s.NewSender(t.Context(), SenderOptions{Target: "q"})
+	require.NoError(t, err)
+	ps := payloads(10, 10)
+	ps[5] = payloads(6, 100_000)[5] // two frames of the peer's 64 KiB
+	ds := make([]Delivery, len(ps))
+	b := NewBatch()
+	n, err := l.Transfer(t.Context(), ps, ds, b)
+	require.NoError(t, err)
+	require.Equal(t, len(ps), n)
+	require.NoError(t, b.Wait(t.Context()))
+	for i, d := range ds {
+		require.NoError(t, d.Err, "delivery %d", i)
+		assert.Equal(t, StateAccepted, d.State.Kind, "delivery %d", i)
+	}
+	got := p.Bodies()
+	require.Len(t, got, 10)
+	for i, body := range got {
+		assert.True(t, strings.HasPrefix(body, fmt.Sprint(i)), "message %d in order", i)
+	}
+	assert.Len(t, got[5], 100_000)
+}

@@ -511,19 +511,10 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 		if len(p) > maxPart {
 			frames = uint32((len(p) + maxPart - 1) / maxPart)
 		}
-		for l.err == nil && (l.credit == 0 || s.remoteIncoming < frames) {
-			if len(c.wbuf) > 0 && !c.flushing {
-				// The peer grants more only for what it received.
-				c.flushing = true
-				c.flushLocked()
-				continue
-			}
-			if err := c.waitLocked(ctx); err != nil {
-				return i, err
-			}
-		}
-		if l.err != nil {
-			return i, l.err
+		// The first frame needs credit and window; later frames of a split
+		// message need window only, and are sent as the peer opens it.
+		if err := l.awaitLocked(ctx, true); err != nil {
+			return i, err
 		}
 		id := s.nextDeliveryID
 		s.nextDeliveryID++
@@ -534,15 +525,24 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 		l.deliveryCount++
 		l.credit--
 		for k := uint32(0); k < frames; k++ {
+			if k > 0 {
+				if err := l.awaitLocked(ctx, false); err != nil {
+					// A delivery cut off between its frames cannot be
+					// finished: detaching the link discards it at the
+					// peer, and fails it here.
+					l.closeLocked()
+					return i + 1, err
+				}
+			}
 			part := p
 			if len(part) > maxPart {
 				part = p[:maxPart]
 			}
 			p = p[len(part):]
 			c.wbuf = appendTransfer(c.wbuf, s.ch, l.handle, id, k == 0, k+1 < frames, part)
+			s.nextOutgoingID++
+			s.remoteIncoming--
 		}
-		s.nextOutgoingID += frames
-		s.remoteIncoming -= frames
 		for len(c.wbuf) >= maxPendingWrite && c.err == nil {
 			if !c.flushing {
 				c.flushNowLocked()
@@ -554,4 +554,22 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 		}
 	}
 	return len(payloads), nil
+}
+
+// awaitLocked waits until the session window takes a transfer frame and,
+// for a delivery's first frame, the link has credit, flushing what is
+// buffered first: the peer grants more only for what it received.
+func (l *Sender) awaitLocked(ctx context.Context, first bool) error {
+	s, c := l.s, l.s.c
+	for l.err == nil && ((first && l.credit == 0) || s.remoteIncoming == 0) {
+		if len(c.wbuf) > 0 && !c.flushing {
+			c.flushing = true
+			c.flushLocked()
+			continue
+		}
+		if err := c.waitLocked(ctx); err != nil {
+			return err
+		}
+	}
+	return l.err
 }

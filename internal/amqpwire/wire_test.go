@@ -281,7 +281,7 @@ func TestAttachAbandoned(t *testing.T) {
 
 // TestTransferWaitsForWindowAndCredit has a peer that grants a session
 // window of 2 frames and 2 credits at a time: a run of 10 messages, one of
-// them split in two frames, waits for its flows and arrives whole and in
+// them split in more frames than the window, waits for its flows and arrives whole and in
 // order.
 func TestTransferWaitsForWindowAndCredit(t *testing.T) {
 	p := amqppeer.New(t, func(p *amqppeer.Peer) { p.Window = 2 })
@@ -291,7 +291,7 @@ func TestTransferWaitsForWindowAndCredit(t *testing.T) {
 	l, err := s.NewSender(t.Context(), SenderOptions{Target: "q"})
 	require.NoError(t, err)
 	ps := payloads(10, 10)
-	ps[5] = payloads(6, 100_000)[5] // two frames of the peer's 64 KiB
+	ps[5] = payloads(6, 300_000)[5] // five frames of the peer's 64 KiB, more than its window
 	ds := make([]Delivery, len(ps))
 	b := NewBatch()
 	n, err := l.Transfer(t.Context(), ps, ds, b)
@@ -307,5 +307,5 @@ func TestTransferWaitsForWindowAndCredit(t *testing.T) {
 	for i, body := range got {
 		assert.True(t, strings.HasPrefix(body, fmt.Sprint(i)), "message %d in order", i)
 	}
-	assert.Len(t, got[5], 100_000)
+	assert.Len(t, got[5], 300_000)
 }

@@ -345,8 +345,9 @@ type Peer struct {
 	RefuseCondition string
 	// Window, when set, is both the session's incoming window (transfer
 	// frames) and each link's credit (messages): the peer grants them at
-	// begin and attach and again after each message it received, so a
-	// sender has to wait for the peer's flow.
+	// begin and attach, the window again after each frame and the credit
+	// after each message it received, so a sender has to wait for the
+	// peer's flows.
 	Window uint32
 
 	mu       sync.Mutex
@@ -600,6 +601,9 @@ func (pc *peerConn) transfer(ch uint16, d *described, payload []byte) bool {
 	pc.frames[ch]++
 	l.partial = append(l.partial, payload...)
 	if more, _ := field(d, 5).(bool); more {
+		if pc.p.Window > 0 { // reopen the session window frame by frame
+			_ = pc.write(0, ch, perf(pFlow, pc.frames[ch], pc.p.Window, uint32(0), uint32(math.MaxUint32)), nil)
+		}
 		return true
 	}
 	l.count++

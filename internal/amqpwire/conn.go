@@ -607,6 +607,7 @@ func (c *Conn) handleLocked(fr *frame) (stop bool, err error) {
 		s.begun = true
 		s.remoteCh = fr.channel
 		s.remoteIncoming = b.incomingWindow
+		s.nextIncomingID = b.nextOutgoingID
 		s.handleMax = b.handleMax
 		c.remote[fr.channel] = s
 		c.notifyLocked()

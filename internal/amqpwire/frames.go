@@ -184,12 +184,10 @@ func parseFrame(buf []byte, fr *frame) error {
 		return err
 	}
 	fr.code, fr.fields = code, f
-	// v is the list; what follows it (a transfer's payload) starts after
-	// the descriptor and the list.
-	consumed := len(body) - len(body[1:]) // the 0x00
+	// What follows the performative (a transfer's payload) starts after
+	// the 0x00, the descriptor and the list v.
 	_, dn, _ := ulongAt(body[1:])
-	consumed += dn + len(v)
-	fr.payload = body[consumed:]
+	fr.payload = body[1+dn+len(v):]
 	return nil
 }
 

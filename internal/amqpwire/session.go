@@ -27,6 +27,7 @@ type Session struct {
 	endSent  bool
 
 	nextOutgoingID uint32 // transfer-id of our next transfer frame
+	nextIncomingID uint32 // the peer's next-outgoing-id: it sends us no transfers
 	remoteIncoming uint32 // transfer frames the peer still accepts
 	nextDeliveryID uint32
 	handleMax      uint32
@@ -171,7 +172,7 @@ func (s *Session) handleLocked(fr *frame) error {
 			if l != nil {
 				lf = &linkFlow{handle: l.handle, deliveryCount: l.deliveryCount, credit: l.credit, drain: fl.drain}
 			}
-			c.wbuf = appendFlow(c.wbuf, s.ch, 0, ourIncomingWindow, s.nextOutgoingID, ourOutgoingWindow, lf)
+			c.wbuf = appendFlow(c.wbuf, s.ch, s.nextIncomingID, ourIncomingWindow, s.nextOutgoingID, ourOutgoingWindow, lf)
 			c.kickLocked()
 		}
 		c.notifyLocked()

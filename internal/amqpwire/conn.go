@@ -368,6 +368,9 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.closing = true
+	// A peer that stopped reading must not hold Close for the write
+	// timeout: the close frame gets a second.
+	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
 	c.wbuf = appendClose(c.wbuf, nil)
 	c.flushNowLocked()
 	c.mu.Unlock()
@@ -456,7 +459,7 @@ func (c *Conn) flushLocked() {
 		out := c.wbuf
 		c.wbuf, c.spare = c.spare[:0], nil
 		dl := time.Now().Add(c.cfg.WriteTimeout)
-		setDL := dl.Sub(c.wdeadline) > time.Second
+		setDL := !c.closing && dl.Sub(c.wdeadline) > time.Second
 		if setDL {
 			c.wdeadline = dl
 		}

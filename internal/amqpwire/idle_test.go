@@ -104,3 +104,27 @@ func TestIdleTimeoutFails(t *testing.T) {
 	_, err = c.NewSession(context.Background())
 	assert.True(t, errors.As(err, &ce), "a dead connection refuses new sessions")
 }
+
+// TestCloseWithPeerNotReading has a peer that stops reading: Close still
+// returns promptly instead of waiting out the write timeout.
+func TestCloseWithPeerNotReading(t *testing.T) {
+	stuck := make(chan struct{})
+	t.Cleanup(func() { close(stuck) })
+	nc := scriptedPeer(t, 0, func(*frame) { <-stuck })
+	c, err := Open(t.Context(), nc, Config{WriteTimeout: time.Minute})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err = c.NewSession(ctx) // the peer reads the begin, then stops
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	done := make(chan struct{})
+	go func() {
+		_ = c.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waited for a peer that does not read")
+	}
+}

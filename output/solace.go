@@ -368,16 +368,8 @@ func backPressureFromParsed(conf *service.ParsedConfig) (session.BackPressure, e
 		return session.BackPressure{Reject: true, BufferSize: 0}, nil
 	case soSubmitCustom:
 		bp := session.BackPressure{BufferSize: soHigherThroughputBuffer}
-		if !conf.Contains(soFieldBackPressure) {
-			return bp, nil
-		}
-		ns := conf.Namespace(soFieldBackPressure)
-		strategy, err := ns.FieldString(soFieldBPStrategy)
-		if err != nil {
-			return bp, err
-		}
-		size, err := ns.FieldInt(soFieldBPBufferCapacity)
-		if err != nil {
+		strategy, size, ok, err := soBackPressureFields(conf)
+		if err != nil || !ok {
 			return bp, err
 		}
 		bp.Reject = strategy == "reject"
@@ -386,6 +378,22 @@ func backPressureFromParsed(conf *service.ParsedConfig) (session.BackPressure, e
 	default:
 		return session.BackPressure{BufferSize: soHigherThroughputBuffer}, nil
 	}
+}
+
+// soBackPressureFields reads the back_pressure fields as written; ok is
+// false when the object is absent.
+func soBackPressureFields(conf *service.ParsedConfig) (strategy string, size int, ok bool, err error) {
+	if !conf.Contains(soFieldBackPressure) {
+		return "", 0, false, nil
+	}
+	ns := conf.Namespace(soFieldBackPressure)
+	if strategy, err = ns.FieldString(soFieldBPStrategy); err != nil {
+		return "", 0, false, err
+	}
+	if size, err = ns.FieldInt(soFieldBPBufferCapacity); err != nil {
+		return "", 0, false, err
+	}
+	return strategy, size, true, nil
 }
 
 func (w *solaceWriter) Connect(ctx context.Context) error {

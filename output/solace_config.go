@@ -39,16 +39,11 @@ func soProblems(conf *service.ParsedConfig) ([]error, error) {
 	if err != nil {
 		return nil, err
 	}
-	if conf.Contains(soFieldBackPressure) {
-		ns := conf.Namespace(soFieldBackPressure)
-		strategy, err := ns.FieldString(soFieldBPStrategy)
-		if err != nil {
-			return nil, err
-		}
-		size, err := ns.FieldInt(soFieldBPBufferCapacity)
-		if err != nil {
-			return nil, err
-		}
+	strategy, size, ok, err := soBackPressureFields(conf)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		switch {
 		case size < 0:
 			add("field %s.%s: must be 0 or more, got %d", soFieldBackPressure, soFieldBPBufferCapacity, size)

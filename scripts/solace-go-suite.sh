@@ -10,6 +10,10 @@
 #     creates on loopback and maps the upstream ports the suite assumes (55555,
 #     55003, 55443) to the devbroker's --extra-listener addresses; TOXIPROXY_* tell
 #     the suite where it is (it skips its network-fault specs without them).
+#   - --semp-monitor-delay (SEMP_MONITOR_DELAY, default 30ms): a real broker's SEMP
+#     monitor answers take tens of milliseconds, and the request-reply termination
+#     specs depend on that (a request's 5 s reply timeout, started before a SEMP read,
+#     must expire before a 5 s grace period started after it).
 #
 # usage: scripts/solace-go-suite.sh [--out DIR] [--files "a_test.go ..."] [SUITE_TEST_DIR]
 #   SUITE_TEST_DIR defaults to /tmp/solace-go-suite/test (see the harness README for
@@ -24,7 +28,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; shift 2 ;;
 	--files) FILES=$2; shift 2 ;;
 	--) shift; EXTRA=("$@"); break ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) SUITE=$1; shift ;;
 	esac
 done
@@ -78,4 +82,5 @@ args=(--out "$OUT")
 	--tls-key-passphrase-file "$F/api-server-passphrase.txt" --tls-max-version 1.2 \
 	--oauth-addr "127.0.0.1:$OAUTH_PORT" --oauth-jwks-file "$F/jwks_key_endpoint.json" \
 	--oauth-userinfo-file "$F/userinfo.json" --extra-listener "smf=127.0.0.1:$UP_SMF" \
-	--extra-listener "compressed=127.0.0.1:$UP_COMP" --extra-listener "smf-tls=127.0.0.1:$UP_TLS" --log-level debug
+	--extra-listener "compressed=127.0.0.1:$UP_COMP" --extra-listener "smf-tls=127.0.0.1:$UP_TLS" \
+	--semp-monitor-delay "${SEMP_MONITOR_DELAY:-30ms}" --log-level debug

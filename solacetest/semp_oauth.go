@@ -160,11 +160,7 @@ func (c *sempCall) oauthProfileLink(vpn, name string) sempURILink {
 	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/authenticationOauthProfiles/" + url.PathEscape(name)}
 }
 
-func createOAuthProfile(c *sempCall, b oauthAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func createOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	name, apply, err := oauthProfileChanges(c, vpn)
 	if err != nil {
 		return err
@@ -180,36 +176,28 @@ func createOAuthProfile(c *sempCall, b oauthAdmin) *sempErr {
 	return c.writeObject(oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name), nil)
 }
 
-func findOAuthProfile(c *sempCall, b oauthAdmin) (string, OAuthProfile, *sempErr) {
-	vpn, err := vpnOf(c, b)
+func findOAuthProfile(c *sempCall, b oauthAdmin, vpn string) (OAuthProfile, *sempErr) {
+	all, err := b.OAuthProfiles(vpn)
 	if err != nil {
-		return "", OAuthProfile{}, err
-	}
-	all, lerr := b.OAuthProfiles(vpn)
-	if lerr != nil {
-		return "", OAuthProfile{}, oauthErr(lerr)
+		return OAuthProfile{}, oauthErr(err)
 	}
 	for _, p := range all {
 		if p.Name == c.r.PathValue("profile") {
-			return vpn, p, nil
+			return p, nil
 		}
 	}
-	return "", OAuthProfile{}, errNotFound("could not find match for authenticationOauthProfile %q", c.r.PathValue("profile"))
+	return OAuthProfile{}, errNotFound("could not find match for authenticationOauthProfile %q", c.r.PathValue("profile"))
 }
 
-func getOAuthProfile(c *sempCall, b oauthAdmin) *sempErr {
-	vpn, p, err := findOAuthProfile(c, b)
+func getOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
+	p, err := findOAuthProfile(c, b, vpn)
 	if err != nil {
 		return err
 	}
 	return c.writeObject(oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name), nil)
 }
 
-func listOAuthProfiles(c *sempCall, b oauthAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func listOAuthProfiles(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	all, lerr := b.OAuthProfiles(vpn)
 	if lerr != nil {
 		return oauthErr(lerr)
@@ -222,11 +210,7 @@ func listOAuthProfiles(c *sempCall, b oauthAdmin) *sempErr {
 	return c.writeList(data, links, nil, len(all), "")
 }
 
-func updateOAuthProfile(c *sempCall, b oauthAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func updateOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	name, apply, err := oauthProfileChanges(c, vpn)
 	if err != nil {
 		return err
@@ -237,18 +221,11 @@ func updateOAuthProfile(c *sempCall, b oauthAdmin) *sempErr {
 	if uerr := b.UpdateOAuthProfile(vpn, c.r.PathValue("profile"), apply); uerr != nil {
 		return oauthErr(uerr)
 	}
-	return getOAuthProfile(c, b)
+	return getOAuthProfile(c, b, vpn)
 }
 
-func deleteOAuthProfile(c *sempCall, b oauthAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
-	if derr := b.DeleteOAuthProfile(vpn, c.r.PathValue("profile")); derr != nil {
-		return oauthErr(derr)
-	}
-	return c.writeMetaOnly()
+func deleteOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
+	return c.writeMetaOnlyOr(b.DeleteOAuthProfile(vpn, c.r.PathValue("profile")), oauthErr)
 }
 
 // ---- authorization groups ----
@@ -270,11 +247,7 @@ func (c *sempCall) authzGroupLink(vpn, name string) sempURILink {
 	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/authorizationGroups/" + url.PathEscape(name)}
 }
 
-func createAuthzGroup(c *sempCall, b oauthAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func createAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	attrs, err := c.readBody()
 	if err != nil {
 		return err
@@ -313,11 +286,7 @@ func createAuthzGroup(c *sempCall, b oauthAdmin) *sempErr {
 	return c.writeObject(authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name), nil)
 }
 
-func getAuthzGroup(c *sempCall, b oauthAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func getAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	all, lerr := b.AuthorizationGroups(vpn)
 	if lerr != nil {
 		return oauthErr(lerr)
@@ -330,11 +299,7 @@ func getAuthzGroup(c *sempCall, b oauthAdmin) *sempErr {
 	return errNotFound("could not find match for authorizationGroup %q", c.r.PathValue("group"))
 }
 
-func listAuthzGroups(c *sempCall, b oauthAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
+func listAuthzGroups(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	all, lerr := b.AuthorizationGroups(vpn)
 	if lerr != nil {
 		return oauthErr(lerr)
@@ -347,15 +312,8 @@ func listAuthzGroups(c *sempCall, b oauthAdmin) *sempErr {
 	return c.writeList(data, links, nil, len(all), "")
 }
 
-func deleteAuthzGroup(c *sempCall, b oauthAdmin) *sempErr {
-	vpn, err := vpnOf(c, b)
-	if err != nil {
-		return err
-	}
-	if derr := b.DeleteAuthorizationGroup(vpn, c.r.PathValue("group")); derr != nil {
-		return oauthErr(derr)
-	}
-	return c.writeMetaOnly()
+func deleteAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
+	return c.writeMetaOnlyOr(b.DeleteAuthorizationGroup(vpn, c.r.PathValue("group")), oauthErr)
 }
 
 // ---- domain certificate authorities ----
@@ -423,10 +381,7 @@ func listDomainCAs(c *sempCall, b oauthAdmin) *sempErr {
 }
 
 func deleteDomainCA(c *sempCall, b oauthAdmin) *sempErr {
-	if err := b.RemoveDomainCertAuthority(c.r.PathValue("name")); err != nil {
-		return oauthErr(err)
-	}
-	return c.writeMetaOnly()
+	return c.writeMetaOnlyOr(b.RemoveDomainCertAuthority(c.r.PathValue("name")), oauthErr)
 }
 
 // oauthAdmin is what this file's resources need; *Broker implements it.
@@ -455,17 +410,18 @@ func (s *sempServer) registerOAuthRoutes(admin brokerAdmin) {
 		config  = sempConfigBase + "/msgVpns/{vpn}"
 		monitor = sempMonitorBase + "/msgVpns/{vpn}"
 	)
+	inVPN := func(pattern string, h func(*sempCall, oauthAdmin, string) *sempErr) { handleInVPN(s, pattern, b, h) }
 	for _, base := range []string{config, monitor} {
-		s.handle("GET "+base+"/authenticationOauthProfiles", func(c *sempCall) *sempErr { return listOAuthProfiles(c, b) })
-		s.handle("GET "+base+"/authenticationOauthProfiles/{profile}", func(c *sempCall) *sempErr { return getOAuthProfile(c, b) })
-		s.handle("GET "+base+"/authorizationGroups", func(c *sempCall) *sempErr { return listAuthzGroups(c, b) })
-		s.handle("GET "+base+"/authorizationGroups/{group}", func(c *sempCall) *sempErr { return getAuthzGroup(c, b) })
+		inVPN("GET "+base+"/authenticationOauthProfiles", listOAuthProfiles)
+		inVPN("GET "+base+"/authenticationOauthProfiles/{profile}", getOAuthProfile)
+		inVPN("GET "+base+"/authorizationGroups", listAuthzGroups)
+		inVPN("GET "+base+"/authorizationGroups/{group}", getAuthzGroup)
 	}
-	s.handle("POST "+config+"/authenticationOauthProfiles", func(c *sempCall) *sempErr { return createOAuthProfile(c, b) })
-	s.handle("PATCH "+config+"/authenticationOauthProfiles/{profile}", func(c *sempCall) *sempErr { return updateOAuthProfile(c, b) })
-	s.handle("DELETE "+config+"/authenticationOauthProfiles/{profile}", func(c *sempCall) *sempErr { return deleteOAuthProfile(c, b) })
-	s.handle("POST "+config+"/authorizationGroups", func(c *sempCall) *sempErr { return createAuthzGroup(c, b) })
-	s.handle("DELETE "+config+"/authorizationGroups/{group}", func(c *sempCall) *sempErr { return deleteAuthzGroup(c, b) })
+	inVPN("POST "+config+"/authenticationOauthProfiles", createOAuthProfile)
+	inVPN("PATCH "+config+"/authenticationOauthProfiles/{profile}", updateOAuthProfile)
+	inVPN("DELETE "+config+"/authenticationOauthProfiles/{profile}", deleteOAuthProfile)
+	inVPN("POST "+config+"/authorizationGroups", createAuthzGroup)
+	inVPN("DELETE "+config+"/authorizationGroups/{group}", deleteAuthzGroup)
 	for _, base := range []string{sempConfigBase, sempMonitorBase} {
 		s.handle("GET "+base+"/domainCertAuthorities", func(c *sempCall) *sempErr { return listDomainCAs(c, b) })
 		s.handle("GET "+base+"/domainCertAuthorities/{name}", func(c *sempCall) *sempErr { return getDomainCA(c, b) })

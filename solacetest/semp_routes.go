@@ -42,17 +42,7 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 		monitor = sempMonitorBase + "/msgVpns/{vpn}"
 		action  = sempActionBase + "/msgVpns/{vpn}"
 	)
-	// inVPN serves a resource below msgVpns/{vpn}: h runs once the VPN is
-	// known to exist, and gets its name.
-	inVPN := func(pattern string, h func(c *sempCall, b brokerAdmin, vpn string) *sempErr) {
-		s.handle(pattern, func(c *sempCall) *sempErr {
-			vpn, err := vpnOf(c, b)
-			if err != nil {
-				return err
-			}
-			return h(c, b, vpn)
-		})
-	}
+	inVPN := func(pattern string, h func(*sempCall, brokerAdmin, string) *sempErr) { handleInVPN(s, pattern, b, h) }
 	// semp_vpn.go
 	inVPN("GET "+config, getVPN)
 	inVPN("PATCH "+config, updateVPN)
@@ -100,6 +90,18 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	inVPN("GET "+monitor+"/queues/{queue}/msgs/{msg}", getQueueMsg)
 	// semp_oauth.go
 	s.registerOAuthRoutes(b)
+}
+
+// handleInVPN serves a resource below msgVpns/{vpn} with h, which runs once
+// the VPN is known to exist and gets its name.
+func handleInVPN[A queueAdmin](s *sempServer, pattern string, b A, h func(c *sempCall, b A, vpn string) *sempErr) {
+	s.handle(pattern, func(c *sempCall) *sempErr {
+		vpn, err := vpnOf(c, b)
+		if err != nil {
+			return err
+		}
+		return h(c, b, vpn)
+	})
 }
 
 // vpnOf returns the request's {vpn}, which must exist.

@@ -1,7 +1,7 @@
 package solacetest
 
 // This file holds the helpers for Go tests (NewTestBroker; SelfSignedTLS in
-// tls.go takes a TB too).
+// tls.go and NewOAuthServer in oauthserver.go take a TB too).
 
 // TB is the part of testing.TB that the test helpers use; *testing.T,
 // *testing.B, *testing.F and any testing.TB satisfy it. The helpers take it

@@ -238,6 +238,9 @@ type Meter struct {
 	Wall   time.Duration
 	CPU    time.Duration
 	Allocs uint64
+	// Bytes is heap bytes allocated: with allocations, what sets how often
+	// the collector runs, and so its share of the CPU.
+	Bytes uint64
 	// rounds holds each round's cost, for paired ratios.
 	rounds []round
 }
@@ -253,14 +256,17 @@ type round struct {
 // its own garbage.
 func (m *Meter) Round(n int, f func()) {
 	runtime.GC()
-	a0, c0, w0 := heapAllocs(), CPU(), time.Now()
+	a0, b0 := heapAllocs()
+	c0, w0 := CPU(), time.Now()
 	f()
 	wall := time.Since(w0)
 	runtime.GC()
 	cpu := CPU() - c0
 	m.Wall += wall
 	m.CPU += cpu
-	m.Allocs += heapAllocs() - a0
+	a1, b1 := heapAllocs()
+	m.Allocs += a1 - a0
+	m.Bytes += b1 - b0
 	m.Msgs += n
 	m.rounds = append(m.rounds, round{n: n, wall: wall, cpu: cpu})
 }
@@ -274,9 +280,12 @@ func (m *Meter) CPUPerMsg() float64 { return float64(m.CPU.Nanoseconds()) / floa
 // AllocsPerMsg is heap allocations per message.
 func (m *Meter) AllocsPerMsg() float64 { return float64(m.Allocs) / float64(m.Msgs) }
 
+// BytesPerMsg is heap bytes allocated per message.
+func (m *Meter) BytesPerMsg() float64 { return float64(m.Bytes) / float64(m.Msgs) }
+
 // Report reports plugin against raw under the given name of the plugin side
-// ("output" or "input"): rates, CPU and allocations per message, and the
-// ratios the performance goals are stated in.
+// ("output" or "input"): rates, CPU, allocations and allocated bytes per
+// message, and the ratios the performance goals are stated in.
 //
 // The ratios are medians over pairs of adjacent rounds (plugin round i
 // against raw round i), so that a burst of load from other processes on the
@@ -295,6 +304,8 @@ func Report(b *testing.B, name string, plugin, raw *Meter) {
 	}), "cpu_ratio")
 	b.ReportMetric(raw.AllocsPerMsg(), "raw_allocs/msg")
 	b.ReportMetric(plugin.AllocsPerMsg(), name+"_allocs/msg")
+	b.ReportMetric(raw.BytesPerMsg(), "raw_B/msg")
+	b.ReportMetric(plugin.BytesPerMsg(), name+"_B/msg")
 }
 
 // pairedMedian is the median of ratio over the rounds both meters have.
@@ -314,12 +325,13 @@ func pairedMedian(plugin, raw *Meter, ratio func(p, r round) float64) float64 {
 	return (rs[n/2-1] + rs[n/2]) / 2
 }
 
-var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
 var allocMu sync.Mutex
 
-func heapAllocs() uint64 {
+// heapAllocs returns the heap allocations so far, in objects and bytes.
+func heapAllocs() (objects, bytes uint64) {
 	allocMu.Lock()
 	defer allocMu.Unlock()
 	metrics.Read(allocSample)
-	return allocSample[0].Value.Uint64()
+	return allocSample[0].Value.Uint64(), allocSample[1].Value.Uint64()
 }

@@ -11,7 +11,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/resource"
 )
 
-// Destination types as reported in solace_destination_type.
+// Destination types, the value of the MetaDestinationType attribute.
 const (
 	DestinationTopic     = "topic"
 	DestinationQueue     = "queue"
@@ -26,8 +26,9 @@ type Inbound struct {
 	// Payload is the binary (or XML) attachment; string, map and stream
 	// payloads are converted to bytes (maps and streams as JSON).
 	Payload []byte
-	// Meta holds the solace_* attributes that are present, with typed values
-	// (int64, bool, string, time.Time); user properties are kept apart.
+	// Meta holds the attributes that are present (see Attr), with typed
+	// values (int64, bool, string, time.Time); user properties are kept
+	// apart.
 	Meta []MetaField
 	// Properties are the user properties, converted to JSON-friendly values.
 	Properties map[string]any

@@ -55,3 +55,22 @@ func TestOutboundProperties(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestUserPropertyValue pins the one conversion of user property values,
+// the output's documented one: a nil value is sent as an empty string.
+func TestUserPropertyValue(t *testing.T) {
+	type custom struct{ A int }
+	for _, tc := range []struct {
+		in, want any
+	}{
+		{int64(1), int64(1)}, {1.5, 1.5}, {true, true}, {"s", "s"}, {[]byte{1}, []byte{1}},
+		{3, int64(3)}, {int32(3), int64(3)}, {uint32(3), int64(3)}, {uint64(3), int64(3)},
+		{uint64(1 << 63), "9223372036854775808"}, {float32(0.5), 0.5},
+		{nil, ""}, {custom{A: 1}, "{1}"},
+	} {
+		assert.Equal(t, tc.want, userPropertyValue(tc.in), "%T %v", tc.in, tc.in)
+	}
+	p, err := (&Outbound{UserProperties: map[string]any{"n": nil}}).properties()
+	require.NoError(t, err)
+	assert.Equal(t, config.MessagePropertyMap{"n": ""}, p)
+}

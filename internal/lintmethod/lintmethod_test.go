@@ -1,0 +1,50 @@
+package lintmethod
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/redpanda-data/benthos/v4/public/bloblang"
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var testSpec = func() *service.ConfigSpec {
+	return service.NewConfigSpec().Fields(service.NewIntField("n").Default(1), service.NewStringField("s").Default(""))
+}
+
+var _ = Register("lintmethod_test_lint", "test only", testSpec, func(pc *service.ParsedConfig) ([]error, error) {
+	n, err := pc.FieldInt("n")
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	if n < 1 {
+		errs = append(errs, fmt.Errorf("field n: must be at least 1, got %d", n))
+	}
+	if s, _ := pc.FieldString("s"); s == "bad" {
+		errs = append(errs, errors.New("field s: bad"))
+	}
+	return errs, nil
+})
+
+func TestRegisteredMethodReportsTheCheck(t *testing.T) {
+	exec, err := bloblang.Parse(`root = this.lintmethod_test_lint()`)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		in   any
+		want []any
+	}{
+		{map[string]any{"n": 2}, []any{}},
+		{map[string]any{"n": 0, "s": "bad"}, []any{"field n: must be at least 1, got 0", "field s: bad"}},
+		{map[string]any{}, []any{}},            // defaults apply
+		{map[string]any{"n": "many"}, []any{}}, // a type error is the spec's to report
+		{"not an object", []any{}},
+	} {
+		got, err := exec.Query(tc.in)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "%v", tc.in)
+	}
+}

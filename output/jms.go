@@ -11,7 +11,7 @@ import (
 
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/jms"
-	"github.com/connect-solace/connect-solace/internal/metrics/tally"
+	"github.com/connect-solace/connect-solace/internal/tally"
 )
 
 const (

@@ -252,7 +252,9 @@ func (p *Proxy) BlackHoleFor(d time.Duration, thenClose bool) <-chan struct{} {
 }
 
 // Refuse closes the listener: new connections are refused until Accept.
-// Open connections are not touched.
+// Open connections are not touched. A connection the kernel completed but
+// the proxy had not yet accepted is reset with the listener, as it would be
+// by a broker closing its port.
 func (p *Proxy) Refuse() {
 	p.mu.Lock()
 	ln := p.ln

@@ -130,6 +130,9 @@ func TestReset(t *testing.T) {
 func TestRefuseAndAccept(t *testing.T) {
 	p := newProxy(t)
 	c, r := dial(t, p)
+	// Only a connection the proxy has accepted is open: one still in the
+	// listen backlog is reset with the listener.
+	roundTrip(t, c, r, "accepted and relayed")
 	p.Refuse()
 	_, err := net.Dial("tcp", p.Addr())
 	require.True(t, errors.Is(err, syscall.ECONNREFUSED), "refused: %v", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -548,6 +549,29 @@ func (r *Receiver) Settle(in *Inbound, o Outcome) error {
 	default:
 		return fmt.Errorf("settling %s on flow %d of queue %q: %w", o, f.id, r.queue, err)
 	}
+}
+
+// Unread puts in, taken from r and not settled, back in front of the
+// messages waiting to be received, so that the next Receive hands it out
+// again (unless a connection loss made it stale meanwhile). The input's
+// de-duplication holds back a copy of a message the pipeline is still
+// processing and gives it back this way when that one fails. After Close the
+// message is released instead.
+func (r *Receiver) Unread(in *Inbound) {
+	r.mu.Lock()
+	if r.isClosed() {
+		r.mu.Unlock()
+		r.Release(in)
+		return
+	}
+	if r.head > 0 {
+		r.head--
+		r.waiting[r.head] = in
+	} else {
+		r.waiting = slices.Insert(r.waiting, 0, in)
+	}
+	r.mu.Unlock()
+	signal(r.ready)
 }
 
 // Release gives up a message without settling it, leaving it to the broker

@@ -93,3 +93,32 @@ func TestReceiverLateLossListenerStrandsNothing(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
 }
+
+// TestReceiverUnread gives a message back: it is handed out again before
+// the ones still waiting, can be settled as usual, and after Close it is
+// released instead.
+func TestReceiverUnread(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q1", Subscriptions: []string{"t"}})
+	f.publish(t, "t", 3, nil)
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+
+	first := receiveN(t, r, 1)[0]
+	require.Equal(t, "m0", string(first.Payload))
+	r.Unread(first)
+	var got []string
+	for _, in := range receiveN(t, r, 3) {
+		got = append(got, string(in.Payload))
+		require.NoError(t, r.Settle(in, Accepted))
+	}
+	require.Equal(t, []string{"m0", "m1", "m2"}, got)
+	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
+
+	f.publish(t, "t", 1, nil)
+	last := receiveN(t, r, 1)[0]
+	require.NoError(t, r.Close(t.Context()))
+	r.Unread(last)
+	_, ok := r.TryReceive()
+	require.False(t, ok, "a closed receiver hands nothing out")
+}

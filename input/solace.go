@@ -96,8 +96,10 @@ is lost for good, Benthos reconnects the input with backoff for as long as it ru
 
 With `+"`deduplicate: true`"+` the input remembers the key of every message the pipeline acknowledged: its application
 message id or, without one, its replication group message id. A later message with a remembered key (a redelivery whose
-acknowledgement was lost, or a republished copy) is acknowledged to the broker and not passed on. Messages with neither
-id are always passed on. The window is bounded by `+"`dedup_window`"+`; with `+"`dedup_cache`"+` the keys are kept in a
+acknowledgement was lost, or a republished copy) is acknowledged to the broker and not passed on. A copy that arrives while
+the pipeline still processes the first (typically the broker's redelivery after a connection loss) is held back until the
+pipeline settles the first: it is then acknowledged and dropped, or passed on if the pipeline rejected the first. Messages
+with neither id are always passed on. The window is bounded by `+"`dedup_window`"+`; with `+"`dedup_cache`"+` the keys are kept in a
 cache resource instead, so several instances share them.
 
 ### Metadata
@@ -255,6 +257,7 @@ type solaceReader struct {
 	dedupWin   *dedupWindow
 	dedupCache string
 	dedupTTL   time.Duration
+	inFlight   dedupInFlight
 
 	mReceived   *service.MetricCounter
 	mAcked      *service.MetricCounter
@@ -545,6 +548,9 @@ func (r *solaceReader) settleBatch(ctx context.Context, recv *session.Receiver, 
 			errs = append(errs, e)
 		}
 	}
+	if r.dedup {
+		r.endFlights(ins, err == nil)
+	}
 	return errors.Join(errs...)
 }
 
@@ -580,6 +586,7 @@ func (r *solaceReader) Close(ctx context.Context) error {
 		stop()
 		<-done
 	}
+	r.releaseHeld()
 	var errs []error
 	if recv != nil {
 		if err := recv.Close(ctx); err != nil {

@@ -92,6 +92,9 @@ func (w *dedupWindow) expire(now time.Time) {
 // cache resource, which must exist.
 func (r *solaceReader) dedupFromFields(f *siFields, mgr *service.Resources) error {
 	r.dedup, r.dedupTTL, r.dedupCache = f.dedup, f.dedupAge, f.dedupCache
+	if r.dedup {
+		r.inFlight.keys = map[string][]heldCopy{}
+	}
 	if r.dedup && r.dedupCache == "" {
 		r.dedupWin = newDedupWindow(max(f.dedupSize, 0), max(r.dedupTTL, 0))
 	}
@@ -101,21 +104,121 @@ func (r *solaceReader) dedupFromFields(f *siFields, mgr *service.Resources) erro
 	return nil
 }
 
+// dedupInFlight holds the keys of messages handed to the pipeline and not
+// yet settled, each with the copies of it that arrived meanwhile. Such a copy
+// is typically the broker's redelivery after a connection loss, of a message
+// the pipeline was still processing: the window cannot know it yet (keys
+// enter it only on a successful ack), so without holding it back both copies
+// went down the pipeline. A held copy is acknowledged and dropped when the
+// pipeline acks the first, and handed out when the pipeline rejects it.
+type dedupInFlight struct {
+	mu   sync.Mutex
+	keys map[string][]heldCopy
+}
+
+// heldCopy is a copy of an in-flight message, not settled yet.
+type heldCopy struct {
+	recv *session.Receiver
+	in   *session.Inbound
+}
+
+// claim marks key as in flight and reports true, or, when it already is,
+// holds in back and reports false.
+func (f *dedupInFlight) claim(key string, recv *session.Receiver, in *session.Inbound) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if held, ok := f.keys[key]; ok {
+		f.keys[key] = append(held, heldCopy{recv, in})
+		return false
+	}
+	f.keys[key] = nil
+	return true
+}
+
+// done ends key's flight and returns the copies held back meanwhile.
+func (f *dedupInFlight) done(key string) []heldCopy {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	held := f.keys[key]
+	delete(f.keys, key)
+	return held
+}
+
+// dropAll forgets every key and returns every held copy.
+func (f *dedupInFlight) dropAll() []heldCopy {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var all []heldCopy
+	for _, held := range f.keys {
+		all = append(all, held...)
+	}
+	clear(f.keys)
+	return all
+}
+
 // dropDuplicates acknowledges and removes messages whose key the pipeline
-// already processed. Keys are recorded only on a successful pipeline ack, so
-// a nacked message is never mistaken for a processed one.
+// already processed, and holds back copies of messages the pipeline is
+// processing (see dedupInFlight). Keys are recorded only on a successful
+// pipeline ack, so a nacked message is never mistaken for a processed one.
+//
+// A key leaves the in-flight set only after settleBatch remembered it, so a
+// copy that finds its key no longer in flight finds it in the window.
 func (r *solaceReader) dropDuplicates(ctx context.Context, recv *session.Receiver, ins []*session.Inbound) []*session.Inbound {
 	kept := ins[:0]
 	now := time.Now()
 	for _, in := range ins {
-		if key := in.DedupKey(); key == "" || !r.seen(ctx, key, now) {
+		key := in.DedupKey()
+		if key == "" {
+			kept = append(kept, in)
+			continue
+		}
+		if !r.inFlight.claim(key, recv, in) {
+			continue
+		}
+		if !r.seen(ctx, key, now) {
 			kept = append(kept, in)
 			continue
 		}
 		r.mDuplicates.Incr(1)
-		r.settle(recv, in, session.Accepted)
+		_ = r.settle(recv, in, session.Accepted)
+		r.endFlight(key, true)
 	}
 	return kept
+}
+
+// endFlights ends the flight of the keys of a settled batch; accepted says
+// whether the pipeline acked it.
+func (r *solaceReader) endFlights(ins []*session.Inbound, accepted bool) {
+	for _, in := range ins {
+		if key := in.DedupKey(); key != "" {
+			r.endFlight(key, accepted)
+		}
+	}
+}
+
+// endFlight settles the copies held back while key was in flight: processed
+// copies of a message the pipeline acked are acknowledged and dropped; after a
+// rejection they go back to their receiver to be handed out (one receiver
+// closed meanwhile releases them, and the broker redelivers).
+func (r *solaceReader) endFlight(key string, accepted bool) {
+	for _, h := range r.inFlight.done(key) {
+		if !accepted {
+			h.recv.Unread(h.in)
+			continue
+		}
+		r.mDuplicates.Incr(1)
+		if err := r.settle(h.recv, h.in, session.Accepted); err != nil {
+			r.log.Warnf("Acknowledging a duplicate: %v", err)
+		}
+	}
+}
+
+// releaseHeld gives up every held copy on Close, unsettled: the broker
+// redelivers them.
+func (r *solaceReader) releaseHeld() {
+	for _, h := range r.inFlight.dropAll() {
+		h.recv.Release(h.in)
+	}
 }
 
 func (r *solaceReader) seen(ctx context.Context, key string, now time.Time) bool {

@@ -2,6 +2,8 @@ package input
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,7 +37,10 @@ func (m *siMetrics) metric(name string) *atomic.Int64 {
 	return v
 }
 
-var siMetricRecorders sync.Map // id -> *siMetrics
+var (
+	siMetricRecorders sync.Map // id -> *siMetrics
+	siMetricIDs       atomic.Int64
+)
 
 type siMetricExporter struct{ m *siMetrics }
 
@@ -77,12 +82,16 @@ func init() {
 // recorder reads.
 func siResourcesWithMetrics(t *testing.T) (*service.Resources, *siMetrics) {
 	t.Helper()
+	// The id is unique per call, not just per test: with -count N a test's
+	// name repeats, and a recorder carried over made waits such as
+	// "reconnects >= 1" pass before the reconnect.
+	id := fmt.Sprintf("%s#%d", t.Name(), siMetricIDs.Add(1))
 	rb := service.NewResourceBuilder()
-	require.NoError(t, rb.SetMetricsYAML("solace_input_test_metrics: { id: "+t.Name()+" }"))
+	require.NoError(t, rb.SetMetricsYAML("solace_input_test_metrics: { id: "+strconv.Quote(id)+" }"))
 	res, stop, err := rb.Build()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = stop(context.Background()) })
-	m, _ := siMetricRecorders.Load(t.Name())
+	m, _ := siMetricRecorders.Load(id)
 	return res, m.(*siMetrics)
 }
 

@@ -48,7 +48,8 @@ type Inbound struct {
 
 	msg  message.InboundMessage
 	flow *flow
-	gen  uint64
+	// at is when onMessage took the message, as Receiver.since.
+	at int64
 	// metaBuf backs Meta, so that a message's metadata costs no allocation
 	// of its own (unless it has more fields than a message usually has).
 	metaBuf [12]MetaField

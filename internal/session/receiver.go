@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -140,10 +142,25 @@ type Receiver struct {
 	down     chan struct{}
 	downErr  error
 
-	// gen counts connection losses; messages remember the generation they
-	// were delivered in so that settling them after a reconnect is
-	// recognised as harmless.
-	gen        atomic.Uint64
+	// base is the receiver's start; dispatch and loss times are kept as
+	// monotonic offsets from it (see lostAt).
+	base time.Time
+	// lostAt is the offset of the latest connection loss: when the client
+	// raised its reconnection-attempt event. A message dispatched to
+	// onMessage before it (Inbound.at) belongs to a flow binding the broker
+	// has forgotten; settling it after the reconnect is harmless, and a copy
+	// still waiting is dropped in favour of the broker's redelivery.
+	//
+	// It is the event's own timestamp, not the time the listener ran: the
+	// Go client takes that timestamp on CCSMP's context thread, in order
+	// with the messages it queues for dispatch, and only then hands the
+	// event to its event goroutine, which runs it at some later point. A
+	// count bumped by the listener (what this was) raced with dispatch: under
+	// load the listener ran tens of milliseconds late, the rebound flows'
+	// first messages were tagged with the old count and then dropped as
+	// stale, and the broker kept them as delivered and unacknowledged for as
+	// long as the flow stayed bound.
+	lostAt     atomic.Int64
 	listenerID uint64
 	closeOnce  sync.Once
 	closeErr   error
@@ -225,13 +242,15 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 		closed:  make(chan struct{}),
 		down:    make(chan struct{}),
 		onStale: cfg.OnStaleDropped,
+		base:    time.Now(),
 
 		native:     native,
 		onFallback: cfg.OnNativeFallback,
 		log:        log,
 	}
-	r.listenerID = svc.AddReconnectionAttemptListener(func(solace.ServiceEvent) {
-		r.gen.Add(1)
+	r.lostAt.Store(math.MinInt64)
+	r.listenerID = svc.AddReconnectionAttemptListener(func(ev solace.ServiceEvent) {
+		r.noteLoss(ev.GetTimestamp())
 	})
 
 	for i := range n {
@@ -316,9 +335,13 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 		msg.Dispose()
 		return
 	}
+	// Taken before the conversion: a message is never stamped earlier
+	// than CCSMP received it, so one stamped before a loss surely came
+	// from the lost binding (see lostAt).
+	at := r.since(time.Now())
 	in := r.convert(msg, &f.dest)
 	in.flow = f
-	in.gen = r.gen.Load()
+	in.at = at
 	r.mu.Lock()
 	if r.isClosed() {
 		r.mu.Unlock()
@@ -474,7 +497,7 @@ func (r *Receiver) take(dst []*Inbound, upTo int) []*Inbound {
 // the connection was lost: the broker redelivers every message of the dead
 // flow, flagged, so handing out the old copy would only duplicate it.
 func (r *Receiver) fresh(in *Inbound) bool {
-	if in.gen == r.gen.Load() {
+	if !r.stale(in) {
 		return true
 	}
 	if r.onStale != nil {
@@ -483,6 +506,26 @@ func (r *Receiver) fresh(in *Inbound) bool {
 	r.Release(in)
 	return false
 }
+
+// stale reports whether in was dispatched before the latest connection
+// loss. A message dispatched after the loss but before the listener ran is
+// fresh, and so is, until then, an old copy: the listener's delay can only
+// let a duplicate through, never strand a message of the new binding.
+func (r *Receiver) stale(in *Inbound) bool { return in.at < r.lostAt.Load() }
+
+// noteLoss records a connection loss that the client reported at t.
+func (r *Receiver) noteLoss(t time.Time) {
+	at := r.since(t)
+	for {
+		cur := r.lostAt.Load()
+		if at <= cur || r.lostAt.CompareAndSwap(cur, at) {
+			return
+		}
+	}
+}
+
+// since is t as a monotonic offset from the receiver's start.
+func (r *Receiver) since(t time.Time) int64 { return int64(t.Sub(r.base)) }
 
 // Down is closed when a flow has been torn down for good.
 func (r *Receiver) Down() <-chan struct{} { return r.down }
@@ -496,7 +539,7 @@ func (r *Receiver) Settle(in *Inbound, o Outcome) error {
 	}
 	f := in.flow
 	err := f.pr.Settle(in.msg, o.native())
-	stale := in.gen != r.gen.Load() || r.isClosed()
+	stale := r.stale(in) || r.isClosed()
 	in.msg.Dispose()
 	switch {
 	case err == nil:
@@ -506,6 +549,29 @@ func (r *Receiver) Settle(in *Inbound, o Outcome) error {
 	default:
 		return fmt.Errorf("settling %s on flow %d of queue %q: %w", o, f.id, r.queue, err)
 	}
+}
+
+// Unread puts in, taken from r and not settled, back in front of the
+// messages waiting to be received, so that the next Receive hands it out
+// again (unless a connection loss made it stale meanwhile). The input's
+// de-duplication holds back a copy of a message the pipeline is still
+// processing and gives it back this way when that one fails. After Close the
+// message is released instead.
+func (r *Receiver) Unread(in *Inbound) {
+	r.mu.Lock()
+	if r.isClosed() {
+		r.mu.Unlock()
+		r.Release(in)
+		return
+	}
+	if r.head > 0 {
+		r.head--
+		r.waiting[r.head] = in
+	} else {
+		r.waiting = slices.Insert(r.waiting, 0, in)
+	}
+	r.mu.Unlock()
+	signal(r.ready)
 }
 
 // Release gives up a message without settling it, leaving it to the broker

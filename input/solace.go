@@ -233,7 +233,7 @@ type solaceReader struct {
 	log *service.Logger
 	mgr *service.Resources
 
-	// metaTmpl speeds up building messages (see newMessage).
+	// metaTmpl speeds up building messages (see metaTemplate).
 	metaTmpl atomic.Pointer[metaTemplate]
 
 	conn     session.Config
@@ -332,6 +332,7 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.rcvConf.OnStaleDropped = func() { r.mStaleDrop.Incr(1) }
 	r.mFallback = m.NewCounter("solace_input_native_fallback")
 	r.rcvConf.OnNativeFallback = func() { r.mFallback.Incr(1) }
+	r.rcvConf.OnConverted = r.build
 	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")
@@ -430,7 +431,13 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 			batch = make(service.MessageBatch, len(ins))
 		}
 		for i, in := range ins {
-			batch[i] = r.toMessage(in)
+			msg := in.Built.(*service.Message)
+			if r.tsMode == siTimestampMapping {
+				// Here rather than in build, on a flow's dispatch
+				// goroutine: the mapping runs where the pipeline reads.
+				msg.MetaSetMut(siMetaTimestamp, r.eventTime(msg, in))
+			}
+			batch[i] = msg
 		}
 		rb.ins = ins
 		r.mReceived.Incr(int64(len(batch)))
@@ -452,14 +459,42 @@ func (b *pendingBatch) ack(ctx context.Context, err error) error {
 	return b.r.settleBatch(ctx, b.recv, b.ins, err)
 }
 
+// build makes the Benthos message of in, into in.Built. The receiver calls
+// it on the flow's dispatch goroutine right after reading the message
+// (session.ReceiverConfig.OnConverted), while in.Meta is valid.
+func (r *solaceReader) build(in *session.Inbound) {
+	in.Built = r.toMessage(in)
+}
+
+// toMessage builds the message of in with all its metadata, but for
+// solace_timestamp with timestamp: mapping (ReadBatch sets it).
 func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
-	msg := r.newMessage(in)
-	for k, v := range in.Properties {
-		msg.MetaSetMut(k, v)
+	if len(in.Properties) > 0 || r.tsMode == siTimestampMapping {
+		msg := service.NewMessage(in.Payload)
+		for k, v := range in.Properties {
+			msg.MetaSetMut(k, v)
+		}
+		return r.setMeta(msg, in, nil)
 	}
+	t := r.metaTmpl.Load()
+	if t == nil || !t.fits(in.Meta) {
+		t = r.newTemplate(in)
+		r.metaTmpl.Store(t)
+	}
+	msg := t.msg.Copy()
+	msg.SetBytes(in.Payload)
+	return r.setMeta(msg, in, t)
+}
+
+// setMeta sets in's attributes and solace_timestamp on msg, but for the
+// values msg already has from the template t (nil: sets every key), and
+// returns msg.
+func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *metaTemplate) *service.Message {
 	var sent, received any // the timestamps, already boxed
-	for _, f := range in.Meta {
-		msg.MetaSetMut(siMetaKeys[f.Key], f.Value)
+	for i, f := range in.Meta {
+		if t == nil || !sameAttr(t.vals[i], f.Value) {
+			msg.MetaSetMut(siMetaKeys[f.Key], f.Value)
+		}
 		switch f.Key {
 		case session.MetaSenderTimestamp:
 			sent = f.Value
@@ -471,6 +506,7 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	var ts any
 	switch {
 	case r.tsMode == siTimestampMapping:
+		return msg
 	case r.tsMode == siTimestampReceive:
 		ts = received
 	case !in.SenderTimestamp.IsZero():
@@ -481,41 +517,45 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 	if ts == nil {
 		ts = r.eventTime(msg, in)
 	}
-	msg.MetaSetMut(siMetaTimestamp, ts)
+	if t == nil || !sameAttr(t.ts, ts) {
+		msg.MetaSetMut(siMetaTimestamp, ts)
+	}
 	return msg
 }
 
-// metaTemplate is an empty message whose metadata holds exactly the keys
-// of a recent message, with nil values.
+// metaTemplate speeds up building messages. It is a message never handed
+// out whose metadata holds exactly the keys of an earlier message (its
+// attrs, in the order of Inbound.Meta, then solace_timestamp) with that
+// message's values. A message with the same keys (the usual case: the keys
+// depend on which attributes the publisher set) starts as a Copy of it, and
+// setMeta writes only the values that differ from the template's: the
+// destination, its type, the class of service and most others repeat
+// message after message. Benthos shares the template's metadata map with
+// the copy and clones it, at its final size and in one step, at the first
+// write; building the map key by key cost about half of building the
+// message (the jms input does the same, jms_meta.go). A message whose keys
+// differ makes a new template of its own values. Messages with user
+// properties, or whose event time comes from a mapping (which must not see
+// the template's values), are built key by key.
 type metaTemplate struct {
-	attrs []session.Attr // in the order of Inbound.Meta; solace_timestamp follows
+	attrs []session.Attr
+	vals  []any // the values of attrs
+	ts    any   // the value of solace_timestamp
 	msg   *service.Message
 }
 
-// newMessage starts the Benthos message for in. A message with the same
-// metadata keys as the previous one (the usual case) starts as a copy of a
-// template holding those keys: Benthos then builds its metadata map at its
-// final size in one step, instead of growing it from five entries (with ten
-// keys the growth was about half of building the message). Messages with
-// user properties, or whose event time comes from a mapping (which must not
-// see placeholder keys), start empty.
-func (r *solaceReader) newMessage(in *session.Inbound) *service.Message {
-	if len(in.Properties) > 0 || r.tsMode == siTimestampMapping {
-		return service.NewMessage(in.Payload)
+// newTemplate builds the template of in's keys and values.
+func (r *solaceReader) newTemplate(in *session.Inbound) *metaTemplate {
+	t := &metaTemplate{
+		attrs: make([]session.Attr, len(in.Meta)),
+		vals:  make([]any, len(in.Meta)),
+		msg:   r.setMeta(service.NewMessage(nil), in, nil),
 	}
-	t := r.metaTmpl.Load()
-	if t == nil || !t.fits(in.Meta) {
-		t = &metaTemplate{attrs: make([]session.Attr, 0, len(in.Meta)), msg: service.NewMessage(nil)}
-		for _, f := range in.Meta {
-			t.attrs = append(t.attrs, f.Key)
-			t.msg.MetaSetMut(siMetaKeys[f.Key], nil)
-		}
-		t.msg.MetaSetMut(siMetaTimestamp, nil)
-		r.metaTmpl.Store(t)
+	for i, f := range in.Meta {
+		t.attrs[i], t.vals[i] = f.Key, f.Value
 	}
-	msg := t.msg.Copy()
-	msg.SetBytes(in.Payload)
-	return msg
+	t.ts, _ = t.msg.MetaGetMut(siMetaTimestamp)
+	return t
 }
 
 func (t *metaTemplate) fits(meta []session.MetaField) bool {
@@ -528,6 +568,29 @@ func (t *metaTemplate) fits(meta []session.MetaField) bool {
 		}
 	}
 	return true
+}
+
+// sameAttr reports whether two attribute values are identical, so that
+// leaving the template's value in place changes nothing: the same type and
+// the same value as == sees it (a time.Time also in its location and
+// monotonic reading). Attribute values are int64, bool, string or
+// time.Time; any other type counts as different.
+func sameAttr(a, b any) bool {
+	switch av := a.(type) {
+	case string:
+		bv, ok := b.(string)
+		return ok && av == bv
+	case int64:
+		bv, ok := b.(int64)
+		return ok && av == bv
+	case bool:
+		bv, ok := b.(bool)
+		return ok && av == bv
+	case time.Time:
+		bv, ok := b.(time.Time)
+		return ok && av == bv
+	}
+	return false
 }
 
 // settleBatch settles a batch as the pipeline's ack says: accepted, or the

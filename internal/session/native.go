@@ -248,7 +248,7 @@ var attrsPool = sync.Pool{New: func() any { return new(C.cs_attrs_t) }}
 // message costs few allocations beyond its payload.
 // dc may be nil.
 func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inbound {
-	in := newInboundFor(msg)
+	in := newInboundFor(msg, dc)
 	a := attrsPool.Get().(*C.cs_attrs_t)
 	defer attrsPool.Put(a)
 	layout := rgmidLayout(rgmidLayoutState.Load())

@@ -164,7 +164,7 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		// everything the API can read; the native path adds the rest.
 		h, ok := handleOf(in.msg)
 		require.True(t, ok, "the native handle must be reachable for %T", in.msg)
-		native, api := newInboundNative(in.msg, h, nil), newInboundAPI(in.msg)
+		native, api := newInboundNative(in.msg, h, nil), newInboundAPI(in.msg, nil)
 		require.Equal(t, withoutReceiveTime(api.Meta), withoutKeys(withoutReceiveTime(native.Meta), nativeOnlyMeta...))
 		apiKeys := metaMap(api)
 		for _, k := range nativeOnlyMeta {

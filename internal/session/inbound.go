@@ -40,15 +40,17 @@ type Inbound struct {
 	// ReceiveTimestamp is when the API received the message, or when it was
 	// converted if the API gave none.
 	ReceiveTimestamp time.Time
-	// Redelivered is the broker's redelivery flag.
-	Redelivered bool
 	// Built is what ReceiverConfig.OnConverted made of the message (a
 	// plugin's own form of it); the session never reads it.
 	Built any
+	// Redelivered is the broker's redelivery flag.
+	Redelivered bool
 	// appID (when hasAppID) and rgmid make up DedupKey, which is built
-	// only when asked for: most pipelines never de-duplicate.
-	appID    string
+	// only when asked for: most pipelines never de-duplicate. hasAppID
+	// sits beside Redelivered so that both share one word: an Inbound of
+	// 256 bytes fits its size class without waste.
 	hasAppID bool
+	appID    string
 	rgmid    string
 
 	msg  message.InboundMessage

@@ -255,8 +255,9 @@ func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inb
 	C.cs_read_attrs(C.uintptr_t(h), a, boolInt(layout == rgmidUnknown || layout == rgmidByCCSMP))
 	has := func(bit C.uint32_t) bool { return a.has&bit != 0 }
 	if has(C.CS_PAYLOAD) {
-		in.Payload = make([]byte, int(a.payloadLen))
-		copy(in.Payload, unsafe.Slice((*byte)(a.payload), int(a.payloadLen)))
+		// append rather than make and copy: growing a slice writes the
+		// new memory once, make zeroes it first.
+		in.Payload = append([]byte{}, unsafe.Slice((*byte)(a.payload), int(a.payloadLen))...)
 	} else {
 		in.Payload = payloadOf(msg)
 	}

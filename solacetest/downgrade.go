@@ -45,8 +45,8 @@ func (c *conn) startDowngrade() { c.downgradeNext = true }
 
 func (c *conn) endTLS() { c.enqueue(downgradeMark) }
 
-// rawConn is the TCP connection under a TLS one.
-func (c *conn) rawConn() *tls.Conn {
+// tlsConn is the client's TLS connection (nil for other transports).
+func (c *conn) tlsConn() *tls.Conn {
 	tc, _ := c.nc.(*tls.Conn)
 	return tc
 }

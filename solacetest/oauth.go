@@ -410,10 +410,11 @@ func (b *Broker) oauthLogin(vpn string, t oauthTokens) oauthResult {
 	var defaultProfile string
 	var profiles []OAuthProfile
 	var roots *x509.CertPool
+	o := b.oauthLocked()
 	if ok {
 		enabled, defaultProfile = v.cfg.OAuthEnabled, v.cfg.OAuthDefaultProfile
 		profiles = b.oauthProfilesLocked(vpn)
-		if cas := b.oauthLocked().domainCAs; len(cas) > 0 {
+		if cas := o.domainCAs; len(cas) > 0 {
 			roots = x509.NewCertPool()
 			for _, p := range cas {
 				roots.AppendCertsFromPEM([]byte(p))
@@ -475,7 +476,7 @@ func (b *Broker) oauthLogin(vpn string, t oauthTokens) oauthResult {
 	if tok == nil {
 		return deny("profile %q (role %s): %s is not a signed JWT: %v", prof.Name, prof.Role, kind, tokErr)
 	}
-	claims, extra, err := b.verifyToken(ctx, prof, roots, tok)
+	claims, extra, err := o.verifyToken(ctx, prof, roots, tok)
 	if err != nil {
 		return deny("profile %q: %s: %v", prof.Name, kind, err)
 	}
@@ -491,13 +492,13 @@ func (b *Broker) oauthLogin(vpn string, t oauthTokens) oauthResult {
 
 // verifyToken checks tok's signature with the profile's key set, fetching it
 // again once when no cached key verifies (the provider may have rotated).
-func (b *Broker) verifyToken(ctx context.Context, prof *OAuthProfile, roots *x509.CertPool, tok *jwt.JSONWebToken) (jwt.Claims, map[string]any, error) {
+func (o *oauthState) verifyToken(ctx context.Context, prof *OAuthProfile, roots *x509.CertPool, tok *jwt.JSONWebToken) (jwt.Claims, map[string]any, error) {
 	if prof.EndpointJWKS == "" {
 		return jwt.Claims{}, nil, errors.New("the profile has no endpointJwks")
 	}
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
-		set, err := b.jwks(ctx, prof, roots, attempt > 0)
+		set, err := o.jwks(ctx, prof, roots, attempt > 0)
 		if err != nil {
 			return jwt.Claims{}, nil, err
 		}
@@ -523,10 +524,7 @@ func (b *Broker) verifyToken(ctx context.Context, prof *OAuthProfile, roots *x50
 
 // jwks returns the profile's key set, from the cache unless it is older than
 // the refresh interval or refresh is set.
-func (b *Broker) jwks(ctx context.Context, prof *OAuthProfile, roots *x509.CertPool, refresh bool) (*jose.JSONWebKeySet, error) {
-	b.mu.Lock()
-	o := b.oauthLocked()
-	b.mu.Unlock()
+func (o *oauthState) jwks(ctx context.Context, prof *OAuthProfile, roots *x509.CertPool, refresh bool) (*jose.JSONWebKeySet, error) {
 	o.keysMu.Lock()
 	defer o.keysMu.Unlock()
 	if e := o.keys[prof.EndpointJWKS]; e != nil && !refresh && time.Since(e.fetched) < prof.EndpointJWKSRefresh {

@@ -86,16 +86,22 @@ func (f *oauthFixture) accessToken(t *testing.T, claims map[string]any) string {
 	return f.token(t, "at+jwt", base)
 }
 
-// service builds a messaging service logging in to the fixture's broker
-// over TLS with the OAuth 2.0 scheme.
-func (f *oauthFixture) service(t *testing.T, access, id, issuer string) solace.MessagingService {
-	t.Helper()
+// props are the client properties for the fixture's broker over TLS, with
+// no basic credentials.
+func (f *oauthFixture) props() config.ServicePropertyMap {
 	props := clientProps(f.b.SMFSURL(), "", "")
 	delete(props, config.AuthenticationPropertySchemeBasicUserName)
 	delete(props, config.AuthenticationPropertySchemeBasicPassword)
 	props[config.TransportLayerSecurityPropertyTrustStorePath] = f.trustDir
 	props[config.TransportLayerSecurityPropertyCertValidateServername] = false
-	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(props).
+	return props
+}
+
+// service builds a messaging service logging in to the fixture's broker
+// over TLS with the OAuth 2.0 scheme.
+func (f *oauthFixture) service(t *testing.T, access, id, issuer string) solace.MessagingService {
+	t.Helper()
+	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(f.props()).
 		WithAuthenticationStrategy(config.OAuth2Authentication(access, id, issuer)).Build()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Disconnect() })
@@ -238,11 +244,7 @@ func TestOAuthJWKSNeedsTrustedProvider(t *testing.T) {
 // updated token works, an invalid one is refused.
 func TestOAuthReconnectUsesUpdatedToken(t *testing.T) {
 	f := newOAuthFixture(t)
-	props := clientProps(f.b.SMFSURL(), "", "")
-	delete(props, config.AuthenticationPropertySchemeBasicUserName)
-	delete(props, config.AuthenticationPropertySchemeBasicPassword)
-	props[config.TransportLayerSecurityPropertyTrustStorePath] = f.trustDir
-	props[config.TransportLayerSecurityPropertyCertValidateServername] = false
+	props := f.props()
 	props[config.TransportLayerPropertyReconnectionAttempts] = 1
 	props[config.TransportLayerPropertyReconnectionAttemptsWaitInterval] = 50
 	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(props).
@@ -388,4 +390,17 @@ func TestOAuthDefaultProfile(t *testing.T) {
 
 	// A token whose issuer has no profile is refused, default or not.
 	require.Error(t, f.service(t, f.accessToken(t, map[string]any{"iss": "https://elsewhere.test"}), "", "").Connect())
+}
+
+// The broker caches a provider's key set; a token signed with a key the
+// cache lacks makes it fetch the set again, so a rotation is picked up.
+func TestOAuthKeyRotation(t *testing.T) {
+	f := newOAuthFixture(t)
+	require.NoError(t, f.service(t, "", f.idToken(t, nil), "").Connect())
+	require.NoError(t, f.idp.RotateKey())
+	svc := f.service(t, "", f.idToken(t, map[string]any{"sub": "eve"}), "")
+	require.NoError(t, svc.Connect())
+	info, err := f.b.Client("default", svc.GetApplicationID())
+	require.NoError(t, err)
+	assert.Equal(t, "eve", info.Username)
 }

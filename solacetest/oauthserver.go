@@ -16,6 +16,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -40,9 +41,13 @@ type OAuthServer struct {
 	ln     net.Listener
 	srv    *http.Server
 	scheme string
-	key    *rsa.PrivateKey // nil unless the server generated its key
-	keyID  string
 	done   chan struct{}
+
+	mu    sync.Mutex
+	key   *rsa.PrivateKey // nil unless the server generated its key
+	keyID string
+	keys  int    // keys generated so far, for key ids
+	jwks  []byte // the key set served
 }
 
 // StartOAuthServer starts an OAuthServer.
@@ -51,19 +56,11 @@ func StartOAuthServer(cfg OAuthServerConfig) (*OAuthServer, error) {
 		cfg.Addr = "127.0.0.1:0"
 	}
 	s := &OAuthServer{scheme: "http", done: make(chan struct{})}
-	jwks := cfg.JWKS
-	if jwks == nil {
-		key, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			return nil, fmt.Errorf("generating the OAuth server's key: %w", err)
-		}
-		s.key, s.keyID = key, "solacetest-1"
-		jwks, err = json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: s.keyID,
-			Algorithm: string(jose.RS256), Use: "sig"}}})
-		if err != nil {
+	if s.jwks = cfg.JWKS; s.jwks == nil {
+		if err := s.RotateKey(); err != nil {
 			return nil, err
 		}
-	} else if err := json.Unmarshal(jwks, &jose.JSONWebKeySet{}); err != nil {
+	} else if err := json.Unmarshal(s.jwks, &jose.JSONWebKeySet{}); err != nil {
 		return nil, fmt.Errorf("OAuth server JWKS: not a JSON Web Key Set: %w", err)
 	}
 	userinfo := cfg.Userinfo
@@ -80,14 +77,18 @@ func StartOAuthServer(cfg OAuthServerConfig) (*OAuthServer, error) {
 		ln, s.scheme = tls.NewListener(ln, cfg.TLS), "https"
 	}
 	mux := http.NewServeMux()
-	serve := func(body []byte) http.HandlerFunc {
+	serve := func(body func() []byte) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(body)
+			_, _ = w.Write(body())
 		}
 	}
-	mux.Handle("GET /jwks", serve(jwks))
-	mux.Handle("GET /userinfo", serve(userinfo))
+	mux.Handle("GET /jwks", serve(func() []byte {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.jwks
+	}))
+	mux.Handle("GET /userinfo", serve(func() []byte { return userinfo }))
 	s.ln, s.srv = ln, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(io.Discard, "", 0)} // TLS handshake refusals are the tests' business
 	go func() {
@@ -118,15 +119,39 @@ func (s *OAuthServer) JWKSURL() string { return s.URL() + "/jwks" }
 // UserinfoURL is the URL to set as an OAuth profile's endpointUserinfo.
 func (s *OAuthServer) UserinfoURL() string { return s.URL() + "/userinfo" }
 
+// RotateKey replaces the server's signing key by a new RSA key with a new
+// key id; the key set then holds only the new key, as with a provider that
+// rotated at once. A server given a JWKS starts generating keys from here.
+func (s *OAuthServer) RotateKey() error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return fmt.Errorf("generating the OAuth server's key: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys++
+	kid := fmt.Sprintf("solacetest-%d", s.keys)
+	jwks, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: kid,
+		Algorithm: string(jose.RS256), Use: "sig"}}})
+	if err != nil {
+		return err
+	}
+	s.key, s.keyID, s.jwks = key, kid, jwks
+	return nil
+}
+
 // Token signs claims (iss, sub, aud, exp, ...) as a JWT with the server's
 // generated key (RS256), with JOSE type typ ("JWT" for ID tokens, "at+jwt"
 // for access tokens by RFC 9068). A server given a JWKS holds no key and
 // fails.
 func (s *OAuthServer) Token(claims map[string]any, typ string) (string, error) {
-	if s.key == nil {
+	s.mu.Lock()
+	key, kid := s.key, s.keyID
+	s.mu.Unlock()
+	if key == nil {
 		return "", errors.New("the OAuth server serves a given JWKS and holds no signing key")
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: s.key, KeyID: s.keyID}},
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: kid}},
 		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)))
 	if err != nil {
 		return "", fmt.Errorf("OAuth server signer: %w", err)

@@ -155,7 +155,7 @@ func (c *conn) writeLoop() {
 		c.outMu.Unlock()
 		for _, b := range batch {
 			if isDowngradeMark(b) { // startDowngrade's: plain text from here on
-				tc := c.rawConn()
+				tc := c.tlsConn()
 				// CloseWrite leaves a past write deadline behind, on
 				// the TCP connection too.
 				if err := w.Flush(); err != nil || tc.CloseWrite() != nil || tc.NetConn().SetWriteDeadline(time.Time{}) != nil {
@@ -205,7 +205,7 @@ func (c *conn) readLoop() {
 			// The client's close_notify: TLS is over, plain text follows.
 			c.downgradeNext = false
 			c.endTLS()
-			r = bufio.NewReaderSize(countingReader{c.rawConn().NetConn(), &c.rx.raw}, 64<<10)
+			r = bufio.NewReaderSize(countingReader{c.tlsConn().NetConn(), &c.rx.raw}, 64<<10)
 			continue
 		}
 		if err != nil {

@@ -23,8 +23,10 @@ func devbrokerCommand() *cli.Command {
 Solace's SMF protocol for the Solace Go client (and so the solace input and
 output) to connect, publish, subscribe, bind to queues and ack, plus a subset
 of the SEMPv2 management API (queues, clients, VPN, client and ACL profiles,
-replay logs). Besides plain SMF it can listen for TLS, compressed and
-WebSocket clients and serve PubSub+'s health-check endpoints. Messages live
+replay logs, OAuth profiles). Besides plain SMF it can listen for TLS,
+compressed and WebSocket clients (SMF, compressed and TLS also on further
+addresses, --extra-listener), serve PubSub+'s health-check endpoints, and serve a test
+OAuth provider's key set for OAuth logins (--oauth-addr). Messages live
 in memory only and are lost when it stops. It is meant for development and
 tests, never production.
 

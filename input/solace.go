@@ -406,57 +406,69 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 		return nil, nil, service.ErrNotConnected
 	}
 	for {
-		rb := &pendingBatch{r: r, recv: recv}
-		ins := rb.one[:0]
-		if r.batchSize > 1 {
-			ins = make([]*session.Inbound, 0, r.batchSize)
-		}
-		ins, err := recv.ReceiveBatch(ctx, ins, r.batchSize)
-		if err != nil {
-			if errors.Is(err, session.ErrReceiverDown) || errors.Is(err, session.ErrReceiverClosed) {
-				r.log.Warnf("Solace flows on queue %q are down, reconnecting: %v", r.queue, err)
-				r.disconnect(recv)
-				return nil, nil, service.ErrNotConnected
+		if r.batchSize == 1 {
+			// The default: the ack holds the one message, which costs
+			// less than a batch kept for it (one stays on the stack).
+			var one [1]*session.Inbound
+			got, err := r.receive(ctx, recv, one[:0])
+			if err != nil {
+				return nil, nil, err
 			}
-			return nil, nil, err
-		}
-		if r.dedup {
-			ins = r.dropDuplicates(ctx, recv, ins)
-			if len(ins) == 0 {
+			if len(got) == 0 {
 				continue
 			}
+			in := got[0]
+			r.mReceived.Incr(1)
+			return service.MessageBatch{r.message(in)}, func(ctx context.Context, err error) error {
+				return r.settleBatch(ctx, recv, []*session.Inbound{in}, err)
+			}, nil
 		}
-		batch := service.MessageBatch(rb.oneMsg[:])
-		if len(ins) > 1 {
-			batch = make(service.MessageBatch, len(ins))
+		ins, err := r.receive(ctx, recv, make([]*session.Inbound, 0, r.batchSize))
+		if err != nil {
+			return nil, nil, err
 		}
+		if len(ins) == 0 {
+			continue
+		}
+		batch := make(service.MessageBatch, len(ins))
 		for i, in := range ins {
-			msg := in.Built.(*service.Message)
-			if r.tsMode == siTimestampMapping {
-				// Here rather than in build, on a flow's dispatch
-				// goroutine: the mapping runs where the pipeline reads.
-				msg.MetaSetMut(siMetaTimestamp, r.eventTime(msg, in))
-			}
-			batch[i] = msg
+			batch[i] = r.message(in)
 		}
-		rb.ins = ins
 		r.mReceived.Incr(int64(len(batch)))
-		return batch, rb.ack, nil
+		return batch, func(ctx context.Context, err error) error {
+			return r.settleBatch(ctx, recv, ins, err)
+		}, nil
 	}
 }
 
-// pendingBatch is one batch handed to the pipeline with what its ack settles.
-// A batch of one message, the default, lives entirely in it.
-type pendingBatch struct {
-	r      *solaceReader
-	recv   *session.Receiver
-	ins    []*session.Inbound
-	one    [1]*session.Inbound
-	oneMsg [1]*service.Message
+// receive appends to dst up to batch_size messages from recv, less the
+// duplicates deduplicate drops (so possibly none). Flows that went down
+// disconnect the input: the error is then service.ErrNotConnected.
+func (r *solaceReader) receive(ctx context.Context, recv *session.Receiver, dst []*session.Inbound) ([]*session.Inbound, error) {
+	ins, err := recv.ReceiveBatch(ctx, dst, r.batchSize)
+	if err != nil {
+		if errors.Is(err, session.ErrReceiverDown) || errors.Is(err, session.ErrReceiverClosed) {
+			r.log.Warnf("Solace flows on queue %q are down, reconnecting: %v", r.queue, err)
+			r.disconnect(recv)
+			return nil, service.ErrNotConnected
+		}
+		return nil, err
+	}
+	if r.dedup {
+		ins = r.dropDuplicates(ctx, recv, ins)
+	}
+	return ins, nil
 }
 
-func (b *pendingBatch) ack(ctx context.Context, err error) error {
-	return b.r.settleBatch(ctx, b.recv, b.ins, err)
+// message returns in's Benthos message, made by build, with its event time
+// when that comes from a mapping: the mapping runs here, where the pipeline
+// reads, rather than on a flow's dispatch goroutine.
+func (r *solaceReader) message(in *session.Inbound) *service.Message {
+	msg := in.Built.(*service.Message)
+	if r.tsMode == siTimestampMapping {
+		msg.MetaSetMut(siMetaTimestamp, r.eventTime(msg, in))
+	}
+	return msg
 }
 
 // build makes the Benthos message of in, into in.Built. The receiver calls

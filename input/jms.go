@@ -444,7 +444,19 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 		r.disconnect(rcv)
 		return nil, nil, service.ErrNotConnected
 	}
-	ams := []*amqp.Message{first}
+	opts.Arrival = time.Now()
+	var second *amqp.Message
+	if r.batchSize > 1 {
+		second = rcv.TryReceive()
+	}
+	if second == nil {
+		// One message: no slice of AMQP messages for the ack to keep.
+		batch := service.MessageBatch{r.toMessage(first, &opts)}
+		r.mReceived.Incr(1)
+		return batch, r.ackOne(rcv, first), nil
+	}
+	ams := make([]*amqp.Message, 2, r.batchSize)
+	ams[0], ams[1] = first, second
 	for len(ams) < r.batchSize {
 		m := rcv.TryReceive()
 		if m == nil {
@@ -452,13 +464,23 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 		}
 		ams = append(ams, m)
 	}
-	opts.Arrival = time.Now()
 	batch := make(service.MessageBatch, len(ams))
 	for i, am := range ams {
 		batch[i] = r.toMessage(am, &opts)
 	}
 	r.mReceived.Incr(int64(len(batch)))
 	return batch, r.ackFunc(rcv, batch, ams), nil
+}
+
+// ackOne settles a batch of one message: accepted, or on any error the
+// nack outcome.
+func (r *jmsReader) ackOne(rcv *jms.Receiver, am *amqp.Message) service.AckFunc {
+	return func(ctx context.Context, err error) error {
+		if err != nil {
+			return r.settle(ctx, rcv, am, r.nack, err.Error())
+		}
+		return r.settle(ctx, rcv, am, jms.Accepted, "")
+	}
 }
 
 func (r *jmsReader) toMessage(am *amqp.Message, opts *jms.DecodeOptions) *service.Message {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/metrics/tally"
 )
 
 const (
@@ -73,7 +74,7 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 
 ### Metrics
 
-`+"`jms_messages_sent`"+`, `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` for messages cut off by a connection failure, which Benthos resends after reconnecting, `+"`refused`"+` for an address refused with a broker-specific condition, or `+"`encoding`"+` for messages that cannot be encoded, including bad dynamic header values), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (per batch: from its first transfer to its last settlement).`).
+`+"`jms_messages_sent`"+` (added up and reported within 100 ms, not per batch, which saves a metric lookup per batch), `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` for messages cut off by a connection failure, which Benthos resends after reconnecting, `+"`refused`"+` for an address refused with a broker-specific condition, or `+"`encoding`"+` for messages that cannot be encoded, including bad dynamic header values), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (per batch: from its first transfer to its last settlement).`).
 		Fields(jms.ConnectionFields()...).
 		Fields(
 			service.NewInterpolatedStringField(jmsFieldQueue).
@@ -226,7 +227,7 @@ type jmsOutput struct {
 	headers     []jmsHeader // the interpolated header fields that are set
 	meta        *service.MetadataFilter
 
-	mSent       *service.MetricCounter
+	mSent       *tally.Tally // jms_messages_sent, handed over in batches
 	mFailures   *service.MetricCounter
 	mRetries    *service.MetricCounter
 	mReconnects *service.MetricCounter
@@ -242,7 +243,7 @@ type jmsOutput struct {
 func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*jmsOutput, error) {
 	o := &jmsOutput{
 		log:         mgr.Logger(),
-		mSent:       mgr.Metrics().NewCounter("jms_messages_sent"),
+		mSent:       tally.New(mgr.Metrics().NewCounter("jms_messages_sent")),
 		mFailures:   mgr.Metrics().NewCounter("jms_send_failures", "condition"),
 		mRetries:    mgr.Metrics().NewCounter("jms_send_retries"),
 		mReconnects: mgr.Metrics().NewCounter("jms_reconnects"),
@@ -496,7 +497,7 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 		bErr.Failed(i, r.Err)
 	}
 	if sent > 0 {
-		o.mSent.Incr(sent)
+		o.mSent.Add(sent)
 		o.mLatency.Timing(latency.Nanoseconds())
 	}
 	if bErr != nil {
@@ -506,6 +507,7 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 }
 
 func (o *jmsOutput) Close(ctx context.Context) error {
+	defer o.mSent.Flush()
 	o.mu.Lock()
 	o.closed = true
 	s := o.sender

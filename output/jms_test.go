@@ -227,7 +227,7 @@ func TestJMSPasswordFile(t *testing.T) {
 }
 
 // current returns the connection and its addresser, nil when disconnected.
-func (o *jmsOutput) current() (*jms.Conn, jms.Addresser) {
+func (o *jmsOutput) current() (*jms.SendConn, jms.Addresser) {
 	if s := o.currentSender(); s != nil {
 		return s.Conn(), s.Addresser()
 	}

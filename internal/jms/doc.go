@@ -2,9 +2,11 @@
 // JMS clients: it turns a message into the AMQP 1.0 sections, annotations and
 // properties a JMS consumer expects (TextMessage, BytesMessage, MapMessage,
 // JMS headers and JMS-legal properties), maps queue and topic names to the
-// address conventions of each broker family, and manages the AMQP connection,
-// session and sender links the jms output sends on.
+// address conventions of each broker family, and manages the connections,
+// sessions and links the jms output sends on and the jms input receives on.
 //
-// It is the only package besides the jms output that imports go-amqp, so the
-// output speaks in Benthos terms and this package in AMQP/JMS terms.
+// Sending runs on internal/amqpwire (SendConn, Sender), which writes
+// transfers straight into the socket buffer; receiving runs on go-amqp
+// (Conn, Receiver). The plugins speak in Benthos terms and this package in
+// AMQP/JMS terms.
 package jms

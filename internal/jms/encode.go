@@ -8,8 +8,11 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/Azure/go-amqp"
+
+	"github.com/connect-solace/connect-solace/internal/amqpwire"
 )
 
 // BodyType is the JMS message class a message is encoded as.
@@ -83,15 +86,73 @@ type Message struct {
 	CreationTime time.Time
 }
 
-// Encode returns the AMQP message a JMS consumer reads as m. It sets
-// properties.to, so the same message works on an anonymous-relay link and on
-// a link to the destination.
-func Encode(m *Message) (*amqp.Message, error) {
+// derived is what every encoding of a Message computes from it.
+type derived struct {
+	msgType         int8
+	id              string
+	created, expiry time.Time
+	replyKind       int8 // -1 without reply-to
+}
+
+// derive checks m and computes the values its encodings share.
+func derive(m *Message) (derived, error) {
+	var d derived
 	if m.Priority > 9 {
-		return nil, fmt.Errorf("JMS priority %d is out of range 0-9", m.Priority)
+		return d, fmt.Errorf("JMS priority %d is out of range 0-9", m.Priority)
 	}
 	if m.Destination.Address == "" {
-		return nil, errors.New("message has no destination address")
+		return d, errors.New("message has no destination address")
+	}
+	switch m.Type {
+	case BodyText, "":
+		if !utf8.Valid(m.Body) {
+			return d, errors.New("payload is not valid UTF-8, so it cannot be a JMS TextMessage: use message_type: bytes")
+		}
+		d.msgType = MsgTypeText
+	case BodyBytes:
+		d.msgType = MsgTypeBytes
+	case BodyMap:
+		d.msgType = MsgTypeMap
+	default:
+		return d, fmt.Errorf("unknown message type %q", m.Type)
+	}
+	for _, f := range [...]struct{ name, v string }{
+		{"message_id", m.MessageID}, {"correlation_id", m.CorrelationID}, {"jms_type", m.JMSType}, {"group_id", m.GroupID},
+	} {
+		if !utf8.ValidString(f.v) {
+			return d, fmt.Errorf("%s is not valid UTF-8, which AMQP strings must be", f.name)
+		}
+	}
+	d.id = m.MessageID
+	if d.id == "" {
+		d.id = NewMessageID()
+	} else if !strings.HasPrefix(d.id, "ID:") {
+		d.id = "ID:" + d.id
+	}
+	created := m.CreationTime
+	if created.IsZero() {
+		created = time.Now()
+	}
+	// AMQP timestamps have millisecond precision.
+	d.created = created.Truncate(time.Millisecond)
+	if m.TTL > 0 {
+		d.expiry = d.created.Add(m.TTL)
+	}
+	d.replyKind = -1
+	if m.ReplyTo != nil {
+		d.replyKind = int8(m.ReplyTo.Kind)
+	}
+	return d, nil
+}
+
+// Encode returns the AMQP message a JMS consumer reads as m, for go-amqp.
+// It sets properties.to, so the same message works on an anonymous-relay
+// link and on a link to the destination. AppendEncoded writes the same
+// message's bytes.
+func Encode(m *Message) (*amqp.Message, error) {
+	d, err := derive(m)
+	if err != nil {
+		return nil, err
 	}
 	// One allocation for the message and the sections and values it points
 	// to, rather than one for each.
@@ -99,58 +160,26 @@ func Encode(m *Message) (*amqp.Message, error) {
 	e.header = amqp.MessageHeader{Durable: m.Persistent, Priority: m.Priority, TTL: m.TTL}
 	out := &e.msg
 	out.Header, out.Properties = &e.header, &e.props
-	var msgType int8
-	switch m.Type {
-	case BodyText, "":
-		if !utf8.Valid(m.Body) {
-			return nil, errors.New("payload is not valid UTF-8, so it cannot be a JMS TextMessage: use message_type: bytes")
-		}
+	switch d.msgType {
+	case MsgTypeText:
 		// A TextMessage is an amqp-value holding a string, as Qpid JMS sends it.
 		out.Value = string(m.Body)
-		msgType = MsgTypeText
-	case BodyBytes:
+	case MsgTypeBytes:
 		e.data[0] = m.Body
 		out.Data = e.data[:]
 		e.ct = ContentTypeOctetStream
 		out.Properties.ContentType = &e.ct
-		msgType = MsgTypeBytes
-	case BodyMap:
-		body := m.Map
-		if body == nil {
-			body = map[string]any{}
-		}
-		out.Value = body
-		msgType = MsgTypeMap
-	default:
-		return nil, fmt.Errorf("unknown message type %q", m.Type)
-	}
-
-	for _, f := range []struct{ name, v string }{
-		{"message_id", m.MessageID}, {"correlation_id", m.CorrelationID}, {"jms_type", m.JMSType}, {"group_id", m.GroupID},
-	} {
-		if !utf8.ValidString(f.v) {
-			return nil, fmt.Errorf("%s is not valid UTF-8, which AMQP strings must be", f.name)
-		}
+	case MsgTypeMap:
+		out.Value = mapBody(m)
 	}
 	p := out.Properties
-	id := m.MessageID
-	if id == "" {
-		id = NewMessageID()
-	} else if !strings.HasPrefix(id, "ID:") {
-		id = "ID:" + id
-	}
-	p.MessageID = id
+	p.MessageID = d.id
 	e.to = m.Destination.Address
 	p.To = &e.to
-	created := m.CreationTime
-	if created.IsZero() {
-		created = time.Now()
-	}
-	// AMQP timestamps have millisecond precision.
-	e.created = created.Truncate(time.Millisecond)
+	e.created = d.created
 	p.CreationTime = &e.created
 	if m.TTL > 0 {
-		e.expiry = e.created.Add(m.TTL)
+		e.expiry = d.expiry
 		p.AbsoluteExpiryTime = &e.expiry
 	}
 	if m.CorrelationID != "" {
@@ -160,13 +189,11 @@ func Encode(m *Message) (*amqp.Message, error) {
 		e.subject = m.JMSType
 		p.Subject = &e.subject
 	}
-	replyKind := int8(-1)
 	if m.ReplyTo != nil {
 		e.replyTo = m.ReplyTo.Address
 		p.ReplyTo = &e.replyTo
-		replyKind = int8(m.ReplyTo.Kind)
 	}
-	out.Annotations = sharedAnnotations(msgType, int8(m.Destination.Kind), replyKind)
+	out.Annotations = sharedAnnotations(d.msgType, int8(m.Destination.Kind), d.replyKind)
 	if m.GroupID != "" {
 		e.groupID = m.GroupID
 		p.GroupID = &e.groupID
@@ -179,6 +206,52 @@ func Encode(m *Message) (*amqp.Message, error) {
 		out.ApplicationProperties = m.Properties
 	}
 	return out, nil
+}
+
+func mapBody(m *Message) map[string]any {
+	if m.Map == nil {
+		return map[string]any{}
+	}
+	return m.Map
+}
+
+// AppendEncoded appends the bytes of the AMQP message Encode returns for m
+// (the same sections and values; maps in iteration order) to b, for
+// amqpwire, without building a go-amqp message. On error b is unchanged.
+func AppendEncoded(b []byte, m *Message) ([]byte, error) {
+	d, err := derive(m)
+	if err != nil {
+		return b, err
+	}
+	w := amqpwire.Message{
+		Durable: m.Persistent, Priority: m.Priority, TTL: m.TTL,
+		MessageID: d.id, To: m.Destination.Address, Subject: m.JMSType, CorrelationID: m.CorrelationID,
+		CreationTime: d.created, AbsoluteExpiryTime: d.expiry, GroupID: m.GroupID, GroupSequence: m.GroupSequence,
+	}
+	w.Annotations = wireAnnotations(d.msgType, int8(m.Destination.Kind), d.replyKind)
+	if m.ReplyTo != nil {
+		w.ReplyTo = m.ReplyTo.Address
+	}
+	switch d.msgType {
+	case MsgTypeText:
+		w.Text, w.HasText = unsafeString(m.Body), true
+	case MsgTypeBytes:
+		w.Data, w.HasData, w.ContentType = m.Body, true, ContentTypeOctetStream
+	case MsgTypeMap:
+		w.Value = mapBody(m)
+	}
+	if len(m.Properties) > 0 {
+		w.ApplicationProperties = m.Properties
+	}
+	return amqpwire.AppendMessage(b, &w)
+}
+
+// unsafeString views b as a string for the encoder, which only copies it.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // NewMessageID returns a random JMS message ID, "ID:" and a UUID, as JMS
@@ -212,6 +285,23 @@ func sharedAnnotations(msgType, destKind, replyKind int8) amqp.Annotations {
 	}
 	v, _ := annotationSets.LoadOrStore(key, a)
 	return v.(amqp.Annotations)
+}
+
+// wireAnnotationSets is sharedAnnotations for AppendEncoded: the same
+// entries, in a fixed order, shared read-only by every message.
+var wireAnnotationSets sync.Map // [3]int8 -> []amqpwire.Annotation
+
+func wireAnnotations(msgType, destKind, replyKind int8) []amqpwire.Annotation {
+	key := [3]int8{msgType, destKind, replyKind}
+	if a, ok := wireAnnotationSets.Load(key); ok {
+		return a.([]amqpwire.Annotation)
+	}
+	a := []amqpwire.Annotation{{Key: AnnMsgType, Value: msgType}, {Key: AnnDest, Value: destKind}}
+	if replyKind >= 0 {
+		a = append(a, amqpwire.Annotation{Key: AnnReplyType, Value: replyKind})
+	}
+	v, _ := wireAnnotationSets.LoadOrStore(key, a)
+	return v.([]amqpwire.Annotation)
 }
 
 // encodedMessage holds an encoded message and everything its sections point

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// go-amqp writes every frame with its own write syscall, preceded by its own
-// SetWriteDeadline (a poller timer update), and its session goroutine waits
+// For the receivers' go-amqp connections (senders use amqpwire, which
+// buffers its writes itself): go-amqp writes every frame with its own write
+// syscall, preceded by its own SetWriteDeadline (a poller timer update), and its session goroutine waits
 // for each write before taking the next transfer. With many deliveries in
 // flight that is one syscall, one timer update and one loopback/NIC packet per
 // message, on both ends of the connection. coalescingConn makes a frame write

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"sync"
+
+	"github.com/connect-solace/connect-solace/internal/amqpwire"
 )
 
 // go-amqp exposes the peer's open-frame properties but not its
@@ -87,15 +89,15 @@ func (s *openSniffer) scan() {
 		body := s.buf[doff:size]
 		s.buf = s.buf[size:]
 		if ftype == 1 {
-			if code, ok := decodeSASLOutcome(body); ok {
-				s.saslCode = code
+			if code, ok := amqpwire.SASLOutcomeCode(body); ok {
+				s.saslCode = int(code)
 			}
 			continue
 		}
 		if len(body) == 0 {
 			continue // heartbeat
 		}
-		caps, err := decodeOpenCapabilities(body)
+		caps, err := amqpwire.OpenCapabilities(body)
 		s.finish(caps, err)
 	}
 }
@@ -108,193 +110,6 @@ func (s *openSniffer) SASLOutcome() (int, bool) {
 	return s.saslCode, s.saslCode >= 0
 }
 
-// decodeSASLOutcome reads the code of a sasl-outcome performative
-// (descriptor 0x44, a list whose first field is a ubyte).
-func decodeSASLOutcome(b []byte) (int, bool) {
-	if len(b) < 3 || b[0] != 0x00 || b[1] != 0x53 || b[2] != 0x44 {
-		return 0, false
-	}
-	b = b[3:]
-	switch {
-	case len(b) >= 5 && b[0] == 0xc0 && b[3] == 0x50:
-		return int(b[4]), true
-	case len(b) >= 11 && b[0] == 0xd0 && b[9] == 0x50:
-		return int(b[10]), true
-	}
-	return 0, false
-}
-
 func (s *openSniffer) finish(caps []string, err error) {
 	s.done, s.caps, s.err, s.buf = true, caps, err, nil
-}
-
-var errShort = errors.New("truncated AMQP value")
-
-// decodeOpenCapabilities reads field 7 (offered-capabilities) of an open
-// performative: descriptor 0x10, then a list.
-func decodeOpenCapabilities(b []byte) ([]string, error) {
-	if len(b) < 3 || b[0] != 0x00 {
-		return nil, errors.New("not a described performative")
-	}
-	// Descriptor: smallulong 0x10 or ulong 0x10.
-	switch {
-	case b[1] == 0x53 && b[2] == 0x10:
-		b = b[3:]
-	case b[1] == 0x80 && len(b) >= 10 && binary.BigEndian.Uint64(b[2:10]) == 0x10:
-		b = b[10:]
-	default:
-		return nil, errors.New("not an open performative")
-	}
-	if len(b) < 1 {
-		return nil, errShort
-	}
-	var count int
-	switch b[0] {
-	case 0x45:
-		return nil, nil
-	case 0xc0:
-		if len(b) < 3 {
-			return nil, errShort
-		}
-		count, b = int(b[2]), b[3:]
-	case 0xd0:
-		if len(b) < 9 {
-			return nil, errShort
-		}
-		count, b = int(binary.BigEndian.Uint32(b[5:9])), b[9:]
-	default:
-		return nil, errors.New("open performative is not a list")
-	}
-	const offeredCapabilities = 7
-	for i := 0; i < count && i < offeredCapabilities; i++ {
-		n, err := skipValue(b)
-		if err != nil {
-			return nil, err
-		}
-		b = b[n:]
-	}
-	if count <= offeredCapabilities {
-		return nil, nil
-	}
-	return decodeSymbols(b)
-}
-
-// decodeSymbols reads a symbol, an array of symbols, or null.
-func decodeSymbols(b []byte) ([]string, error) {
-	if len(b) < 1 {
-		return nil, errShort
-	}
-	switch b[0] {
-	case 0x40:
-		return nil, nil
-	case 0xa3, 0xb3:
-		s, _, err := readSym(b[0], b[1:])
-		if err != nil {
-			return nil, err
-		}
-		return []string{s}, nil
-	case 0xe0, 0xf0:
-		var count int
-		if b[0] == 0xe0 {
-			if len(b) < 3 {
-				return nil, errShort
-			}
-			count, b = int(b[2]), b[3:]
-		} else {
-			if len(b) < 9 {
-				return nil, errShort
-			}
-			count, b = int(binary.BigEndian.Uint32(b[5:9])), b[9:]
-		}
-		if count == 0 {
-			return nil, nil
-		}
-		if len(b) < 1 {
-			return nil, errShort
-		}
-		elem := b[0]
-		if elem != 0xa3 && elem != 0xb3 {
-			return nil, errors.New("capabilities array does not hold symbols")
-		}
-		b = b[1:]
-		out := make([]string, 0, count)
-		for range count {
-			s, n, err := readSym(elem, b)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-			b = b[n:]
-		}
-		return out, nil
-	}
-	return nil, errors.New("capabilities are not symbols")
-}
-
-// readSym reads a symbol body (after its constructor) of width sym8 or sym32.
-func readSym(code byte, b []byte) (string, int, error) {
-	if code == 0xa3 {
-		if len(b) < 1 || len(b) < 1+int(b[0]) {
-			return "", 0, errShort
-		}
-		return string(b[1 : 1+int(b[0])]), 1 + int(b[0]), nil
-	}
-	if len(b) < 4 {
-		return "", 0, errShort
-	}
-	l := int(binary.BigEndian.Uint32(b))
-	if l < 0 || len(b) < 4+l {
-		return "", 0, errShort
-	}
-	return string(b[4 : 4+l]), 4 + l, nil
-}
-
-// skipValue returns the encoded length of the AMQP value at the start of b.
-// The constructor's high nibble gives the width class (AMQP types 1.6).
-func skipValue(b []byte) (int, error) {
-	if len(b) < 1 {
-		return 0, errShort
-	}
-	if b[0] == 0x00 { // described: descriptor, then value
-		d, err := skipValue(b[1:])
-		if err != nil {
-			return 0, err
-		}
-		v, err := skipValue(b[1+d:])
-		if err != nil {
-			return 0, err
-		}
-		return 1 + d + v, nil
-	}
-	var n int
-	switch b[0] >> 4 {
-	case 0x4:
-		n = 1
-	case 0x5:
-		n = 2
-	case 0x6:
-		n = 3
-	case 0x7:
-		n = 5
-	case 0x8:
-		n = 9
-	case 0x9:
-		n = 17
-	case 0xa, 0xc, 0xe:
-		if len(b) < 2 {
-			return 0, errShort
-		}
-		n = 2 + int(b[1])
-	case 0xb, 0xd, 0xf:
-		if len(b) < 5 {
-			return 0, errShort
-		}
-		n = 5 + int(binary.BigEndian.Uint32(b[1:5]))
-	default:
-		return 0, errors.New("unknown AMQP type constructor")
-	}
-	if n < 0 || len(b) < n {
-		return 0, errShort
-	}
-	return n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/connect-solace/connect-solace/internal/amqpwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -119,6 +120,6 @@ func FuzzDecodeOpenCapabilities(f *testing.F) {
 	f.Add(openBody(sym8("x")))
 	f.Add([]byte{0x00, 0x53, 0x10, 0xc0, 0x01, 0x09})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = decodeOpenCapabilities(b) // must not panic
+		_, _ = amqpwire.OpenCapabilities(b) // must not panic
 	})
 }

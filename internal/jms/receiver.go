@@ -220,11 +220,11 @@ func (r *Receiver) LinkName() string { return r.rcv.LinkName() }
 // on grants each settlement's credit at once. Granting at once from the
 // first moment of every wait made a consumer that outpaces the broker (the
 // usual case: a drained prefetch buffer) send one flow frame per settled
-// message, each of which RabbitMQ 3.10 answers with a synchronous credit
-// call to the queue: about 1.3x the broker's CPU per message of a consumer
-// that tops up by half windows (scripts/jms_vs_amqp1_input.py, broker CPU
-// per message). Waiting briefly first keeps the half-window top-ups while
-// messages keep coming and still never leaves credit owed for long.
+// message, each of which RabbitMQ 3.10 turns into a credit call to the
+// queue: draining 20000 queued messages at prefetch 20000 sent 8456 flow
+// frames that way, and 930 with this wait (go-amqp debug trace). Waiting
+// briefly first keeps the half-window top-ups while messages keep coming
+// and still never leaves credit owed for long.
 const creditResyncAfter = 2 * time.Millisecond
 
 // Receive waits for the next message. Credit held back (below the top-up

@@ -11,6 +11,8 @@ import (
 
 	"github.com/Azure/go-amqp"
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/connect-solace/connect-solace/internal/amqpwire"
 )
 
 // Outgoing is one message for Sender.Send: its JMS view, with destinations
@@ -59,7 +61,7 @@ var ErrConnectionLost = errors.New("connection to the broker lost")
 // collects the settlements, and returns one Result per message. Many batches
 // may be sent concurrently.
 type Sender struct {
-	conn *Conn
+	conn *SendConn
 	addr Addresser
 	cfg  SenderConfig
 
@@ -72,7 +74,7 @@ type Sender struct {
 }
 
 // NewSender sends over conn, addressing with addr.
-func NewSender(conn *Conn, addr Addresser, cfg SenderConfig) *Sender {
+func NewSender(conn *SendConn, addr Addresser, cfg SenderConfig) *Sender {
 	s := &Sender{conn: conn, addr: addr, cfg: cfg, stop: make(chan struct{})}
 	if cfg.SendTimeout > 0 {
 		go s.watchdog()
@@ -81,7 +83,7 @@ func NewSender(conn *Conn, addr Addresser, cfg SenderConfig) *Sender {
 }
 
 // Conn is the connection the Sender sends over.
-func (s *Sender) Conn() *Conn { return s.conn }
+func (s *Sender) Conn() *SendConn { return s.conn }
 
 // Addresser is how the Sender turns names into addresses.
 func (s *Sender) Addresser() Addresser { return s.addr }
@@ -156,7 +158,7 @@ func (s *Sender) Send(ctx context.Context, msgs []*Outgoing, res []Result) error
 			fail(err)
 			return err
 		}
-		var ce *amqp.ConnError
+		var ce *amqpwire.ConnError
 		if s.conn.Lost() || errors.As(cause, &ce) {
 			if s.timedOut.Load() {
 				cause = fmt.Errorf("no settlement within send_timeout %v: %w", s.cfg.SendTimeout, cause)
@@ -220,29 +222,36 @@ func (s *Sender) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// scratch holds a Send's working slices, pooled so a small batch costs no
-// allocations for them.
+// scratch holds a Send's working memory, pooled so a batch costs no
+// allocations for it.
 type scratch struct {
-	pending []int
-	flights []inflight
-	links   []*Link
-	run     []*amqp.Message
-	runIdx  []int
+	pending  []int
+	flights  []inflight
+	links    []*SendLink
+	runIdx   []int
+	arena    []byte   // the run's encoded messages, back to back
+	offs     []int    // where each ends in arena
+	payloads [][]byte // views of arena
+	ds       []amqpwire.Delivery
+	batch    *amqpwire.Batch
 }
 
-var scratches = sync.Pool{New: func() any { return &scratch{} }}
+var scratches = sync.Pool{New: func() any { return &scratch{batch: amqpwire.NewBatch()} }}
 
 func (sc *scratch) put() {
 	sc.pending = sc.pending[:0]
+	if cap(sc.arena) > 1<<20 {
+		sc.arena = nil // do not pin one huge batch's memory
+	}
 	scratches.Put(sc)
 }
 
 type inflight struct {
 	idx     int
-	receipt amqp.SendReceipt
+	d       *amqpwire.Delivery
 	start   time.Time
 	address string
-	link    *Link
+	link    *SendLink
 }
 
 // attempt transfers the pending messages, run by run of one destination,
@@ -255,18 +264,21 @@ func (s *Sender) attempt(ctx context.Context, sc *scratch, msgs []*Outgoing, pen
 
 	flights := sc.flights[:0]
 	links := sc.links[:0]
+	// The deliveries stay where they are while the connection may write
+	// to them: sized once for the whole attempt.
+	ds := slices.Grow(sc.ds[:0], len(pending))[:len(pending)]
+	used := 0
+	b := sc.batch
+	b.Reset()
 	defer func() {
 		for _, l := range links {
 			s.conn.Release(l)
 		}
 		clear(links)
 		clear(flights)
-		sc.flights, sc.links = flights[:0], links[:0]
-	}()
-	run, runIdx := sc.run[:0], sc.runIdx[:0]
-	defer func() {
-		clear(run)
-		sc.run, sc.runIdx = run[:0], runIdx[:0]
+		clear(ds)
+		clear(sc.payloads)
+		sc.flights, sc.links, sc.ds = flights[:0], links[:0], ds[:0]
 	}()
 
 	for n := 0; n < len(pending); {
@@ -297,27 +309,33 @@ func (s *Sender) attempt(ctx context.Context, sc *scratch, msgs []*Outgoing, pen
 		}
 		links = append(links, link)
 
-		run, runIdx = run[:0], runIdx[:0]
+		runIdx, arena, offs := sc.runIdx[:0], sc.arena[:0], sc.offs[:0]
 		for _, i := range group {
-			am, err := s.encode(msgs[i], dest)
-			if err != nil {
+			var err error
+			if arena, err = s.encode(arena, msgs[i], dest); err != nil {
 				res[i] = Result{Err: err}
 				continue
 			}
-			run = append(run, am)
 			runIdx = append(runIdx, i)
+			offs = append(offs, len(arena))
 		}
-		start := time.Now()
-		tr := link.transfer(ctx, run)
-		for k := range tr.n {
-			if err := tr.errs[k]; err != nil {
-				res[runIdx[k]] = Result{Err: &MessageError{Label: messageErrorLabel(err), Err: fmt.Errorf("sending to %s: %w", dest.Address, err)}}
-				continue
+		payloads := sc.payloads[:0]
+		for k, end := range offs {
+			from := 0
+			if k > 0 {
+				from = offs[k-1]
 			}
-			flights = append(flights, inflight{idx: runIdx[k], receipt: tr.receipts[k], start: start, address: dest.Address, link: link})
+			payloads = append(payloads, arena[from:end:end])
 		}
-		sent, err := tr.n, tr.err
-		putTransferReq(tr)
+		sc.runIdx, sc.arena, sc.offs, sc.payloads = runIdx, arena, offs, payloads
+
+		run := ds[used : used+len(runIdx)]
+		used += len(runIdx)
+		start := time.Now()
+		sent, err := link.l.Transfer(ctx, payloads, run, b)
+		for k := range sent {
+			flights = append(flights, inflight{idx: runIdx[k], d: &run[k], start: start, address: dest.Address, link: link})
+		}
 		if err != nil {
 			s.conn.linkFailed(link, err)
 			retry = append(retry, runIdx[sent:]...)
@@ -327,25 +345,34 @@ func (s *Sender) attempt(ctx context.Context, sc *scratch, msgs []*Outgoing, pen
 		}
 	}
 
+	if err := b.Wait(ctx); err != nil {
+		s.conn.wire.Abandon(ds[:used])
+	}
 	for k := range flights {
 		f := &flights[k]
-		state, err := f.receipt.Wait(ctx)
-		// go-amqp's Wait picks at random between a settlement that arrived
-		// and its link having ended since; a delivery settled just before
-		// its link detached is settled, so look again before resending it.
-		for tries := 0; err != nil && ctx.Err() == nil && tries < 16; tries++ {
-			state, err = f.receipt.Wait(ctx)
-		}
-		if err != nil {
+		d := f.d
+		if !d.Finished() { // abandoned: ctx ended
 			if cause == nil {
-				cause = err
+				cause = ctx.Err()
 			}
-			s.conn.linkFailed(f.link, err)
+			retry = append(retry, f.idx)
+			continue
+		}
+		if d.Err != nil {
+			var we *amqpwire.Error
+			if errors.As(d.Err, &we) && we.Condition == amqpwire.CondMessageSizeExceeded && !isLinkLevel(d.Err) {
+				res[f.idx] = Result{Err: &MessageError{Label: we.Condition, Err: fmt.Errorf("sending to %s: %w", f.address, d.Err)}}
+				continue
+			}
+			if cause == nil {
+				cause = d.Err
+			}
+			s.conn.linkFailed(f.link, d.Err)
 			retry = append(retry, f.idx)
 			continue
 		}
 		s.settled.Add(1)
-		if oerr := SendOutcome(state, f.address); oerr != nil {
+		if oerr := wireOutcome(d.State, f.address); oerr != nil {
 			res[f.idx] = Result{Err: oerr}
 			continue
 		}
@@ -355,22 +382,33 @@ func (s *Sender) attempt(ctx context.Context, sc *scratch, msgs []*Outgoing, pen
 	return retry, cause
 }
 
-func (s *Sender) encode(o *Outgoing, dest Destination) (*amqp.Message, error) {
+// isLinkLevel reports whether err is a link, session or connection ending.
+func isLinkLevel(err error) bool {
+	var (
+		le *amqpwire.LinkError
+		se *amqpwire.SessionError
+		ce *amqpwire.ConnError
+	)
+	return errors.As(err, &le) || errors.As(err, &se) || errors.As(err, &ce)
+}
+
+// encode appends the wire form of o, addressed to dest, to b.
+func (s *Sender) encode(b []byte, o *Outgoing, dest Destination) ([]byte, error) {
 	m := o.Message
 	m.Destination = dest
 	m.ReplyTo = nil
 	if o.ReplyToName != "" {
 		rt, err := s.addr.Resolve(o.ReplyToKind, o.ReplyToName)
 		if err != nil {
-			return nil, &MessageError{Label: LabelEncoding, Err: fmt.Errorf("reply_to: %w", err)}
+			return b, &MessageError{Label: LabelEncoding, Err: fmt.Errorf("reply_to: %w", err)}
 		}
 		m.ReplyTo = &rt
 	}
-	am, err := Encode(&m)
+	out, err := AppendEncoded(b, &m)
 	if err != nil {
-		return nil, &MessageError{Label: LabelEncoding, Err: err}
+		return b, &MessageError{Label: LabelEncoding, Err: err}
 	}
-	return am, nil
+	return out, nil
 }
 
 func failAll(res []Result, idx []int, err error) {
@@ -396,14 +434,6 @@ type MessageError struct {
 func (e *MessageError) Error() string { return e.Err.Error() }
 func (e *MessageError) Unwrap() error { return e.Err }
 
-func messageErrorLabel(err error) string {
-	var ae *amqp.Error
-	if errors.As(err, &ae) {
-		return string(ae.Condition)
-	}
-	return LabelEncoding
-}
-
 // OutcomeError is a delivery the broker settled other than accepted.
 type OutcomeError struct {
 	Outcome     string // rejected, released or modified
@@ -426,29 +456,51 @@ func (e *OutcomeError) Error() string {
 	return s
 }
 
-// SendOutcome returns nil for an accepted delivery state and an *OutcomeError
-// for any other.
+// SendOutcome returns nil for an accepted go-amqp delivery state and an
+// *OutcomeError for any other.
 func SendOutcome(state amqp.DeliveryState, address string) error {
-	var e *OutcomeError
-	switch st := state.(type) {
+	var st amqpwire.State
+	switch v := state.(type) {
 	case *amqp.StateAccepted:
-		return nil
+		st.Kind = amqpwire.StateAccepted
 	case *amqp.StateRejected:
-		e = &OutcomeError{Outcome: "rejected"}
-		if st.Error != nil {
-			e.Condition, e.Description = string(st.Error.Condition), st.Error.Description
+		st.Kind = amqpwire.StateRejected
+		if v.Error != nil {
+			st.Error = &amqpwire.Error{Condition: string(v.Error.Condition), Description: v.Error.Description}
 		}
 	case *amqp.StateReleased:
-		e = &OutcomeError{Outcome: "released", Description: "the broker did not process it; it may be resent"}
+		st.Kind = amqpwire.StateReleased
 	case *amqp.StateModified:
+		st.Kind, st.DeliveryFailed, st.UndeliverableHere = amqpwire.StateModified, v.DeliveryFailed, v.UndeliverableHere
+	case nil:
+		st.Kind = amqpwire.StateNone
+	default:
+		return &OutcomeError{Outcome: "settled with an unknown state", Address: address}
+	}
+	return wireOutcome(st, address)
+}
+
+// wireOutcome returns nil for an accepted delivery and an *OutcomeError for
+// any other outcome.
+func wireOutcome(st amqpwire.State, address string) error {
+	var e *OutcomeError
+	switch st.Kind {
+	case amqpwire.StateAccepted:
+		return nil
+	case amqpwire.StateRejected:
+		e = &OutcomeError{Outcome: "rejected"}
+		if st.Error != nil {
+			e.Condition, e.Description = st.Error.Condition, st.Error.Description
+		}
+	case amqpwire.StateReleased:
+		e = &OutcomeError{Outcome: "released", Description: "the broker did not process it; it may be resent"}
+	case amqpwire.StateModified:
 		e = &OutcomeError{Outcome: "modified"}
 		if st.UndeliverableHere {
 			e.Description = "undeliverable here"
 		}
-	case nil:
-		e = &OutcomeError{Outcome: "settled without an outcome"}
 	default:
-		e = &OutcomeError{Outcome: "settled with an unknown state"}
+		e = &OutcomeError{Outcome: "settled without an outcome"}
 	}
 	e.Address = address
 	return e
@@ -516,7 +568,7 @@ func (c ConnConfig) DialSender(ctx context.Context, link LinkSettings, start int
 		return nil, start, err
 	}
 	dial.AnonymousRelay, dial.LinkCacheSize, dial.ContainerID = link.AnonymousRelay, link.LinkCacheSize, link.ContainerID
-	conn, idx, err := DialAny(ctx, dial, start)
+	conn, idx, err := DialAnySend(ctx, dial, start)
 	if err != nil {
 		return nil, start, err
 	}

@@ -343,6 +343,12 @@ type Peer struct {
 	// RefuseCondition is the condition of a refusal; amqp:not-found when
 	// empty.
 	RefuseCondition string
+	// Window, when set, is both the session's incoming window (transfer
+	// frames) and each link's credit (messages): the peer grants them at
+	// begin and attach, the window again after each frame and the credit
+	// after each message it received, so a sender has to wait for the
+	// peer's flows.
+	Window uint32
 
 	mu       sync.Mutex
 	got      []Delivery
@@ -373,7 +379,7 @@ func New(t testing.TB, configure func(p *Peer)) *Peer {
 			p.mu.Unlock()
 			go func() {
 				defer c.Close()
-				(&peerConn{p: p, c: c, n: n, links: map[uint32]*peerLink{}, ending: map[uint16]bool{}, detaching: map[uint32]bool{}}).serve()
+				(&peerConn{p: p, c: c, n: n, links: map[uint32]*peerLink{}, ending: map[uint16]bool{}, detaching: map[uint32]bool{}, frames: map[uint16]uint32{}}).serve()
 			}()
 		}
 	}()
@@ -407,6 +413,7 @@ type peerLink struct {
 	target  string
 	partial []byte
 	id      uint32
+	count   uint32 // messages received
 }
 
 type peerConn struct {
@@ -420,6 +427,7 @@ type peerConn struct {
 	// acknowledgements must not be answered.
 	ending    map[uint16]bool
 	detaching map[uint32]bool
+	frames    map[uint16]uint32 // transfer frames received per channel
 }
 
 func (pc *peerConn) write(ftype byte, ch uint16, body *described, payload []byte) error {
@@ -502,7 +510,7 @@ func (pc *peerConn) serve() {
 		case pOpen:
 			_ = pc.write(0, 0, perf(pOpen, "test-peer", nil, uint32(65536), uint16(255), nil, nil, nil, caps), nil)
 		case pBegin:
-			_ = pc.write(0, ch, perf(pBegin, ch, uint32(0), uint32(math.MaxUint32), uint32(math.MaxUint32), uint32(1023)), nil)
+			_ = pc.write(0, ch, perf(pBegin, ch, uint32(0), pc.window(), uint32(math.MaxUint32), uint32(1023)), nil)
 		case pAttach:
 			pc.attach(ch, d)
 		case pTransfer:
@@ -564,7 +572,21 @@ func (pc *peerConn) attach(ch uint16, d *described) {
 	pc.links[handle] = &peerLink{target: target}
 	_ = pc.write(0, ch, perf(pAttach, name, handle, true, field(d, 3), field(d, 4), field(d, 5), field(d, 6)), nil)
 	_ = pc.write(0, ch, perf(pFlow, uint32(0), uint32(math.MaxUint32), uint32(0), uint32(math.MaxUint32),
-		handle, asUint(field(d, 9)), uint32(100000)), nil)
+		handle, asUint(field(d, 9)), pc.credit()), nil)
+}
+
+func (pc *peerConn) window() uint32 {
+	if pc.p.Window > 0 {
+		return pc.p.Window
+	}
+	return math.MaxUint32
+}
+
+func (pc *peerConn) credit() uint32 {
+	if pc.p.Window > 0 {
+		return pc.p.Window
+	}
+	return 100000
 }
 
 // transfer handles one transfer frame; false ends the connection.
@@ -576,9 +598,18 @@ func (pc *peerConn) transfer(ch uint16, d *described, payload []byte) bool {
 	if id := field(d, 1); id != nil {
 		l.id = asUint(id)
 	}
+	pc.frames[ch]++
 	l.partial = append(l.partial, payload...)
 	if more, _ := field(d, 5).(bool); more {
+		if pc.p.Window > 0 { // reopen the session window frame by frame
+			_ = pc.write(0, ch, perf(pFlow, pc.frames[ch], pc.p.Window, uint32(0), uint32(math.MaxUint32)), nil)
+		}
 		return true
+	}
+	l.count++
+	if pc.p.Window > 0 {
+		_ = pc.write(0, ch, perf(pFlow, pc.frames[ch], pc.p.Window, uint32(0), uint32(math.MaxUint32),
+			asUint(field(d, 0)), l.count, pc.p.Window), nil)
 	}
 	msg := Delivery{Target: l.target, Conn: pc.n}
 	for b := l.partial; len(b) > 0; {

@@ -1,0 +1,485 @@
+package amqpwire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// The decoder reads only what a peer sends a sender: performatives, their
+// fields, errors, delivery states and connection properties. Every read is
+// bounds-checked, and nesting is limited, so a hostile peer gets a decode
+// error, never a panic or an unbounded allocation.
+
+var errShort = errors.New("amqp: truncated value")
+
+// maxDepth bounds the nesting of compound values.
+const maxDepth = 16
+
+// valueLen returns the encoded length of the value at the start of b.
+func valueLen(b []byte, depth int) (int, error) {
+	if len(b) == 0 {
+		return 0, errShort
+	}
+	if b[0] == 0x00 { // described: descriptor, then value
+		if depth >= maxDepth {
+			return 0, errors.New("amqp: values nested too deep")
+		}
+		d, err := valueLen(b[1:], depth+1)
+		if err != nil {
+			return 0, err
+		}
+		v, err := valueLen(b[1+d:], depth+1)
+		if err != nil {
+			return 0, err
+		}
+		return 1 + d + v, nil
+	}
+	var n int
+	switch b[0] >> 4 {
+	case 0x4:
+		n = 1
+	case 0x5:
+		n = 2
+	case 0x6:
+		n = 3
+	case 0x7:
+		n = 5
+	case 0x8:
+		n = 9
+	case 0x9:
+		n = 17
+	case 0xa, 0xc, 0xe:
+		if len(b) < 2 {
+			return 0, errShort
+		}
+		n = 2 + int(b[1])
+	case 0xb, 0xd, 0xf:
+		if len(b) < 5 {
+			return 0, errShort
+		}
+		size := binary.BigEndian.Uint32(b[1:5])
+		if uint64(size) > uint64(len(b)) {
+			return 0, errShort
+		}
+		n = 5 + int(size)
+	default:
+		return 0, fmt.Errorf("amqp: unknown type constructor %#02x", b[0])
+	}
+	if len(b) < n {
+		return 0, errShort
+	}
+	return n, nil
+}
+
+// compound splits a list, map or array body into its count and elements'
+// bytes: for a list or map b is at its constructor.
+func listItems(b []byte, max int, out [][]byte) ([][]byte, error) {
+	if len(b) == 0 {
+		return nil, errShort
+	}
+	var count int
+	switch b[0] {
+	case tNull, tList0:
+		return out[:0], nil
+	case tList8, tMap8:
+		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
+			return nil, errShort
+		}
+		count, b = int(b[2]), b[3:2+int(b[1])]
+	case tList32, tMap32:
+		if len(b) < 9 {
+			return nil, errShort
+		}
+		size := binary.BigEndian.Uint32(b[1:5])
+		if size < 4 || uint64(size) > uint64(len(b)-5) {
+			return nil, errShort
+		}
+		count, b = int(binary.BigEndian.Uint32(b[5:9])), b[9:5+int(size)]
+	default:
+		return nil, fmt.Errorf("amqp: expected a list or map, got constructor %#02x", b[0])
+	}
+	if count > len(b) { // every element takes at least one byte
+		return nil, errShort
+	}
+	out = out[:0]
+	for i := 0; i < count; i++ {
+		n, err := valueLen(b, 0)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) < max {
+			out = append(out, b[:n])
+		}
+		b = b[n:]
+	}
+	return out, nil
+}
+
+// described splits a described value into its numeric descriptor and value.
+func described(b []byte) (uint64, []byte, error) {
+	if len(b) < 2 || b[0] != 0x00 {
+		return 0, nil, errors.New("amqp: expected a described value")
+	}
+	code, n, err := ulongAt(b[1:])
+	if err != nil {
+		return 0, nil, err
+	}
+	rest := b[1+n:]
+	vl, err := valueLen(rest, 1)
+	if err != nil {
+		return 0, nil, err
+	}
+	return code, rest[:vl], nil
+}
+
+// ulongAt reads a descriptor code (any unsigned encoding, or a symbol,
+// which is reported as math.MaxUint64).
+func ulongAt(b []byte) (uint64, int, error) {
+	if len(b) == 0 {
+		return 0, 0, errShort
+	}
+	switch b[0] {
+	case tUlong0, tUint0:
+		return 0, 1, nil
+	case tSmallUlong, tSmallUint, tUbyte:
+		if len(b) < 2 {
+			return 0, 0, errShort
+		}
+		return uint64(b[1]), 2, nil
+	case tUlong:
+		if len(b) < 9 {
+			return 0, 0, errShort
+		}
+		return binary.BigEndian.Uint64(b[1:]), 9, nil
+	case tUint:
+		if len(b) < 5 {
+			return 0, 0, errShort
+		}
+		return uint64(binary.BigEndian.Uint32(b[1:])), 5, nil
+	case tSym8, tSym32:
+		n, err := valueLen(b, 0)
+		return math.MaxUint64, n, err
+	}
+	return 0, 0, fmt.Errorf("amqp: bad descriptor constructor %#02x", b[0])
+}
+
+// fields is a decoded composite: its raw field encodings.
+type fields [][]byte
+
+// get returns field i, nil when absent or null.
+func (f fields) get(i int) []byte {
+	if i >= len(f) || len(f[i]) == 0 || f[i][0] == tNull {
+		return nil
+	}
+	return f[i]
+}
+
+func (f fields) uint(i int, def uint32) (uint32, error) {
+	b := f.get(i)
+	if b == nil {
+		return def, nil
+	}
+	v, _, err := ulongAt(b)
+	if err != nil || b[0] == tSym8 || b[0] == tSym32 {
+		return 0, fmt.Errorf("amqp: field %d is not an unsigned integer", i)
+	}
+	if v > math.MaxUint32 {
+		return 0, fmt.Errorf("amqp: field %d out of range", i)
+	}
+	return uint32(v), nil
+}
+
+func (f fields) ushort(i int, def uint16) (uint16, error) {
+	b := f.get(i)
+	if b == nil {
+		return def, nil
+	}
+	if b[0] != tUshort || len(b) < 3 {
+		v, err := f.uint(i, uint32(def))
+		if err != nil || v > math.MaxUint16 {
+			return 0, fmt.Errorf("amqp: field %d is not a ushort", i)
+		}
+		return uint16(v), nil
+	}
+	return binary.BigEndian.Uint16(b[1:]), nil
+}
+
+func (f fields) bool(i int) (bool, error) {
+	b := f.get(i)
+	if b == nil {
+		return false, nil
+	}
+	switch b[0] {
+	case tTrue:
+		return true, nil
+	case tFalse:
+		return false, nil
+	case tBoolean:
+		if len(b) >= 2 {
+			return b[1] != 0, nil
+		}
+	}
+	return false, fmt.Errorf("amqp: field %d is not a boolean", i)
+}
+
+// str reads a string or symbol field.
+func (f fields) str(i int) (string, error) {
+	b := f.get(i)
+	if b == nil {
+		return "", nil
+	}
+	return stringAt(b)
+}
+
+func stringAt(b []byte) (string, error) {
+	switch b[0] {
+	case tStr8, tSym8, tVbin8:
+		if len(b) < 2 || len(b) < 2+int(b[1]) {
+			return "", errShort
+		}
+		return string(b[2 : 2+int(b[1])]), nil
+	case tStr32, tSym32, tVbin32:
+		if len(b) < 5 {
+			return "", errShort
+		}
+		n := binary.BigEndian.Uint32(b[1:])
+		if uint64(n) > uint64(len(b)-5) {
+			return "", errShort
+		}
+		return string(b[5 : 5+n]), nil
+	}
+	return "", fmt.Errorf("amqp: expected a string, got constructor %#02x", b[0])
+}
+
+// symbols reads a symbol or an array of symbols.
+func (f fields) symbols(i int) ([]string, error) {
+	b := f.get(i)
+	if b == nil {
+		return nil, nil
+	}
+	switch b[0] {
+	case tSym8, tSym32:
+		s, err := stringAt(b)
+		return []string{s}, err
+	case tArray8, tArray32:
+	default:
+		return nil, fmt.Errorf("amqp: field %d is not symbols", i)
+	}
+	var count int
+	var body []byte
+	if b[0] == tArray8 {
+		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
+			return nil, errShort
+		}
+		count, body = int(b[2]), b[3:2+int(b[1])]
+	} else {
+		if len(b) < 9 {
+			return nil, errShort
+		}
+		size := binary.BigEndian.Uint32(b[1:])
+		if size < 4 || uint64(size) > uint64(len(b)-5) {
+			return nil, errShort
+		}
+		count, body = int(binary.BigEndian.Uint32(b[5:])), b[9:5+size]
+	}
+	if count == 0 {
+		return nil, nil
+	}
+	if len(body) < 1 || (body[0] != tSym8 && body[0] != tSym32) {
+		return nil, fmt.Errorf("amqp: field %d is not an array of symbols", i)
+	}
+	elem, body := body[0], body[1:]
+	if count > len(body) {
+		return nil, errShort
+	}
+	out := make([]string, 0, count)
+	for range count {
+		var n int
+		if elem == tSym8 {
+			if len(body) < 1 || len(body) < 1+int(body[0]) {
+				return nil, errShort
+			}
+			out, n = append(out, string(body[1:1+int(body[0])])), 1+int(body[0])
+		} else {
+			if len(body) < 4 {
+				return nil, errShort
+			}
+			l := binary.BigEndian.Uint32(body)
+			if uint64(l) > uint64(len(body)-4) {
+				return nil, errShort
+			}
+			out, n = append(out, string(body[4:4+l])), 4+int(l)
+		}
+		body = body[n:]
+	}
+	return out, nil
+}
+
+// Value decodes a primitive or compound value into Go: nil, bool, the
+// integer types, float32/64, string (strings and symbols), []byte,
+// time.Time, []any for lists and arrays and map[any]any for maps. Described
+// values decode to their value.
+func Value(b []byte) (any, error) { return value(b, 0) }
+
+func value(b []byte, depth int) (any, error) {
+	if len(b) == 0 {
+		return nil, errShort
+	}
+	if depth > maxDepth {
+		return nil, errors.New("amqp: values nested too deep")
+	}
+	c := b[0]
+	fixed := func(n int) ([]byte, error) {
+		if len(b) < 1+n {
+			return nil, errShort
+		}
+		return b[1 : 1+n], nil
+	}
+	switch c {
+	case 0x00:
+		_, v, err := described(b)
+		if err != nil {
+			return nil, err
+		}
+		return value(v, depth+1)
+	case tNull:
+		return nil, nil
+	case tTrue:
+		return true, nil
+	case tFalse:
+		return false, nil
+	case tUint0:
+		return uint32(0), nil
+	case tUlong0:
+		return uint64(0), nil
+	case tList0:
+		return []any{}, nil
+	case tUbyte, tByte, tSmallUint, tSmallUlong, tSmallInt, tSmallLong, tBoolean:
+		p, err := fixed(1)
+		if err != nil {
+			return nil, err
+		}
+		switch c {
+		case tUbyte:
+			return p[0], nil
+		case tByte:
+			return int8(p[0]), nil
+		case tSmallUint:
+			return uint32(p[0]), nil
+		case tSmallUlong:
+			return uint64(p[0]), nil
+		case tSmallInt:
+			return int32(int8(p[0])), nil
+		case tSmallLong:
+			return int64(int8(p[0])), nil
+		}
+		return p[0] != 0, nil
+	case tUshort, tShort:
+		p, err := fixed(2)
+		if err != nil {
+			return nil, err
+		}
+		if c == tUshort {
+			return binary.BigEndian.Uint16(p), nil
+		}
+		return int16(binary.BigEndian.Uint16(p)), nil
+	case tUint, tInt, tFloat, tChar, tDecimal32:
+		p, err := fixed(4)
+		if err != nil {
+			return nil, err
+		}
+		u := binary.BigEndian.Uint32(p)
+		switch c {
+		case tUint:
+			return u, nil
+		case tInt:
+			return int32(u), nil
+		case tFloat:
+			return math.Float32frombits(u), nil
+		}
+		return nil, nil // char, decimal32: not used by brokers in properties
+	case tUlong, tLong, tDouble, tTimestamp, tDecimal64:
+		p, err := fixed(8)
+		if err != nil {
+			return nil, err
+		}
+		u := binary.BigEndian.Uint64(p)
+		switch c {
+		case tUlong:
+			return u, nil
+		case tLong:
+			return int64(u), nil
+		case tDouble:
+			return math.Float64frombits(u), nil
+		case tTimestamp:
+			return time.UnixMilli(int64(u)).UTC(), nil
+		}
+		return nil, nil
+	case tUUID:
+		p, err := fixed(16)
+		if err != nil {
+			return nil, err
+		}
+		return append([]byte(nil), p...), nil
+	case tVbin8, tVbin32:
+		s, err := stringAt(b)
+		return []byte(s), err
+	case tStr8, tStr32, tSym8, tSym32:
+		return stringAt(b)
+	case tList8, tList32, tMap8, tMap32:
+		items, err := listItems(b, math.MaxInt, nil)
+		if err != nil {
+			return nil, err
+		}
+		vals := make([]any, len(items))
+		for i, it := range items {
+			if vals[i], err = value(it, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		if c == tList8 || c == tList32 {
+			return vals, nil
+		}
+		m := make(map[any]any, len(vals)/2)
+		for i := 0; i+1 < len(vals); i += 2 {
+			switch k := vals[i].(type) {
+			case []any, map[any]any, []byte:
+				continue // not hashable (or not a useful key)
+			default:
+				m[k] = vals[i+1]
+			}
+		}
+		return m, nil
+	case tArray8, tArray32:
+		return nil, nil // arrays are skipped where a value is wanted
+	}
+	return nil, fmt.Errorf("amqp: unknown type constructor %#02x", c)
+}
+
+// StringMap decodes a map with string or symbol keys (connection properties).
+func StringMap(b []byte) (map[string]any, error) {
+	if b == nil {
+		return nil, nil
+	}
+	v, err := Value(b)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[any]any)
+	if !ok {
+		if v == nil {
+			return nil, nil
+		}
+		return nil, errors.New("amqp: expected a map")
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if s, ok := k.(string); ok {
+			out[s] = v
+		}
+	}
+	return out, nil
+}

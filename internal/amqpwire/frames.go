@@ -1,0 +1,598 @@
+package amqpwire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Performative, SASL and delivery-state descriptor codes (AMQP 1.0 parts
+// 2.7, 3.4, 5.3).
+const (
+	codeOpen        = 0x10
+	codeBegin       = 0x11
+	codeAttach      = 0x12
+	codeFlow        = 0x13
+	codeTransfer    = 0x14
+	codeDisposition = 0x15
+	codeDetach      = 0x16
+	codeEnd         = 0x17
+	codeClose       = 0x18
+	codeError       = 0x1d
+	codeReceived    = 0x23
+	codeAccepted    = 0x24
+	codeRejected    = 0x25
+	codeReleased    = 0x26
+	codeModified    = 0x27
+	codeSource      = 0x28
+	codeTarget      = 0x29
+
+	codeSASLMechanisms = 0x40
+	codeSASLInit       = 0x41
+	codeSASLChallenge  = 0x42
+	codeSASLResponse   = 0x43
+	codeSASLOutcome    = 0x44
+)
+
+// Frame types.
+const (
+	frameAMQP = 0x00
+	frameSASL = 0x01
+)
+
+// Error is an AMQP error: a condition symbol and a description.
+type Error struct {
+	Condition   string
+	Description string
+}
+
+func (e *Error) Error() string {
+	if e.Description == "" {
+		return e.Condition
+	}
+	return e.Condition + ": " + e.Description
+}
+
+// Error conditions the sender produces or reacts to.
+const (
+	CondMessageSizeExceeded = "amqp:link:message-size-exceeded"
+	CondFramingError        = "amqp:connection:framing-error"
+	CondDecodeError         = "amqp:decode-error"
+	CondNotAllowed          = "amqp:not-allowed"
+)
+
+func decodeError(b []byte) (*Error, error) {
+	if b == nil {
+		return nil, nil
+	}
+	code, v, err := described(b)
+	if err != nil {
+		return nil, err
+	}
+	if code != codeError {
+		return nil, fmt.Errorf("amqp: expected an error, got descriptor %#x", code)
+	}
+	var buf [3][]byte
+	f, err := listItems(v, 3, buf[:0])
+	if err != nil {
+		return nil, err
+	}
+	e := &Error{}
+	if e.Condition, err = fields(f).str(0); err != nil {
+		return nil, err
+	}
+	if e.Description, err = fields(f).str(1); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// StateKind is the outcome a delivery was settled with.
+type StateKind uint8
+
+// Outcomes.
+const (
+	StateNone StateKind = iota // settled without a terminal outcome
+	StateAccepted
+	StateRejected
+	StateReleased
+	StateModified
+)
+
+// State is a delivery's terminal state.
+type State struct {
+	Kind StateKind
+	// Error is the rejected outcome's error, if it carried one.
+	Error *Error
+	// DeliveryFailed and UndeliverableHere are the modified outcome's flags.
+	DeliveryFailed, UndeliverableHere bool
+}
+
+func decodeState(b []byte) (State, bool, error) {
+	if b == nil {
+		return State{}, false, nil
+	}
+	code, v, err := described(b)
+	if err != nil {
+		return State{}, false, err
+	}
+	var buf [3][]byte
+	f, err := listItems(v, 3, buf[:0])
+	if err != nil {
+		return State{}, false, err
+	}
+	switch code {
+	case codeAccepted:
+		return State{Kind: StateAccepted}, true, nil
+	case codeRejected:
+		e, err := decodeError(fields(f).get(0))
+		return State{Kind: StateRejected, Error: e}, true, err
+	case codeReleased:
+		return State{Kind: StateReleased}, true, nil
+	case codeModified:
+		s := State{Kind: StateModified}
+		if s.DeliveryFailed, err = fields(f).bool(0); err != nil {
+			return s, true, err
+		}
+		s.UndeliverableHere, err = fields(f).bool(1)
+		return s, true, err
+	case codeReceived:
+		return State{}, false, nil // not terminal
+	}
+	return State{}, false, nil // transactional or unknown states: not terminal here
+}
+
+// frame is one decoded frame: its type, channel and performative, and the
+// payload after the performative (a transfer's message bytes).
+type frame struct {
+	typ     byte
+	channel uint16
+	code    uint64 // descriptor of the performative; 0 with body nil for a heartbeat
+	fields  fields
+	payload []byte
+}
+
+// maxFields is the most fields of a performative the decoder keeps (attach
+// has 14).
+const maxFields = 16
+
+// parseFrame decodes a whole frame (size included) into fr, reusing its
+// field slice. The returned slices alias buf.
+func parseFrame(buf []byte, fr *frame) error {
+	if len(buf) < 8 {
+		return errShort
+	}
+	size := binary.BigEndian.Uint32(buf)
+	doff := int(buf[4]) * 4
+	if uint64(size) != uint64(len(buf)) || doff < 8 || doff > len(buf) {
+		return errors.New("amqp: malformed frame header")
+	}
+	fr.typ, fr.channel = buf[5], binary.BigEndian.Uint16(buf[6:])
+	body := buf[doff:]
+	fr.code, fr.payload = 0, nil
+	fr.fields = fr.fields[:0]
+	if len(body) == 0 {
+		return nil // heartbeat
+	}
+	code, v, err := described(body)
+	if err != nil {
+		return err
+	}
+	f, err := listItems(v, maxFields, fr.fields)
+	if err != nil {
+		return err
+	}
+	fr.code, fr.fields = code, f
+	// What follows the performative (a transfer's payload) starts after
+	// the 0x00, the descriptor and the list v.
+	_, dn, _ := ulongAt(body[1:])
+	fr.payload = body[1+dn+len(v):]
+	return nil
+}
+
+// ---- decoded performatives from the peer ----
+
+type openFrame struct {
+	containerID  string
+	maxFrameSize uint32
+	channelMax   uint16
+	idleTimeout  uint32 // ms
+	offeredCaps  []string
+	properties   map[string]any
+}
+
+func decodeOpen(f fields) (o openFrame, err error) {
+	if o.containerID, err = f.str(0); err != nil {
+		return
+	}
+	if o.maxFrameSize, err = f.uint(2, math.MaxUint32); err != nil {
+		return
+	}
+	if o.channelMax, err = f.ushort(3, math.MaxUint16); err != nil {
+		return
+	}
+	if o.idleTimeout, err = f.uint(4, 0); err != nil {
+		return
+	}
+	if o.offeredCaps, err = f.symbols(7); err != nil {
+		return
+	}
+	o.properties, err = StringMap(f.get(9))
+	return
+}
+
+type beginFrame struct {
+	remoteChannel  *uint16
+	nextOutgoingID uint32
+	incomingWindow uint32
+	outgoingWindow uint32
+	handleMax      uint32
+}
+
+func decodeBegin(f fields) (b beginFrame, err error) {
+	if f.get(0) != nil {
+		var ch uint16
+		if ch, err = f.ushort(0, 0); err != nil {
+			return
+		}
+		b.remoteChannel = &ch
+	}
+	if b.nextOutgoingID, err = f.uint(1, 0); err != nil {
+		return
+	}
+	if b.incomingWindow, err = f.uint(2, 0); err != nil {
+		return
+	}
+	if b.outgoingWindow, err = f.uint(3, 0); err != nil {
+		return
+	}
+	b.handleMax, err = f.uint(4, math.MaxUint32)
+	return
+}
+
+type attachFrame struct {
+	name           string
+	handle         uint32
+	role           bool // true: receiver
+	hasTarget      bool
+	maxMessageSize uint64
+}
+
+func decodeAttach(f fields) (a attachFrame, err error) {
+	if a.name, err = f.str(0); err != nil {
+		return
+	}
+	if a.handle, err = f.uint(1, 0); err != nil {
+		return
+	}
+	if a.role, err = f.bool(2); err != nil {
+		return
+	}
+	a.hasTarget = f.get(6) != nil
+	if b := f.get(10); b != nil {
+		v, _, err2 := ulongAt(b)
+		if err2 != nil || b[0] == tSym8 || b[0] == tSym32 {
+			return a, errors.New("amqp: attach max-message-size is not a ulong")
+		}
+		a.maxMessageSize = v
+	}
+	return
+}
+
+type flowFrame struct {
+	nextIncomingID *uint32
+	incomingWindow uint32
+	nextOutgoingID uint32
+	outgoingWindow uint32
+	handle         *uint32
+	deliveryCount  *uint32
+	linkCredit     *uint32
+	drain, echo    bool
+}
+
+func decodeFlow(f fields) (fl flowFrame, err error) {
+	opt := func(i int) (*uint32, error) {
+		if f.get(i) == nil {
+			return nil, nil
+		}
+		v, err := f.uint(i, 0)
+		return &v, err
+	}
+	if fl.nextIncomingID, err = opt(0); err != nil {
+		return
+	}
+	if fl.incomingWindow, err = f.uint(1, 0); err != nil {
+		return
+	}
+	if fl.nextOutgoingID, err = f.uint(2, 0); err != nil {
+		return
+	}
+	if fl.outgoingWindow, err = f.uint(3, 0); err != nil {
+		return
+	}
+	if fl.handle, err = opt(4); err != nil {
+		return
+	}
+	if fl.deliveryCount, err = opt(5); err != nil {
+		return
+	}
+	if fl.linkCredit, err = opt(6); err != nil {
+		return
+	}
+	if fl.drain, err = f.bool(8); err != nil {
+		return
+	}
+	fl.echo, err = f.bool(9)
+	return
+}
+
+type dispositionFrame struct {
+	role        bool
+	first, last uint32
+	settled     bool
+	state       State
+	terminal    bool
+}
+
+func decodeDisposition(f fields) (d dispositionFrame, err error) {
+	if d.role, err = f.bool(0); err != nil {
+		return
+	}
+	if d.first, err = f.uint(1, 0); err != nil {
+		return
+	}
+	if d.last, err = f.uint(2, d.first); err != nil {
+		return
+	}
+	if d.settled, err = f.bool(3); err != nil {
+		return
+	}
+	d.state, d.terminal, err = decodeState(f.get(4))
+	return
+}
+
+type closingFrame struct { // detach, end, close
+	handle uint32
+	closed bool
+	err    *Error
+}
+
+func decodeDetach(f fields) (c closingFrame, err error) {
+	if c.handle, err = f.uint(0, 0); err != nil {
+		return
+	}
+	if c.closed, err = f.bool(1); err != nil {
+		return
+	}
+	c.err, err = decodeError(f.get(2))
+	return
+}
+
+func decodeEndOrClose(f fields) (c closingFrame, err error) {
+	c.err, err = decodeError(f.get(0))
+	return
+}
+
+// ---- performatives we send ----
+
+// beginFrameBuf starts a frame: the 8-byte header with the size filled in
+// by endFrame.
+func beginFrameBuf(b []byte, typ byte, channel uint16) ([]byte, int) {
+	start := len(b)
+	b = append(b, 0, 0, 0, 0, 2, typ, byte(channel>>8), byte(channel))
+	return b, start
+}
+
+func endFrameBuf(b []byte, start int) []byte {
+	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start))
+	return b
+}
+
+// heartbeat is an empty frame.
+var heartbeat = []byte{0, 0, 0, 8, 2, 0, 0, 0}
+
+type openParams struct {
+	containerID  string
+	hostname     string
+	maxFrameSize uint32
+	channelMax   uint16
+	idleTimeout  uint32 // ms; 0 for none
+}
+
+func appendOpen(b []byte, o openParams) ([]byte, error) {
+	b, fs := beginFrameBuf(b, frameAMQP, 0)
+	c := beginComposite(b, codeOpen)
+	if err := c.str(o.containerID); err != nil {
+		return b, fmt.Errorf("container ID: %w", err)
+	}
+	if err := c.optStr(o.hostname); err != nil {
+		return b, fmt.Errorf("host name: %w", err)
+	}
+	c.uint(o.maxFrameSize)
+	c.ushort(o.channelMax)
+	if o.idleTimeout > 0 {
+		c.uint(o.idleTimeout)
+	}
+	return endFrameBuf(c.end(), fs), nil
+}
+
+func appendBegin(b []byte, channel uint16, nextOutgoingID, incomingWindow, outgoingWindow, handleMax uint32) []byte {
+	b, fs := beginFrameBuf(b, frameAMQP, channel)
+	c := beginComposite(b, codeBegin)
+	c.omit() // remote-channel: we begin
+	c.uint(nextOutgoingID)
+	c.uint(incomingWindow)
+	c.uint(outgoingWindow)
+	c.uint(handleMax)
+	return endFrameBuf(c.end(), fs)
+}
+
+// attachParams is a sender link's attach.
+type attachParams struct {
+	name         string
+	handle       uint32
+	target       string // "" for no address (anonymous relay)
+	durable      bool   // target durability: configuration
+	capabilities []string
+	properties   map[string]any
+}
+
+func appendAttach(b []byte, channel uint16, a attachParams) ([]byte, error) {
+	b, fs := beginFrameBuf(b, frameAMQP, channel)
+	c := beginComposite(b, codeAttach)
+	if err := c.str(a.name); err != nil {
+		return b, fmt.Errorf("link name: %w", err)
+	}
+	c.uint(a.handle)
+	c.bool(false) // role sender
+	c.omit()      // snd-settle-mode: mixed (deliveries are sent unsettled)
+	c.omit()      // rcv-settle-mode: first
+	// source: an empty source, as go-amqp sends.
+	c.raw(func(b []byte) []byte {
+		s := beginComposite(b, codeSource)
+		return s.end()
+	})
+	var terr error
+	c.raw(func(b []byte) []byte {
+		t := beginComposite(b, codeTarget)
+		if a.target != "" {
+			terr = t.str(a.target)
+		} else {
+			t.omit()
+		}
+		if a.durable {
+			t.uint(1) // configuration
+		} else {
+			t.omit()
+		}
+		t.omit() // expiry-policy
+		t.omit() // timeout
+		t.omit() // dynamic
+		t.omit() // dynamic-node-properties
+		t.symbols(a.capabilities)
+		return t.end()
+	})
+	if terr != nil {
+		return b, fmt.Errorf("target address: %w", terr)
+	}
+	c.omit()  // unsettled
+	c.omit()  // incomplete-unsettled
+	c.uint(0) // initial-delivery-count
+	c.omit()  // max-message-size
+	c.omit()  // offered-capabilities
+	c.omit()  // desired-capabilities
+	if len(a.properties) > 0 {
+		var perr error
+		c.raw(func(b []byte) []byte {
+			b, start := beginMap(b)
+			for k, v := range a.properties {
+				b = AppendSymbol(b, k)
+				if b, perr = AppendValue(b, v); perr != nil {
+					return b
+				}
+			}
+			return endMap(b, start, 2*len(a.properties))
+		})
+		if perr != nil {
+			return b, fmt.Errorf("link properties: %w", perr)
+		}
+	}
+	return endFrameBuf(c.end(), fs), nil
+}
+
+// appendFlow writes a session flow, or a link flow when handle is set.
+func appendFlow(b []byte, channel uint16, nextIncomingID, incomingWindow, nextOutgoingID, outgoingWindow uint32, link *linkFlow) []byte {
+	b, fs := beginFrameBuf(b, frameAMQP, channel)
+	c := beginComposite(b, codeFlow)
+	c.uint(nextIncomingID)
+	c.uint(incomingWindow)
+	c.uint(nextOutgoingID)
+	c.uint(outgoingWindow)
+	if link != nil {
+		c.uint(link.handle)
+		c.uint(link.deliveryCount)
+		c.uint(link.credit)
+		c.omit() // available
+		c.bool(link.drain)
+	}
+	return endFrameBuf(c.end(), fs)
+}
+
+type linkFlow struct {
+	handle, deliveryCount, credit uint32
+	drain                         bool
+}
+
+// transferHeaderMax bounds the encoded size of a transfer performative
+// with a 4-byte tag, so a payload's frame split can be computed up front.
+const transferHeaderMax = 8 + 3 + 9 + 5*3 + 6 + 2 + 2 + 4
+
+// appendTransfer writes one transfer frame carrying part. first says it is
+// the delivery's first frame (with id, tag and format), more that frames
+// follow.
+func appendTransfer(b []byte, channel uint16, handle, deliveryID uint32, first, more bool, part []byte) []byte {
+	b, fs := beginFrameBuf(b, frameAMQP, channel)
+	c := beginComposite(b, codeTransfer)
+	c.uint(handle)
+	if first {
+		c.uint(deliveryID)
+		var tag [4]byte
+		binary.BigEndian.PutUint32(tag[:], deliveryID)
+		c.binary(tag[:])
+		c.uint(0) // message-format
+	} else {
+		c.omit()
+		c.omit()
+		c.omit()
+	}
+	if more {
+		c.omit() // settled
+		c.bool(true)
+	}
+	b = c.end()
+	return endFrameBuf(append(b, part...), fs)
+}
+
+func appendDetach(b []byte, channel uint16, handle uint32, closed bool) []byte {
+	b, fs := beginFrameBuf(b, frameAMQP, channel)
+	c := beginComposite(b, codeDetach)
+	c.uint(handle)
+	c.bool(closed)
+	return endFrameBuf(c.end(), fs)
+}
+
+func appendEnd(b []byte, channel uint16) []byte {
+	b, fs := beginFrameBuf(b, frameAMQP, channel)
+	c := beginComposite(b, codeEnd)
+	return endFrameBuf(c.end(), fs)
+}
+
+func appendClose(b []byte, e *Error) []byte {
+	b, fs := beginFrameBuf(b, frameAMQP, 0)
+	c := beginComposite(b, codeClose)
+	if e != nil {
+		c.raw(func(b []byte) []byte {
+			ec := beginComposite(b, codeError)
+			ec.symbol(e.Condition)
+			_ = ec.optStr(e.Description)
+			return ec.end()
+		})
+	}
+	return endFrameBuf(c.end(), fs)
+}
+
+func appendSASLInit(b []byte, mechanism string, initial []byte, hostname string) ([]byte, error) {
+	b, fs := beginFrameBuf(b, frameSASL, 0)
+	c := beginComposite(b, codeSASLInit)
+	c.symbol(mechanism)
+	if initial != nil {
+		c.binary(initial)
+	} else {
+		c.omit()
+	}
+	if err := c.optStr(hostname); err != nil {
+		return b, err
+	}
+	return endFrameBuf(c.end(), fs), nil
+}

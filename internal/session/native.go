@@ -248,15 +248,16 @@ var attrsPool = sync.Pool{New: func() any { return new(C.cs_attrs_t) }}
 // message costs few allocations beyond its payload.
 // dc may be nil.
 func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inbound {
-	in := newInboundFor(msg)
+	in := newInboundFor(msg, dc)
 	a := attrsPool.Get().(*C.cs_attrs_t)
 	defer attrsPool.Put(a)
 	layout := rgmidLayout(rgmidLayoutState.Load())
 	C.cs_read_attrs(C.uintptr_t(h), a, boolInt(layout == rgmidUnknown || layout == rgmidByCCSMP))
 	has := func(bit C.uint32_t) bool { return a.has&bit != 0 }
 	if has(C.CS_PAYLOAD) {
-		in.Payload = make([]byte, int(a.payloadLen))
-		copy(in.Payload, unsafe.Slice((*byte)(a.payload), int(a.payloadLen)))
+		// append rather than make and copy: growing a slice writes the
+		// new memory once, make zeroes it first.
+		in.Payload = append([]byte{}, unsafe.Slice((*byte)(a.payload), int(a.payloadLen))...)
 	} else {
 		in.Payload = payloadOf(msg)
 	}

@@ -100,6 +100,15 @@ type ReceiverConfig struct {
 	// such messages lack TTL, expiration, delivery count and reply-to.
 	// Plugins count it in a metric; the receiver logs the reason once.
 	OnNativeFallback func()
+	// OnConverted, when set, is called on the flow's dispatch goroutine
+	// (one per flow, so concurrently with several flows) for every message
+	// right after its conversion, before it is queued for Receive. It is
+	// where a plugin builds its own form of the message, into in.Built:
+	// in.Meta is valid only during the call (see Inbound.Meta). Building
+	// there, on the thread that just read the message, spares every
+	// waiting message the room for Meta and moves the work off the
+	// Receive goroutine.
+	OnConverted func(in *Inbound)
 }
 
 // Errors reported by a Receiver.
@@ -167,9 +176,10 @@ type Receiver struct {
 	onStale    func()
 
 	// native is nil when the native read cannot be used at all.
-	native     nativeReader
-	onFallback func()
-	log        *service.Logger
+	native      nativeReader
+	onFallback  func()
+	onConverted func(in *Inbound)
+	log         *service.Logger
 	// fallbackLogged makes a per-message fallback (a message type whose
 	// handle is unreachable) log once per receiver.
 	fallbackLogged atomic.Bool
@@ -244,9 +254,10 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 		onStale: cfg.OnStaleDropped,
 		base:    time.Now(),
 
-		native:     native,
-		onFallback: cfg.OnNativeFallback,
-		log:        log,
+		native:      native,
+		onFallback:  cfg.OnNativeFallback,
+		onConverted: cfg.OnConverted,
+		log:         log,
 	}
 	r.lostAt.Store(math.MinInt64)
 	r.listenerID = svc.AddReconnectionAttemptListener(func(ev solace.ServiceEvent) {
@@ -293,6 +304,9 @@ func (r *Receiver) startFlow(ctx context.Context, id int, cfg ReceiverConfig) (*
 		return nil, fmt.Errorf("building receiver: %w", err)
 	}
 	f := &flow{r: r, id: id, pr: pr}
+	if r.onConverted != nil {
+		f.dest.meta = make([]MetaField, 0, metaCap)
+	}
 	pr.SetTerminationNotificationListener(func(ev solace.TerminationEvent) {
 		r.markDown(fmt.Errorf("%w: flow %d on queue %q: %s: %w", ErrReceiverDown, id, r.queue, ev.GetMessage(), ev.GetCause()))
 	})
@@ -342,6 +356,14 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 	in := r.convert(msg, &f.dest)
 	in.flow = f
 	in.at = at
+	if r.onConverted != nil {
+		r.onConverted(in)
+		// Keep the storage (grown, if a message needed more room) for the
+		// next message, without the references to this one's values.
+		f.dest.meta = in.Meta[:0]
+		clear(in.Meta)
+		in.Meta = nil
+	}
 	r.mu.Lock()
 	if r.isClosed() {
 		r.mu.Unlock()
@@ -386,7 +408,7 @@ func (r *Receiver) convert(msg message.InboundMessage, dc *destCache) *Inbound {
 	if r.onFallback != nil {
 		r.onFallback()
 	}
-	return newInboundAPI(msg)
+	return newInboundAPI(msg, dc)
 }
 
 // signal sets c (capacity 1) without blocking.

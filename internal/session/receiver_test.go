@@ -164,7 +164,7 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		// everything the API can read; the native path adds the rest.
 		h, ok := handleOf(in.msg)
 		require.True(t, ok, "the native handle must be reachable for %T", in.msg)
-		native, api := newInboundNative(in.msg, h, nil), newInboundAPI(in.msg)
+		native, api := newInboundNative(in.msg, h, nil), newInboundAPI(in.msg, nil)
 		require.Equal(t, withoutReceiveTime(api.Meta), withoutKeys(withoutReceiveTime(native.Meta), nativeOnlyMeta...))
 		apiKeys := metaMap(api)
 		for _, k := range nativeOnlyMeta {
@@ -421,4 +421,41 @@ func TestReceiverBatchesUnderBackPressure(t *testing.T) {
 	}
 	require.Len(t, seen, n)
 	require.Eventually(t, func() bool { return f.stats(t, "qb").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
+}
+
+// With OnConverted the caller's hook sees each message's attributes while
+// they are valid, on the dispatch goroutine, and gets its own form of the
+// message back in Built; the flow's reused Meta storage does not mix
+// messages, and Meta is gone once the message is queued.
+func TestReceiverOnConvertedBuildsBeforeQueueing(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q-conv", Subscriptions: []string{"conv/>"}})
+	// Every other message carries a correlation id, so consecutive messages
+	// have different numbers of attributes in the same storage.
+	f.publish(t, "conv/a", 6, func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
+		b = b.WithApplicationMessageID(fmt.Sprintf("app-%d", i))
+		if i%2 == 0 {
+			b = b.WithCorrelationID(fmt.Sprintf("corr-%d", i))
+		}
+		return b
+	})
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-conv", OnConverted: func(in *Inbound) {
+		in.Built = metaMap(in)
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+
+	for i, in := range receiveN(t, r, 6) {
+		require.Nil(t, in.Meta, "message %d", i)
+		m, ok := in.Built.(map[Attr]any)
+		require.True(t, ok, "message %d: Built is %T", i, in.Built)
+		require.Equal(t, fmt.Sprintf("app-%d", i), m[MetaApplicationMessageID])
+		require.Equal(t, "conv/a", m[MetaDestination])
+		if i%2 == 0 {
+			require.Equal(t, fmt.Sprintf("corr-%d", i), m[MetaCorrelationID])
+		} else {
+			require.NotContains(t, m, MetaCorrelationID, "message %d", i)
+		}
+		require.Equal(t, fmt.Sprintf("app:app-%d", i), in.DedupKey())
+		require.NoError(t, r.Settle(in, Accepted))
+	}
 }

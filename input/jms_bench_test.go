@@ -3,7 +3,6 @@ package input
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"sync"
@@ -34,7 +33,7 @@ const jmsBenchRound = 4000
 // go-amqp's automatic credit renewal stalls against RabbitMQ 3.10 (see
 // jms.Receiver), so the raw receiver grants credit as the input does: 256
 // at attach, the settled count whenever half the window is settled, and at
-// once after the reader has waited 2 ms with nothing buffered. Both read on one
+// once while the reader waits with nothing buffered. Both read on one
 // goroutine and settle on another, as Benthos reads an input and acks from
 // its output; the raw side builds a bare Benthos message of the body.
 //
@@ -213,20 +212,15 @@ func (r *benchRawReceiver) drain(b testing.TB, n int) {
 		m := r.rcv.Prefetched()
 		var err error
 		if m == nil {
-			wctx, cancel := context.WithTimeout(ctx, 2*time.Millisecond) // jms.creditResyncAfter
-			m, err = r.rcv.Receive(wctx, nil)
-			cancel()
-			if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				r.mu.Lock()
-				r.waiting = true
-				r.mu.Unlock()
-				if err = r.grant(true); err == nil {
-					m, err = r.rcv.Receive(ctx, nil)
-				}
-				r.mu.Lock()
-				r.waiting = false
-				r.mu.Unlock()
+			r.mu.Lock()
+			r.waiting = true
+			r.mu.Unlock()
+			if err = r.grant(true); err == nil {
+				m, err = r.rcv.Receive(ctx, nil)
 			}
+			r.mu.Lock()
+			r.waiting = false
+			r.mu.Unlock()
 		}
 		if err != nil {
 			close(msgs)

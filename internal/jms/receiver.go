@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/Azure/go-amqp"
 )
@@ -133,11 +132,14 @@ var ErrStaleDelivery = errors.New("the delivery's link is gone; the broker redel
 // Receiver is a receiver link with credit managed for at-least-once
 // consumption: Prefetch credits are granted at attach, and a settled
 // delivery's credit is given back once half the window is settled, or
-// immediately once the caller has waited creditResyncAfter with nothing
-// buffered. Credit is never owed for long while the consumer waits: against
-// RabbitMQ 3.10 both go-amqp's automatic renewal and a plain half-window
-// grant were seen to stall for good, and the amqp_1 input, which uses the
-// former, stalls there too (scripts/jms_vs_amqp1_input.py explains why).
+// immediately while the caller waits with nothing buffered. Credit is never
+// owed while the consumer waits: against RabbitMQ 3.10 both go-amqp's
+// automatic renewal and a plain half-window grant were seen to stall for
+// good (see BenchmarkJMSInputVsRawAMQP), and the amqp_1 input, which uses
+// the former, stalls there too (scripts/jms_vs_amqp1_input.py explains why).
+// Holding the grant back for the first 2 ms of a wait (fewer flow frames
+// when the consumer outpaces the broker) stalled for good as well, at
+// prefetch 8 in TestIntegrationJMSInputBrokerRestart, four runs of four.
 type Receiver struct {
 	conn      *Conn
 	rcv       *amqp.Receiver
@@ -149,10 +151,9 @@ type Receiver struct {
 
 	mu      sync.Mutex
 	pending uint32 // settled since the last credit grant
-	// waiting is set while Receive waits with nothing buffered, after the
-	// first creditResyncAfter; a settlement then grants its credit at once
-	// instead of waiting for half the window, so no credit stays owed
-	// while the consumer waits.
+	// waiting is set while Receive waits with nothing buffered; a
+	// settlement then grants its credit at once instead of waiting for
+	// half the window, so no credit is owed while the consumer waits.
 	waiting bool
 }
 
@@ -215,39 +216,18 @@ func (r *Receiver) Conn() *Conn { return r.conn }
 // LinkName is the link's name, as attached.
 func (r *Receiver) LinkName() string { return r.rcv.LinkName() }
 
-// creditResyncAfter is how long Receive waits with nothing buffered before
-// it grants the credit held back below the top-up threshold, and from then
-// on grants each settlement's credit at once. Granting at once from the
-// first moment of every wait made a consumer that outpaces the broker (the
-// usual case: a drained prefetch buffer) send one flow frame per settled
-// message, each of which RabbitMQ 3.10 turns into a credit call to the
-// queue: draining 20000 queued messages at prefetch 20000 sent 8456 flow
-// frames that way, and 930 with this wait (go-amqp debug trace). Waiting
-// briefly first keeps the half-window top-ups while messages keep coming
-// and still never leaves credit owed for long.
-const creditResyncAfter = 2 * time.Millisecond
-
 // Receive waits for the next message. Credit held back (below the top-up
-// threshold) is granted when nothing has arrived for creditResyncAfter, so
-// a consumer that waits never starves while credit is owed; RabbitMQ 3.10
-// was seen to stop sending for good when the grant waited for half the
-// window (it loses track of credit granted while deliveries are in flight,
-// and a new grant re-synchronises it).
+// threshold) is granted first when nothing is buffered, so a consumer that
+// waits never starves while credit is owed.
 func (r *Receiver) Receive(ctx context.Context) (*amqp.Message, error) {
 	if m := r.rcv.Prefetched(); m != nil {
 		return m, nil
-	}
-	wctx, cancel := context.WithTimeout(ctx, creditResyncAfter)
-	m, err := r.rcv.Receive(wctx, nil)
-	cancel()
-	if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-		return m, err
 	}
 	r.mu.Lock()
 	r.waiting = true
 	r.mu.Unlock()
 	r.grant(true)
-	m, err = r.rcv.Receive(ctx, nil)
+	m, err := r.rcv.Receive(ctx, nil)
 	r.mu.Lock()
 	r.waiting = false
 	r.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/jms"
 	"github.com/connect-solace/connect-solace/internal/tally"
+	"github.com/connect-solace/connect-solace/internal/ttl"
 )
 
 const (
@@ -288,7 +289,7 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 
 	for _, h := range []jmsHeader{
 		{field: jmsFieldPriority, set: func(p *jms.Outgoing, s string) (err error) { p.Priority, err = jms.ParsePriority(s); return }},
-		{field: jmsFieldTTL, set: func(p *jms.Outgoing, s string) (err error) { p.TTL, err = jms.ParseTTL(s); return }},
+		{field: jmsFieldTTL, set: func(p *jms.Outgoing, s string) (err error) { p.TTL, err = ttl.Parse(s); return }},
 		{field: jmsFieldMessageID, set: func(p *jms.Outgoing, s string) error { p.MessageID = s; return nil }},
 		{field: jmsFieldCorrelationID, set: func(p *jms.Outgoing, s string) error { p.CorrelationID = s; return nil }},
 		{field: jmsFieldJMSType, set: func(p *jms.Outgoing, s string) error { p.JMSType = s; return nil }},

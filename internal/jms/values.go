@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/connect-solace/connect-solace/internal/ttl"
 )
 
 // Parsers for the header values a component takes as (interpolated) strings,
@@ -21,11 +18,6 @@ func ParsePriority(s string) (uint8, error) {
 	}
 	return uint8(p), nil
 }
-
-// ParseTTL reads a time to live: a duration such as 30s, or milliseconds.
-// Empty or 0 means never expire; a negative value is an error. It is
-// ttl.Parse, which the solace output shares.
-func ParseTTL(s string) (time.Duration, error) { return ttl.Parse(s) }
 
 // ParseGroupSequence reads a JMSXGroupSeq, an unsigned 32-bit integer; empty
 // means not set.

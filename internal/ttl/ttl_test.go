@@ -21,7 +21,9 @@ func TestParse(t *testing.T) {
 		{" 1h ", time.Hour, ""},
 		{"-5000", 0, "ttl cannot be negative"},
 		{"-5s", 0, "0 or more"},
+		{"-5s", 0, "ttl cannot be negative"},
 		{"soon", 0, "neither a duration nor milliseconds"},
+		{"soon", 0, "ttl must be a duration"},
 		{"9223372036854775807", 0, "too large"},
 	}
 	for _, tc := range tests {

@@ -423,7 +423,7 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 			in := got[0]
 			r.mReceived.Incr(1)
 			return service.MessageBatch{r.message(in)}, func(ctx context.Context, err error) error {
-				return r.settleBatch(ctx, recv, []*session.Inbound{in}, err)
+				return r.settleOne(ctx, recv, in, err)
 			}, nil
 		}
 		ins, err := r.receive(ctx, recv, make([]*session.Inbound, 0, r.batchSize))
@@ -464,8 +464,8 @@ func (r *solaceReader) receive(ctx context.Context, recv *session.Receiver, dst 
 }
 
 // message returns in's Benthos message, made by build, with its event time
-// when that comes from a mapping: the mapping runs here, where the pipeline
-// reads, rather than on a flow's dispatch goroutine.
+// when that comes from a mapping (which must not see a metadata template's
+// values, see metaTemplate).
 func (r *solaceReader) message(in *session.Inbound) *service.Message {
 	msg := in.Built.(*service.Message)
 	if r.tsMode == siTimestampMapping {
@@ -475,8 +475,8 @@ func (r *solaceReader) message(in *session.Inbound) *service.Message {
 }
 
 // build makes the Benthos message of in, into in.Built. The receiver calls
-// it on the flow's dispatch goroutine right after reading the message
-// (session.ReceiverConfig.OnConverted), while in.Meta is valid.
+// it right after reading the message (session.ReceiverConfig.OnConverted),
+// while in.Meta is valid.
 func (r *solaceReader) build(in *session.Inbound) {
 	in.Built = r.toMessage(in)
 }
@@ -627,6 +627,18 @@ func (r *solaceReader) settleBatch(ctx context.Context, recv *session.Receiver, 
 		r.endFlights(ins, err == nil)
 	}
 	return errors.Join(errs...)
+}
+
+// settleOne is settleBatch for a batch of one, without a slice for it.
+func (r *solaceReader) settleOne(ctx context.Context, recv *session.Receiver, in *session.Inbound, err error) error {
+	if r.dedup {
+		return r.settleBatch(ctx, recv, []*session.Inbound{in}, err)
+	}
+	outcome := session.Accepted
+	if err != nil {
+		outcome = r.nack
+	}
+	return r.settle(recv, in, outcome)
 }
 
 // settle settles one message and counts it. A failure for a message whose

@@ -11,11 +11,13 @@ package benchbroker
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
@@ -243,7 +245,17 @@ type Meter struct {
 	Bytes uint64
 	// rounds holds each round's cost, for paired ratios.
 	rounds []round
+	// profiles holds each round's CPU profile when envProfileDir is set.
+	profiles [][]byte
 }
+
+// envProfileDir, when set to a directory, makes every Round record a CPU
+// profile of its own, written by Report as <dir>/<benchmark>-<side>-<i>.prof
+// (side is the plugin's name or "raw"), so that the plugin's and the raw
+// client's costs can be profiled apart and diffed (go tool pprof -diff_base
+// takes several files of each side). Profiling adds its own cost, so the
+// ratios of such a run are not the benchmark's figures.
+const envProfileDir = "CONNECT_SOLACE_BENCH_PROFILE_DIR"
 
 type round struct {
 	n         int
@@ -256,12 +268,23 @@ type round struct {
 // its own garbage.
 func (m *Meter) Round(n int, f func()) {
 	runtime.GC()
+	var prof *bytes.Buffer
+	if os.Getenv(envProfileDir) != "" {
+		prof = new(bytes.Buffer)
+		if pprof.StartCPUProfile(prof) != nil {
+			prof = nil
+		}
+	}
 	a0, b0 := heapAllocs()
 	c0, w0 := CPU(), time.Now()
 	f()
 	wall := time.Since(w0)
 	runtime.GC()
 	cpu := CPU() - c0
+	if prof != nil {
+		pprof.StopCPUProfile()
+		m.profiles = append(m.profiles, prof.Bytes())
+	}
 	m.Wall += wall
 	m.CPU += cpu
 	a1, b1 := heapAllocs()
@@ -292,6 +315,8 @@ func (m *Meter) BytesPerMsg() float64 { return float64(m.Bytes) / float64(m.Msgs
 // machine, which hits one round, does not decide the result; the rates and
 // costs per message are totals.
 func Report(b *testing.B, name string, plugin, raw *Meter) {
+	writeProfiles(b, name, plugin)
+	writeProfiles(b, "raw", raw)
 	b.ReportMetric(raw.Rate(), "raw_msgs/s")
 	b.ReportMetric(plugin.Rate(), name+"_msgs/s")
 	b.ReportMetric(pairedMedian(plugin, raw, func(p, r round) float64 {
@@ -306,6 +331,21 @@ func Report(b *testing.B, name string, plugin, raw *Meter) {
 	b.ReportMetric(plugin.AllocsPerMsg(), name+"_allocs/msg")
 	b.ReportMetric(raw.BytesPerMsg(), "raw_B/msg")
 	b.ReportMetric(plugin.BytesPerMsg(), name+"_B/msg")
+}
+
+// writeProfiles writes m's round profiles into envProfileDir.
+func writeProfiles(b *testing.B, side string, m *Meter) {
+	dir := os.Getenv(envProfileDir)
+	if dir == "" {
+		return
+	}
+	base := strings.NewReplacer("/", "_", "=", "").Replace(b.Name())
+	for i, p := range m.profiles {
+		path := filepath.Join(dir, fmt.Sprintf("%s-%s-%d.prof", base, side, i))
+		if err := os.WriteFile(path, p, 0o644); err != nil {
+			b.Errorf("writing profile: %v", err)
+		}
+	}
 }
 
 // pairedMedian is the median of ratio over the rounds both meters have.

@@ -37,8 +37,8 @@ type Inbound struct {
 
 	// SenderTimestamp is zero when the publisher did not set one.
 	SenderTimestamp time.Time
-	// ReceiveTimestamp is when the API received the message, or when it was
-	// converted if the API gave none.
+	// ReceiveTimestamp is when the API received the message or, if the API
+	// gave none, when the receiver's handler took it.
 	ReceiveTimestamp time.Time
 	// Built is what ReceiverConfig.OnConverted made of the message (a
 	// plugin's own form of it); the session never reads it.
@@ -50,22 +50,30 @@ type Inbound struct {
 	// sits beside Redelivered so that both share one word: an Inbound of
 	// 256 bytes fits its size class without waste.
 	hasAppID bool
-	appID    string
-	rgmid    string
+	// hasMsgID says msgID holds the message's id on its flow, read
+	// natively, so that Settle can settle it through CCSMP directly.
+	hasMsgID bool
+	// converted is set once take converted the message: one given back
+	// by Unread is not converted again.
+	converted bool
+	appID     string
+	rgmid     string
+	msgID     uint64
 
 	msg  message.InboundMessage
 	flow *flow
 	// at is when onMessage took the message, as Receiver.since.
 	at int64
 	// strBuf backs the string attributes and the formatted replication
-	// group message id when they fit, sparing them an allocation.
-	strBuf [64]byte
+	// group message id when they fit, sparing them an allocation. (Its
+	// size keeps Inbound at 256 bytes, a size class of its own.)
+	strBuf [56]byte
 }
 
 // destCache remembers the last destination a flow delivered from, with its
 // boxed metadata value: messages on a queue mostly share a few destinations,
 // so a repeated one costs neither a copy nor an allocation. It belongs to one
-// flow's dispatch goroutine.
+// flow and is used under Receiver.convMu.
 //
 // It also remembers the last sender timestamp with its boxed value: CCSMP
 // gives it in milliseconds, so at thousands of messages a second most
@@ -87,15 +95,14 @@ type destCache struct {
 // metaCap is the room for attributes a message usually needs at most.
 const metaCap = 12
 
-// newInboundFor starts the conversion of msg; dc may be nil.
-func newInboundFor(msg message.InboundMessage, dc *destCache) *Inbound {
-	in := &Inbound{msg: msg}
+// startConversion gives in, holding only its message, room for Meta; dc
+// may be nil.
+func startConversion(in *Inbound, dc *destCache) {
 	if dc != nil && dc.meta != nil {
 		in.Meta = dc.meta[:0]
 	} else {
 		in.Meta = make([]MetaField, 0, metaCap)
 	}
-	return in
 }
 
 // boxedDestType returns t as an interface value without allocating for the
@@ -117,7 +124,13 @@ var boxedTopic, boxedQueue any = DestinationTopic, DestinationQueue
 // attributes the API hides (nativeOnlyMeta), and guesses the destination
 // type from the name.
 func newInboundAPI(msg message.InboundMessage, dc *destCache) *Inbound {
-	in := newInboundFor(msg, dc)
+	return readAPI(&Inbound{msg: msg}, dc)
+}
+
+// readAPI converts in.msg into in as newInboundAPI does, and returns in.
+func readAPI(in *Inbound, dc *destCache) *Inbound {
+	msg := in.msg
+	startConversion(in, dc)
 	in.Payload = payloadOf(msg)
 
 	add := func(k Attr, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
@@ -152,7 +165,7 @@ func newInboundAPI(msg message.InboundMessage, dc *destCache) *Inbound {
 	}
 	if ts, ok := msg.GetTimeStamp(); ok && !ts.IsZero() {
 		in.ReceiveTimestamp = ts
-	} else {
+	} else if in.ReceiveTimestamp.IsZero() {
 		in.ReceiveTimestamp = time.Now()
 	}
 	add(MetaReceiveTimestamp, in.ReceiveTimestamp)

@@ -46,6 +46,12 @@ extern unsigned char solClient_msg_isRedelivered(uintptr_t msg_p);
 extern int solClient_msg_getBinaryAttachmentPtr(uintptr_t msg_p, void **buf, uint32_t *size);
 extern int solClient_msg_getUserPropertyMap(uintptr_t msg_p, uintptr_t *map_p);
 extern int solClient_container_closeMapStream(uintptr_t *map_p);
+extern int solClient_msg_getMsgId(uintptr_t msg_p, uint64_t *msgId_p);
+extern int solClient_msg_free(uintptr_t *msg_p);
+extern int solClient_flow_getDestination(uintptr_t flow_p, cs_destination_t *dest_p, size_t destSize);
+extern int solClient_flow_settleMsg(uintptr_t flow_p, uint64_t msgId, int outcome);
+typedef struct { int subCode; uint32_t responseCode; char errorStr[256]; } cs_errorInfo_t;
+extern cs_errorInfo_t *solClient_getLastErrorInfo(void);
 typedef struct { char id[16]; } cs_rgmid_t;
 extern int solClient_msg_getReplicationGroupMessageId(uintptr_t msg_p, cs_rgmid_t *rgmid_p, size_t size);
 extern int solClient_replicationGroupMessageId_toString(cs_rgmid_t *rgmid_p, size_t size, char *str, size_t strSize);
@@ -55,7 +61,7 @@ enum {
 	CS_EXP = 1 << 6, CS_SENDTS = 1 << 7,
 	CS_RCVTS = 1 << 8, CS_SEQ = 1 << 9, CS_PRIO = 1 << 10, CS_PROPS = 1 << 11,
 	CS_PAYLOAD = 1 << 12, CS_RGMID = 1 << 13, CS_RGMIDSTR = 1 << 14,
-	CS_TTL = 1 << 16, CS_DCOUNT = 1 << 17
+	CS_TTL = 1 << 16, CS_DCOUNT = 1 << 17, CS_MSGID = 1 << 18
 };
 
 // Indexes of the string attributes in cs_attrs_t.str and .len; a NULL
@@ -72,6 +78,7 @@ typedef struct {
 	uint32_t strTotal; // sum of len
 	int destType;
 	int64_t exp, sendTS, rcvTS, seq, ttl;
+	uint64_t msgId;
 	int32_t prio, dcount;
 	uint32_t cos;
 	unsigned char redelivered;
@@ -111,6 +118,7 @@ static void cs_read_attrs(uintptr_t m, cs_attrs_t *a, int rgmidStr) {
 	if (solClient_msg_getPriority(m, &a->prio) == 0 && a->prio != -1) a->has |= CS_PRIO;
 	if (solClient_msg_getTimeToLive(m, &a->ttl) == 0) a->has |= CS_TTL;
 	if (solClient_msg_getDeliveryCount(m, &a->dcount) == 0) a->has |= CS_DCOUNT;
+	if (solClient_msg_getMsgId(m, &a->msgId) == 0) a->has |= CS_MSGID;
 	solClient_msg_getClassOfService(m, &a->cos);
 	a->redelivered = solClient_msg_isRedelivered(m);
 	if (solClient_msg_getBinaryAttachmentPtr(m, &a->payload, &a->payloadLen) == 0) a->has |= CS_PAYLOAD;
@@ -137,6 +145,40 @@ static void cs_read_attrs(uintptr_t m, cs_attrs_t *a, int rgmidStr) {
 	}
 }
 
+// cs_settle settles a message by its id on a flow in one cgo call, with
+// the error information (thread-local in CCSMP) read in the same call. The
+// Go API's Settle makes three cgo calls for it, each pinning the goroutine
+// to its thread, one of them to read the message id again.
+typedef struct { int rc; int subCode; char errorStr[256]; } cs_settle_result_t;
+static void cs_settle(uintptr_t flow, uint64_t msgId, int outcome, cs_settle_result_t *res) {
+	res->rc = solClient_flow_settleMsg(flow, msgId, outcome);
+	res->subCode = 0;
+	res->errorStr[0] = 0;
+	if (res->rc != 0) {
+		cs_errorInfo_t *e = solClient_getLastErrorInfo();
+		if (e != NULL) {
+			res->subCode = e->subCode;
+			strncpy(res->errorStr, e->errorStr, sizeof(res->errorStr) - 1);
+			res->errorStr[sizeof(res->errorStr) - 1] = 0;
+		}
+	}
+}
+
+// cs_settle_free settles like cs_settle, then frees the message *msg_p
+// (setting it to 0) as the Go API's Dispose would: one cgo call for both.
+static void cs_settle_free(uintptr_t flow, uint64_t msgId, int outcome, uintptr_t *msg_p, cs_settle_result_t *res) {
+	cs_settle(flow, msgId, outcome, res);
+	solClient_msg_free(msg_p);
+}
+
+// cs_flow_queue returns the name of the queue a flow is bound to, or NULL.
+static const char *cs_flow_queue(uintptr_t flow) {
+	cs_destination_t d;
+	memset(&d, 0, sizeof(d));
+	if (solClient_flow_getDestination(flow, &d, sizeof(d)) != 0) return NULL;
+	return d.dest;
+}
+
 // cs_rgmid_string formats a raw replication group message id through CCSMP.
 static int cs_rgmid_string(cs_rgmid_t *r, char *out, size_t size) {
 	return solClient_replicationGroupMessageId_toString(r, sizeof(*r), out, size);
@@ -150,6 +192,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -166,7 +209,7 @@ import (
 // when msg's native handle cannot be reached (the caller then uses the Go
 // API).
 type nativeReader interface {
-	read(msg message.InboundMessage, dc *destCache) (*Inbound, bool)
+	read(in *Inbound, dc *destCache) bool
 }
 
 // nativeVerifiedVersions are the Go client versions (as the client reports
@@ -182,12 +225,13 @@ var nativeOnlyMeta = []Attr{MetaTimeToLive, MetaExpiration, MetaDeliveryCount, M
 // ccsmpReader is the nativeReader of the verified client versions.
 type ccsmpReader struct{}
 
-func (ccsmpReader) read(msg message.InboundMessage, dc *destCache) (*Inbound, bool) {
-	h, ok := handleOf(msg)
+func (ccsmpReader) read(in *Inbound, dc *destCache) bool {
+	h, ok := handleOf(in.msg)
 	if !ok {
-		return nil, false
+		return false
 	}
-	return newInboundNative(msg, h, dc), true
+	readNative(in, h, dc)
+	return true
 }
 
 var (
@@ -248,7 +292,14 @@ var attrsPool = sync.Pool{New: func() any { return new(C.cs_attrs_t) }}
 // message costs few allocations beyond its payload.
 // dc may be nil.
 func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inbound {
-	in := newInboundFor(msg, dc)
+	return readNative(&Inbound{msg: msg}, h, dc)
+}
+
+// readNative converts in.msg, whose native handle is h, into in as
+// newInboundNative does, and returns in.
+func readNative(in *Inbound, h uintptr, dc *destCache) *Inbound {
+	msg := in.msg
+	startConversion(in, dc)
 	a := attrsPool.Get().(*C.cs_attrs_t)
 	defer attrsPool.Put(a)
 	layout := rgmidLayout(rgmidLayoutState.Load())
@@ -362,7 +413,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inb
 	}
 	if has(C.CS_RCVTS) && a.rcvTS != 0 {
 		in.ReceiveTimestamp = millis(a.rcvTS)
-	} else {
+	} else if in.ReceiveTimestamp.IsZero() {
 		in.ReceiveTimestamp = time.Now()
 	}
 	add(MetaReceiveTimestamp, in.ReceiveTimestamp)
@@ -395,6 +446,7 @@ func newInboundNative(msg message.InboundMessage, h uintptr, dc *destCache) *Inb
 		add(MetaHTTPContentEncoding, v)
 	}
 	in.appID, in.hasAppID, in.rgmid = appID, hasAppID, rgmidStr
+	in.msgID, in.hasMsgID = uint64(a.msgId), has(C.CS_MSGID)
 	if has(C.CS_PROPS) {
 		in.Properties = propertiesOf(msg)
 	}
@@ -536,4 +588,145 @@ func nativeDestType(t int) string {
 		return DestinationTempQueue
 	}
 	return ""
+}
+
+// flowHandleOf returns the CCSMP handle of the flow behind pr, read from the
+// client's private fields as in v1.10.1 (persistentMessageReceiverImpl's
+// internalFlow, a *core.ccsmpBackedPersistentReceiver whose flow, a
+// *ccsmp.SolClientFlow, holds the handle as pointer). Every step checks the
+// type and field it expects, and the handle must name a flow bound to queue
+// (CCSMP validates handles, so a wrong word is refused, not followed): with
+// any doubt it returns false and messages are settled through the Go API.
+func flowHandleOf(pr solace.PersistentMessageReceiver, queue string) (uintptr, bool) {
+	h, ok := flowHandleField(pr)
+	if !ok || h == 0 {
+		return 0, false
+	}
+	p := C.cs_flow_queue(C.uintptr_t(h))
+	if p == nil || C.GoString(p) != queue {
+		return 0, false
+	}
+	return h, true
+}
+
+func flowHandleField(pr solace.PersistentMessageReceiver) (h uintptr, ok bool) {
+	defer func() {
+		// reflect panics on a shape it does not expect; that only means
+		// the layout is not the verified one.
+		if recover() != nil {
+			h, ok = 0, false
+		}
+	}()
+	step := func(v reflect.Value, typ, field string) (reflect.Value, bool) {
+		if v.Kind() != reflect.Pointer || v.IsNil() || v.Type().String() != typ || v.Elem().Kind() != reflect.Struct {
+			return reflect.Value{}, false
+		}
+		f := v.Elem().FieldByName(field)
+		return f, f.IsValid()
+	}
+	v, ok := step(reflect.ValueOf(pr), "*receiver.persistentMessageReceiverImpl", "internalFlow")
+	if !ok || v.Kind() != reflect.Interface || v.IsNil() {
+		return 0, false
+	}
+	if v, ok = step(v.Elem(), "*core.ccsmpBackedPersistentReceiver", "flow"); !ok {
+		return 0, false
+	}
+	if v, ok = step(v, "*ccsmp.SolClientFlow", "pointer"); !ok {
+		return 0, false
+	}
+	switch v.Kind() {
+	case reflect.Uintptr, reflect.Uint64, reflect.Uint:
+		if v.Type().Size() != unsafe.Sizeof(uintptr(0)) {
+			return 0, false
+		}
+		return uintptr(v.Uint()), true
+	}
+	return 0, false
+}
+
+// nativeSettle settles the message msgID on the flow with handle flow.
+func nativeSettle(flow uintptr, msgID uint64, o Outcome) error {
+	res := settlePool.Get().(*C.cs_settle_result_t)
+	defer settlePool.Put(res)
+	C.cs_settle(C.uintptr_t(flow), C.uint64_t(msgID), outcomeC(o), res)
+	return settleError(res)
+}
+
+var settlePool = sync.Pool{New: func() any { return new(C.cs_settle_result_t) }}
+
+// nativeSettleDispose settles msg (with id msgID on the flow with handle
+// flow) and disposes of it, in one cgo call where the message's layout is
+// the verified one (see disposedOffset): it claims the message's disposed
+// flag as the API's Dispose does, frees the native message with the
+// settlement and drops the finalizer. Otherwise it settles, then calls
+// Dispose.
+func nativeSettleDispose(flow uintptr, msgID uint64, o Outcome, msg message.InboundMessage) error {
+	off, ok := disposedOffset(msg)
+	if !ok {
+		err := nativeSettle(flow, msgID, o)
+		msg.Dispose()
+		return err
+	}
+	p := reflect.ValueOf(msg).UnsafePointer()
+	if !atomic.CompareAndSwapInt32((*int32)(unsafe.Add(p, off)), 0, 1) {
+		return nativeSettle(flow, msgID, o) // disposed already
+	}
+	res := settlePool.Get().(*C.cs_settle_result_t)
+	defer settlePool.Put(res)
+	C.cs_settle_free(C.uintptr_t(flow), C.uint64_t(msgID), outcomeC(o), (*C.uintptr_t)(p), res)
+	runtime.SetFinalizer(msg, nil)
+	return settleError(res)
+}
+
+func outcomeC(o Outcome) C.int {
+	switch o {
+	case Failed:
+		return 2 // SOLCLIENT_OUTCOME_FAILED
+	case Rejected:
+		return 3 // SOLCLIENT_OUTCOME_REJECTED
+	}
+	return 0 // SOLCLIENT_OUTCOME_ACCEPTED
+}
+
+func settleError(res *C.cs_settle_result_t) error {
+	if res.rc == 0 {
+		return nil
+	}
+	return fmt.Errorf("solClient_flow_settleMsg returned %d, subcode %d: %s", int(res.rc), int(res.subCode), C.GoString(&res.errorStr[0]))
+}
+
+// disposeLayout records, per concrete message type, the offset of the
+// disposed flag (an int32 the API's Dispose sets by compare-and-swap) when
+// the type is laid out as in v1.10.1: the handle first (layoutHoldsHandle),
+// then disposed, in the embedded MessageImpl.
+var disposeLayout sync.Map // reflect.Type -> uintptr, or -1 when not verified
+
+func disposedOffset(msg message.InboundMessage) (uintptr, bool) {
+	rt := reflect.TypeOf(msg)
+	v, known := disposeLayout.Load(rt)
+	if !known {
+		v, _ = disposeLayout.LoadOrStore(rt, findDisposed(rt))
+	}
+	off := v.(int)
+	return uintptr(off), off >= 0
+}
+
+func findDisposed(rt reflect.Type) int {
+	if !layoutHoldsHandle(rt) {
+		return -1
+	}
+	st := rt.Elem()
+	// Down the embedded first fields to the struct holding the handle.
+	for st.Field(0).Anonymous && st.Field(0).Type.Kind() == reflect.Struct {
+		st = st.Field(0).Type
+	}
+	if st.NumField() < 2 {
+		return -1
+	}
+	f := st.Field(1)
+	if f.Name != "disposed" || f.Type.Kind() != reflect.Int32 {
+		return -1
+	}
+	// The embedded structs all sit at offset 0 (layoutHoldsHandle).
+	return int(f.Offset)
 }

@@ -281,10 +281,17 @@ func (p *Publisher) terminated(cause error) {
 }
 
 // Alive reports whether the publisher and its session can still publish.
+// It is asked per batch (and per pool slot), so it checks each channel
+// alone: a non-blocking receive from one open channel reads its state
+// without the lock that a select over two channels takes on both, which
+// the output's concurrent writers contended for.
 func (p *Publisher) Alive() bool {
 	select {
 	case <-p.term:
 		return false
+	default:
+	}
+	select {
 	case <-p.sess.down:
 		return false
 	default:

@@ -94,20 +94,18 @@ type ReceiverConfig struct {
 	// every message dropped because it was delivered before a connection
 	// loss; the broker redelivers it. Plugins count it in a metric.
 	OnStaleDropped func()
-	// OnNativeFallback, when set, is called (on the API's dispatch
-	// goroutine) for every message converted through the Go API alone
+	// OnNativeFallback, when set, is called (on the receiving goroutine)
+	// for every message converted through the Go API alone
 	// because the native read (native.go) cannot be used with this client:
 	// such messages lack TTL, expiration, delivery count and reply-to.
 	// Plugins count it in a metric; the receiver logs the reason once.
 	OnNativeFallback func()
-	// OnConverted, when set, is called on the flow's dispatch goroutine
-	// (one per flow, so concurrently with several flows) for every message
-	// right after its conversion, before it is queued for Receive. It is
+	// OnConverted, when set, is called for every message right after its
+	// conversion, which happens when Receive takes it (on the receiving
+	// goroutine, one message at a time), before Receive returns it. It is
 	// where a plugin builds its own form of the message, into in.Built:
-	// in.Meta is valid only during the call (see Inbound.Meta). Building
-	// there, on the thread that just read the message, spares every
-	// waiting message the room for Meta and moves the work off the
-	// Receive goroutine.
+	// in.Meta is valid only during the call (see Inbound.Meta), which
+	// spares every message the room for Meta.
 	OnConverted func(in *Inbound)
 }
 
@@ -175,6 +173,9 @@ type Receiver struct {
 	closeErr   error
 	onStale    func()
 
+	// convMu serialises conversions (take's, on whichever goroutine
+	// receives), which share the flows' destCaches.
+	convMu sync.Mutex
 	// native is nil when the native read cannot be used at all.
 	native      nativeReader
 	onFallback  func()
@@ -189,7 +190,10 @@ type flow struct {
 	r  *Receiver
 	id int
 	pr solace.PersistentMessageReceiver
-	// dest is used by onMessage alone.
+	// handle is the flow's CCSMP handle when the native read is on and
+	// flowHandleOf found it (0: settle through the Go API).
+	handle uintptr
+	// dest is used by convert alone, under Receiver.convMu.
 	dest destCache
 	// paused is guarded by r.mu.
 	paused bool
@@ -330,40 +334,48 @@ func (r *Receiver) startFlow(ctx context.Context, id int, cfg ReceiverConfig) (*
 		}()
 		return nil, ctx.Err()
 	}
+	if r.native != nil {
+		// Before the first message can be settled: Settle reads it
+		// unlocked. A message converted before this (none: the handler
+		// queues it, and only a taken message is settled) would go
+		// through the Go API.
+		f.setHandle(flowHandleOf(pr, cfg.Queue))
+	}
 	return f, nil
 }
 
-// onMessage runs on the API's dispatch goroutine for this flow. It never
-// blocks: when the hand-off queue reaches its limit the flow is paused (the
-// API then stops calling back, its buffer fills to its high-water mark and
-// it stops the broker flow), and take resumes it once the queue is down to
-// half. Blocking here instead kept the API's buffer hovering at its
-// watermarks, where v1.10.1's stopFlow and startFlow race (one on the
-// context thread, one on the dispatch goroutine) and can leave the broker
-// flow open with the stopped flag set: the buffer then overflows ("Unable to
-// push message to buffer") and the dropped messages sit unacknowledged until
-// the flow is bound again.
+func (f *flow) setHandle(h uintptr, ok bool) {
+	if ok {
+		f.handle = h
+	}
+}
+
+// onMessage runs on the API's dispatch goroutine for this flow. It only
+// queues the message: the conversion (and OnConverted) happens when it is
+// taken (see take), so that this goroutine keeps well ahead of the broker
+// and the API's own buffer stays near empty. Were the handler slower than
+// delivery, that buffer would hover at its watermarks, where v1.10.1's
+// stopFlow and startFlow race (one on the context thread, one on the
+// dispatch goroutine) and can leave the broker flow open with the stopped
+// flag set: the buffer then overflows ("Unable to push message to buffer")
+// and the dropped messages sit unacknowledged until the flow is bound again.
+// (A reader faster than a converting handler made that happen within
+// seconds.) For the same reason the handler never blocks: when the
+// hand-off queue reaches its limit the flow is paused (the API then stops
+// calling back, its buffer fills to its high-water mark and it stops the
+// broker flow once, with no startFlow running), and take resumes it once
+// the queue is down to half.
 func (f *flow) onMessage(msg message.InboundMessage) {
 	r := f.r
 	if r.isClosed() {
 		msg.Dispose()
 		return
 	}
-	// Taken before the conversion: a message is never stamped earlier
+	// Taken here, not when converted: a message is never stamped earlier
 	// than CCSMP received it, so one stamped before a loss surely came
 	// from the lost binding (see lostAt).
-	at := r.since(time.Now())
-	in := r.convert(msg, &f.dest)
-	in.flow = f
-	in.at = at
-	if r.onConverted != nil {
-		r.onConverted(in)
-		// Keep the storage (grown, if a message needed more room) for the
-		// next message, without the references to this one's values.
-		f.dest.meta = in.Meta[:0]
-		clear(in.Meta)
-		in.Meta = nil
-	}
+	now := time.Now()
+	in := &Inbound{msg: msg, flow: f, at: r.since(now), ReceiveTimestamp: now}
 	r.mu.Lock()
 	if r.isClosed() {
 		r.mu.Unlock()
@@ -393,22 +405,30 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 	}
 }
 
-// convert reads msg natively when it can, else through the Go API, counting
-// the fallback.
-func (r *Receiver) convert(msg message.InboundMessage, dc *destCache) *Inbound {
-	if r.native != nil {
-		if in, ok := r.native.read(msg, dc); ok {
-			return in
-		}
-		if !r.fallbackLogged.Swap(true) {
+// convert reads in's message natively when it can, else through the Go
+// API, counting the fallback, then calls OnConverted. The caller holds
+// convMu, which guards the flows' destCaches.
+func (r *Receiver) convert(in *Inbound) {
+	dc := &in.flow.dest
+	if r.native == nil || !r.native.read(in, dc) {
+		if r.native != nil && !r.fallbackLogged.Swap(true) {
 			r.log.Warnf("Solace input: the native handle of a %T message is unreachable; such messages are read "+
-				"through the Go client's API only, without TTL, expiration, delivery count and reply-to metadata", msg)
+				"through the Go client's API only, without TTL, expiration, delivery count and reply-to metadata", in.msg)
 		}
+		if r.onFallback != nil {
+			r.onFallback()
+		}
+		readAPI(in, dc)
 	}
-	if r.onFallback != nil {
-		r.onFallback()
+	in.converted = true
+	if r.onConverted != nil {
+		r.onConverted(in)
+		// Keep the storage (grown, if a message needed more room) for the
+		// next message, without the references to this one's values.
+		dc.meta = in.Meta[:0]
+		clear(in.Meta)
+		in.Meta = nil
 	}
-	return newInboundAPI(msg, dc)
 }
 
 // signal sets c (capacity 1) without blocking.
@@ -503,11 +523,16 @@ func (r *Receiver) take(dst []*Inbound, upTo int) []*Inbound {
 			signal(r.ready)
 		}
 		kept := dst[:start]
+		r.convMu.Lock()
 		for _, in := range dst[start:] {
 			if r.fresh(in) {
+				if !in.converted {
+					r.convert(in)
+				}
 				kept = append(kept, in)
 			}
 		}
+		r.convMu.Unlock()
 		dst = kept
 		if len(dst) > start || !more {
 			return dst
@@ -560,9 +585,22 @@ func (r *Receiver) Settle(in *Inbound, o Outcome) error {
 		return errors.New("settling a message that was not received")
 	}
 	f := in.flow
-	err := f.pr.Settle(in.msg, o.native())
+	var err error
+	switch {
+	case f.handle != 0 && in.hasMsgID && !r.isClosed():
+		// One cgo call for the settlement and the free instead of the Go
+		// API's four (see cs_settle_free).
+		err = nativeSettleDispose(f.handle, in.msgID, o, in.msg)
+	case f.handle != 0 && in.hasMsgID:
+		// After Close the flow's handle may be gone (CCSMP would refuse
+		// it anyway); the answer is the Go API's.
+		err = ErrReceiverClosed
+		in.msg.Dispose()
+	default:
+		err = f.pr.Settle(in.msg, o.native())
+		in.msg.Dispose()
+	}
 	stale := r.stale(in) || r.isClosed()
-	in.msg.Dispose()
 	switch {
 	case err == nil:
 		return nil

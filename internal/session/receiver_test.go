@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -424,10 +425,10 @@ func TestReceiverBatchesUnderBackPressure(t *testing.T) {
 }
 
 // With OnConverted the caller's hook sees each message's attributes while
-// they are valid, on the dispatch goroutine, and gets its own form of the
-// message back in Built; the flow's reused Meta storage does not mix
-// messages, and Meta is gone once the message is queued.
-func TestReceiverOnConvertedBuildsBeforeQueueing(t *testing.T) {
+// they are valid, as Receive takes the message, and gets its own form of
+// the message back in Built; the flow's reused Meta storage does not mix
+// messages, and Meta is gone once Receive returns the message.
+func TestReceiverOnConvertedBuildsOnReceive(t *testing.T) {
 	f := newRxFixture(t, solacetest.QueueConfig{Name: "q-conv", Subscriptions: []string{"conv/>"}})
 	// Every other message carries a correlation id, so consecutive messages
 	// have different numbers of attributes in the same storage.
@@ -458,4 +459,32 @@ func TestReceiverOnConvertedBuildsBeforeQueueing(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("app:app-%d", i), in.DedupKey())
 		require.NoError(t, r.Settle(in, Accepted))
 	}
+}
+
+// The native read finds each flow's CCSMP handle, so that Settle takes the
+// one-call path (cs_settle) rather than the Go API's; the outcome tests
+// above then exercise that path against the broker.
+func TestReceiverFindsNativeFlowHandle(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q-handle", Subscriptions: []string{"handle/>"}})
+	f.publish(t, "handle/a", 2, nil)
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-handle", Flows: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	for _, fl := range r.flows {
+		require.NotZero(t, fl.handle, "flow %d", fl.id)
+	}
+	for _, in := range receiveN(t, r, 2) {
+		require.True(t, in.hasMsgID)
+		// The settlement frees the message in the same call, as Dispose.
+		_, ok := disposedOffset(in.msg)
+		require.True(t, ok, "disposed flag of %T not found", in.msg)
+		require.NoError(t, r.Settle(in, Accepted))
+		require.True(t, in.msg.(interface{ IsDisposed() bool }).IsDisposed())
+		in.msg.Dispose() // a no-op now, not a second free
+	}
+	require.Eventually(t, func() bool { return f.stats(t, "q-handle").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
+	require.Equal(t, -1, findDisposed(reflect.TypeOf(&struct{ A int }{})))
+	// A handle that names another queue's flow, or none, is refused.
+	_, ok := flowHandleOf(r.flows[0].pr, "q-other")
+	require.False(t, ok)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/tally"
 )
 
 const (
@@ -89,8 +90,8 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 
 ### Metrics
 
-- `+"`jms_input_received`"+`: messages handed to the pipeline.
-- `+"`jms_input_acked`"+`: messages settled `+"`accepted`"+` after the pipeline acknowledged them.
+- `+"`jms_input_received`"+`: messages handed to the pipeline (added up and reported within 100 ms, not per message, which saves a metric lookup per message).
+- `+"`jms_input_acked`"+`: messages settled `+"`accepted`"+` after the pipeline acknowledged them (added up like `+"`jms_input_received`"+`).
 - `+"`jms_input_nacked`"+` with label `+"`outcome`"+` (`+"`released`"+`, `+"`modified`"+`, `+"`rejected`"+`).
 - `+"`jms_input_stale_settlements`"+`: settlements dropped because the delivery's link was gone (the broker redelivers those messages).
 - `+"`jms_input_decode_errors`"+`: messages passed on with `+"`jms_decode_error`"+`.
@@ -232,8 +233,10 @@ type jmsReader struct {
 	batchSize   int
 	maxPropLen  int
 
-	mReceived     *service.MetricCounter
-	mAcked        *service.MetricCounter
+	// Counted per message, so added up and handed over within
+	// tally.Interval: a MetricCounter resolves its path per Incr.
+	mReceived     *tally.Tally
+	mAcked        *tally.Tally
 	mNacked       *service.MetricCounter
 	mStale        *service.MetricCounter
 	mDecodeErrors *service.MetricCounter
@@ -340,8 +343,8 @@ func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	}
 
 	m := mgr.Metrics()
-	r.mReceived = m.NewCounter("jms_input_received")
-	r.mAcked = m.NewCounter("jms_input_acked")
+	r.mReceived = tally.New(m.NewCounter("jms_input_received"))
+	r.mAcked = tally.New(m.NewCounter("jms_input_acked"))
 	r.mNacked = m.NewCounter("jms_input_nacked", "outcome")
 	r.mStale = m.NewCounter("jms_input_stale_settlements")
 	r.mDecodeErrors = m.NewCounter("jms_input_decode_errors")
@@ -452,7 +455,7 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 	if second == nil {
 		// One message: no slice of AMQP messages for the ack to keep.
 		batch := service.MessageBatch{r.toMessage(first, &opts)}
-		r.mReceived.Incr(1)
+		r.mReceived.Add(1)
 		return batch, r.ackOne(rcv, first), nil
 	}
 	ams := make([]*amqp.Message, 2, r.batchSize)
@@ -468,7 +471,7 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 	for i, am := range ams {
 		batch[i] = r.toMessage(am, &opts)
 	}
-	r.mReceived.Incr(int64(len(batch)))
+	r.mReceived.Add(int64(len(batch)))
 	return batch, r.ackFunc(rcv, batch, ams), nil
 }
 
@@ -552,7 +555,7 @@ func (r *jmsReader) settle(ctx context.Context, rcv *jms.Receiver, am *amqp.Mess
 	switch {
 	case err == nil:
 		if o == jms.Accepted {
-			r.mAcked.Incr(1)
+			r.mAcked.Add(1)
 		} else {
 			r.mNacked.Incr(1, o.String())
 		}
@@ -566,6 +569,10 @@ func (r *jmsReader) settle(ctx context.Context, rcv *jms.Receiver, am *amqp.Mess
 }
 
 func (r *jmsReader) Close(ctx context.Context) error {
+	// Benthos closes an input once its pending acks resolved: nothing is
+	// counted after this.
+	defer r.mAcked.Flush()
+	defer r.mReceived.Flush()
 	r.mu.Lock()
 	rcv := r.rcv
 	r.rcv, r.closed = nil, true

@@ -62,7 +62,7 @@ A topic is consumed by a subscription. Without `+"`subscription_name`"+` it is a
 
 ### Delivery guarantees
 
-The broker may send up to `+"`prefetch`"+` messages that are not yet settled (AMQP link credit); credit is given back as the pipeline settles messages. A message is settled `+"`accepted`"+` only after the pipeline acknowledged it. A message the pipeline rejects is settled with `+"`nack_outcome`"+`. Keep `+"`prefetch`"+` at least as large as any count-based batching downstream, or a batch waits for messages the broker may not send.
+The broker may send up to `+"`prefetch`"+` messages ahead of the pipeline (AMQP link credit). As with a JMS client's prefetch, credit is renewed as messages are handed to the pipeline, so the next ones travel while the pipeline still works on the last; at most `+"`prefetch`"+` handed-out messages wait for their acknowledgement before credit waits for settlements too, so at most twice `+"`prefetch`"+` messages are unsettled. Credit is renewed a window at a time, once the broker has used what it had, because RabbitMQ 3.x sends more than the window when credit arrives while deliveries are in flight. A message is settled `+"`accepted`"+` only after the pipeline acknowledged it. A message the pipeline rejects is settled with `+"`nack_outcome`"+`. Keep `+"`prefetch`"+` at least as large as any count-based batching downstream, or a batch waits for messages the broker may not send.
 
 When the connection or link fails, the input reconnects through Benthos's connect loop, trying the next URL; unsettled messages are redelivered by the broker (flagged `+"`jms_redelivered`"+`), and late acknowledgements of deliveries from the old link are dropped without failing the pipeline. Delivery is at least once.
 
@@ -128,7 +128,7 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 				Example("region = 'eu' AND JMSPriority > 4").
 				Default(""),
 			service.NewIntField(jiFieldPrefetch).
-				Description("How many messages the broker may send ahead of their settlement (AMQP link credit).").
+				Description("How many messages the broker may send ahead of the pipeline (AMQP link credit); at most twice as many are unsettled (see Delivery guarantees).").
 				Default(256),
 			service.NewStringAnnotatedEnumField(jiFieldNackOutcome, map[string]string{
 				jiNackReleased: "Settle `released`: the broker redelivers the message, without counting a failed delivery.",

@@ -31,11 +31,11 @@ const jmsBenchRound = 4000
 // for its own garbage and not the other side's.
 //
 // go-amqp's automatic credit renewal stalls against RabbitMQ 3.10 (see
-// jms.Receiver), so the raw receiver grants credit as the input does: 256
-// at attach, the settled count whenever half the window is settled, and at
-// once while the reader waits with nothing buffered. Both read on one
-// goroutine and settle on another, as Benthos reads an input and acks from
-// its output; the raw side builds a bare Benthos message of the body.
+// jms.Receiver), so the raw receiver grants credit as the input does, by a
+// jms.CreditWindow: 256 at attach, renewed a window at a time as messages
+// are read, with at most 2×256 unsettled. Both read on one goroutine and
+// settle on another, as Benthos reads an input and acks from its output;
+// the raw side builds a bare Benthos message of the body.
 //
 // Reported (benchbroker.Report): msgs/s, client CPU ns and allocations per
 // message for both sides, throughput_ratio (input/raw, goal >= 0.9) and
@@ -147,25 +147,19 @@ func drainInput(b testing.TB, r *jmsReader, n int) {
 type benchRawReceiver struct {
 	conn *amqp.Conn
 	rcv  *amqp.Receiver
-	half int
 
 	onMsg func(i int) // experiments: called for each message read
 
-	mu      sync.Mutex
-	settled int  // since the last grant
-	waiting bool // the reader waits with nothing buffered
+	mu     sync.Mutex
+	credit jms.CreditWindow
 }
 
-func (r *benchRawReceiver) grant(force bool) error {
-	r.mu.Lock()
-	n := r.settled
-	if n == 0 || (!force && n < r.half) {
-		r.mu.Unlock()
+// issue grants n credits (none for 0).
+func (r *benchRawReceiver) issue(n uint32) error {
+	if n == 0 {
 		return nil
 	}
-	r.settled = 0
-	r.mu.Unlock()
-	return r.rcv.IssueCredit(uint32(n))
+	return r.rcv.IssueCredit(n)
 }
 
 func newBenchRawReceiver(b testing.TB, broker jmsBroker, address string, credit int) *benchRawReceiver {
@@ -177,7 +171,7 @@ func newBenchRawReceiver(b testing.TB, broker jmsBroker, address string, credit 
 	rcv, err := sess.NewReceiver(ctx, address, &amqp.ReceiverOptions{Credit: -1, SourceDurability: amqp.DurabilityConfiguration})
 	require.NoError(b, err)
 	require.NoError(b, rcv.IssueCredit(uint32(credit)))
-	return &benchRawReceiver{conn: conn, rcv: rcv, half: credit / 2}
+	return &benchRawReceiver{conn: conn, rcv: rcv, credit: jms.NewCreditWindow(credit)}
 }
 
 func (r *benchRawReceiver) close() { _ = r.conn.Close() }
@@ -196,10 +190,9 @@ func (r *benchRawReceiver) drain(b testing.TB, n int) {
 				err = e
 			}
 			r.mu.Lock()
-			r.settled++
-			waiting := r.waiting
+			c := r.credit.OnSettle()
 			r.mu.Unlock()
-			if e := r.grant(waiting); e != nil && err == nil {
+			if e := r.issue(c); e != nil && err == nil {
 				err = e
 			}
 		}
@@ -209,18 +202,12 @@ func (r *benchRawReceiver) drain(b testing.TB, n int) {
 		if r.onMsg != nil {
 			r.onMsg(i)
 		}
-		m := r.rcv.Prefetched()
-		var err error
-		if m == nil {
+		m, err := r.rcv.Receive(ctx, nil)
+		if err == nil {
 			r.mu.Lock()
-			r.waiting = true
+			c := r.credit.OnReceive()
 			r.mu.Unlock()
-			if err = r.grant(true); err == nil {
-				m, err = r.rcv.Receive(ctx, nil)
-			}
-			r.mu.Lock()
-			r.waiting = false
-			r.mu.Unlock()
+			err = r.issue(c)
 		}
 		if err != nil {
 			close(msgs)

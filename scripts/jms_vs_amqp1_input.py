@@ -40,11 +40,13 @@ the wrapped value is never reached by the settled count, so it never sends
 credit again and the link sits idle with the queue full (here after 157 of
 2000 messages; amqp_1 at credit 64 stopped after 127 of 20000). At credit 1
 nothing is ever in flight when a flow is sent, so it works, one round trip
-per message; with credit >= N no top-up is ever needed. Our input grants
-credit manually (jms.Receiver) in half windows: an over-delivery only makes
-go-amqp's uint32 sum of old and new credit wrap back to the right window, so
-it never stalls. Meaningful same-credit figures are therefore credit 1 and
-credit >= N; at 64 or 256 only ours completes.
+per message; with credit >= N no top-up is ever needed. Our input
+(jms.CreditWindow) grants credit only once the broker has used all it had,
+so a flow never overlaps deliveries in flight and it runs at every credit;
+it renews the window as messages are handed to the pipeline (amqp_1: as they
+are settled), with at most 2x CREDIT unsettled; the link credit on the wire
+never exceeds CREDIT on either side. Meaningful same-credit figures are
+therefore credit 1 and credit >= N; at 2..N-1 only ours completes.
 
 The broker comes from JMS_TEST_AMQP_URL, JMS_TEST_USERNAME, JMS_TEST_PASSWORD
 (the defaults of .ci/setup.d/20-rabbitmq.sh), and rabbitmqctl for node

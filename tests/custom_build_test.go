@@ -59,7 +59,8 @@ func TestCustomBuildExampleTests(t *testing.T) {
 
 // TestLibraryNeedsNoObservabilityPlugins checks that importing our public
 // plugin packages does not pull in this distribution's Prometheus exporter or
-// OTLP tracer (or their client libraries): a custom build chooses its own.
+// OTLP tracer (or their client libraries), nor the binary's garbage-collector
+// floor: a custom build chooses its own.
 func TestLibraryNeedsNoObservabilityPlugins(t *testing.T) {
 	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "../input", "../output").CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -69,6 +70,7 @@ func TestLibraryNeedsNoObservabilityPlugins(t *testing.T) {
 		for _, banned := range []string{
 			"github.com/connect-solace/connect-solace/internal/metrics",
 			"github.com/connect-solace/connect-solace/internal/tracing",
+			"github.com/connect-solace/connect-solace/internal/gcfloor",
 			"github.com/prometheus/client_golang",
 			"go.opentelemetry.io/otel/exporters",
 			"go.opentelemetry.io/otel/sdk",

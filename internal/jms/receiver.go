@@ -130,31 +130,23 @@ func (o Outcome) String() string {
 var ErrStaleDelivery = errors.New("the delivery's link is gone; the broker redelivers the message")
 
 // Receiver is a receiver link with credit managed for at-least-once
-// consumption: Prefetch credits are granted at attach, and a settled
-// delivery's credit is given back once half the window is settled, or
-// immediately while the caller waits with nothing buffered. Credit is never
-// owed while the consumer waits: against RabbitMQ 3.10 both go-amqp's
-// automatic renewal and a plain half-window grant were seen to stall for
-// good (see BenchmarkJMSInputVsRawAMQP), and the amqp_1 input, which uses
-// the former, stalls there too (scripts/jms_vs_amqp1_input.py explains why).
-// Holding the grant back for the first 2 ms of a wait (fewer flow frames
-// when the consumer outpaces the broker) stalled for good as well, at
-// prefetch 8 in TestIntegrationJMSInputBrokerRestart, four runs of four.
+// consumption by a CreditWindow: Prefetch credits are granted at attach and
+// renewed, a window at a time, as messages are handed to the caller, with
+// at most 2×Prefetch unsettled. The broker never holds credit it cannot use
+// while the caller waits, and a flow frame never overlaps deliveries in
+// flight, which on RabbitMQ 3.10 starves the link (see CreditWindow);
+// go-amqp's automatic renewal, which the amqp_1 input uses, does overlap
+// them and stalls there (scripts/jms_vs_amqp1_input.py explains how).
 type Receiver struct {
-	conn      *Conn
-	rcv       *amqp.Receiver
-	threshold uint32
+	conn *Conn
+	rcv  *amqp.Receiver
 	// rabbit3 marks RabbitMQ 3.x, whose AMQP 1.0 plugin ends the link on a
 	// modified disposition (amqp:invalid-field) and flags redeliveries only
 	// with first-acquirer=false.
 	rabbit3 bool
 
-	mu      sync.Mutex
-	pending uint32 // settled since the last credit grant
-	// waiting is set while Receive waits with nothing buffered; a
-	// settlement then grants its credit at once instead of waiting for
-	// half the window, so no credit is owed while the consumer waits.
-	waiting bool
+	mu     sync.Mutex
+	credit CreditWindow
 }
 
 // NewReceiver attaches a receiver link on the connection's session. With a
@@ -178,7 +170,7 @@ func (c *Conn) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receiver, 
 		// detach would delete it. The caller drops the connection.
 		return nil, fmt.Errorf("broker on %s attached %q without the selector filter, so it does not apply JMS selectors and would deliver every message: remove selector, or use a broker that supports them (ActiveMQ, Artemis, Solace, Qpid)", c.url, cfg.Source.Address)
 	}
-	r := &Receiver{conn: c, rcv: rcv, threshold: uint32(max(1, cfg.Prefetch/2)), rabbit3: rabbit3}
+	r := &Receiver{conn: c, rcv: rcv, rabbit3: rabbit3, credit: NewCreditWindow(cfg.Prefetch)}
 	if err := rcv.IssueCredit(uint32(cfg.Prefetch)); err != nil {
 		return nil, fmt.Errorf("granting credit on %q: %w", cfg.Source.Address, err)
 	}
@@ -216,22 +208,14 @@ func (r *Receiver) Conn() *Conn { return r.conn }
 // LinkName is the link's name, as attached.
 func (r *Receiver) LinkName() string { return r.rcv.LinkName() }
 
-// Receive waits for the next message. Credit held back (below the top-up
-// threshold) is granted first when nothing is buffered, so a consumer that
-// waits never starves while credit is owed.
+// Receive waits for the next message.
 func (r *Receiver) Receive(ctx context.Context) (*amqp.Message, error) {
-	if m := r.rcv.Prefetched(); m != nil {
-		return m, nil
-	}
-	r.mu.Lock()
-	r.waiting = true
-	r.mu.Unlock()
-	r.grant(true)
 	m, err := r.rcv.Receive(ctx, nil)
-	r.mu.Lock()
-	r.waiting = false
-	r.mu.Unlock()
-	return m, err
+	if err != nil {
+		return nil, err
+	}
+	r.handedOut()
+	return m, nil
 }
 
 // Lost reports whether the receiver's connection has ended. Messages still
@@ -247,17 +231,27 @@ func (r *Receiver) Lost() bool {
 }
 
 // TryReceive returns a buffered message, or nil without waiting.
-func (r *Receiver) TryReceive() *amqp.Message { return r.rcv.Prefetched() }
+func (r *Receiver) TryReceive() *amqp.Message {
+	m := r.rcv.Prefetched()
+	if m != nil {
+		r.handedOut()
+	}
+	return m
+}
 
-func (r *Receiver) grant(force bool) {
+// handedOut counts a message passed to the caller and renews credit if the
+// window allows.
+func (r *Receiver) handedOut() {
 	r.mu.Lock()
-	n := r.pending
-	if n == 0 || (!force && n < r.threshold) {
-		r.mu.Unlock()
+	n := r.credit.OnReceive()
+	r.mu.Unlock()
+	r.issue(n)
+}
+
+func (r *Receiver) issue(n uint32) {
+	if n == 0 {
 		return
 	}
-	r.pending = 0
-	r.mu.Unlock()
 	// Fails only while a drain is in progress, which this receiver never
 	// starts, or after the link ended, when credit no longer matters.
 	_ = r.rcv.IssueCredit(n)
@@ -302,10 +296,9 @@ func (r *Receiver) Settle(ctx context.Context, m *amqp.Message, o Outcome, reaso
 		return fmt.Errorf("settling message %s: %w", o, err)
 	}
 	r.mu.Lock()
-	r.pending++
-	waiting := r.waiting
+	n := r.credit.OnSettle()
 	r.mu.Unlock()
-	r.grant(waiting)
+	r.issue(n)
 	return nil
 }
 

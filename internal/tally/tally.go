@@ -43,3 +43,40 @@ func (t *Tally) Flush() {
 		t.c.Incr(n)
 	}
 }
+
+// SampleEvery is the least time between two timings a Sampled passes on.
+const SampleEvery = 10 * time.Millisecond
+
+// Timer is what a Sampled feeds: a *service.MetricTimer.
+type Timer interface {
+	Timing(delta int64, labelValues ...string)
+}
+
+// Sampled passes on at most one timing per SampleEvery, the first after the
+// last one passed on, and drops the others: a timer's distribution is as
+// well described by a hundred samples a second as by every batch, and below
+// that rate every timing is passed on. (A timing cannot be added up like a
+// count; each costs the exporter a label lookup and a histogram update under
+// a lock.)
+type Sampled struct {
+	t    Timer
+	now  func() time.Duration // monotonic, from the Sampled's creation
+	next atomic.Int64
+}
+
+// NewSampled returns a Sampled feeding t.
+func NewSampled(t Timer) *Sampled {
+	epoch := time.Now()
+	return &Sampled{t: t, now: func() time.Duration { return time.Since(epoch) }}
+}
+
+// Timing passes d on unless another timing was passed on less than
+// SampleEvery ago.
+func (s *Sampled) Timing(d int64) {
+	now := int64(s.now())
+	next := s.next.Load()
+	if now < next || !s.next.CompareAndSwap(next, now+int64(SampleEvery)) {
+		return
+	}
+	s.t.Timing(d)
+}

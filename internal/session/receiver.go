@@ -586,17 +586,14 @@ func (r *Receiver) Settle(in *Inbound, o Outcome) error {
 	}
 	f := in.flow
 	var err error
-	switch {
-	case f.handle != 0 && in.hasMsgID && !r.isClosed():
+	if f.handle != 0 && in.hasMsgID && !r.isClosed() && f.pr.IsRunning() {
 		// One cgo call for the settlement and the free instead of the Go
-		// API's four (see cs_settle_free).
+		// API's four (see cs_settle_free). Only while the flow runs, as
+		// the Go API checks too; a handle whose flow was destroyed since
+		// is refused by CCSMP (its handles carry a generation, so a new
+		// flow never answers to an old one's).
 		err = nativeSettleDispose(f.handle, in.msgID, o, in.msg)
-	case f.handle != 0 && in.hasMsgID:
-		// After Close the flow's handle may be gone (CCSMP would refuse
-		// it anyway); the answer is the Go API's.
-		err = ErrReceiverClosed
-		in.msg.Dispose()
-	default:
+	} else {
 		err = f.pr.Settle(in.msg, o.native())
 		in.msg.Dispose()
 	}

@@ -487,4 +487,13 @@ func TestReceiverFindsNativeFlowHandle(t *testing.T) {
 	// A handle that names another queue's flow, or none, is refused.
 	_, ok := flowHandleOf(r.flows[0].pr, "q-other")
 	require.False(t, ok)
+	old := r.flows[0].handle
+	require.NoError(t, r.Close(context.Background()))
+	// A flow bound later gets a handle of its own, never the old one
+	// again (CCSMP's handles carry a generation).
+	r2, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-handle"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r2.Close(context.Background()) })
+	require.NotZero(t, r2.flows[0].handle)
+	require.NotEqual(t, old, r2.flows[0].handle)
 }

@@ -706,7 +706,7 @@ func settleError(res *C.cs_settle_result_t) error {
 // disposed flag (an int32 the API's Dispose sets by compare-and-swap) when
 // the type is laid out as in v1.10.1: the handle first (layoutHoldsHandle),
 // then disposed, in the embedded MessageImpl.
-var disposeLayout sync.Map // reflect.Type -> uintptr, or -1 when not verified
+var disposeLayout sync.Map // reflect.Type -> int: the offset, or -1 when not verified
 
 func disposedOffset(msg message.InboundMessage) (uintptr, bool) {
 	rt := reflect.TypeOf(msg)

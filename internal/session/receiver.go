@@ -84,7 +84,7 @@ type ReceiverConfig struct {
 	Selector string
 	// Replay requests replay on bind; the zero value asks for none.
 	Replay Replay
-	// Buffer bounds the messages converted and waiting for Receive across
+	// Buffer bounds the messages received and waiting for Receive across
 	// all flows; values below 1 mean 256. When it is full the flows are
 	// paused until it is half empty, and the API's own buffer then closes
 	// the broker window. (It can be exceeded by about one message per flow,

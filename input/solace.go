@@ -209,7 +209,7 @@ overwritten by it.
 				Description("How often the queue's backlog (messages and bytes) is read over SEMP into the `solace_input_backlog_*` gauges; `0s` turns polling off. Needs `semp`.").
 				Default("30s").Advanced(),
 			service.NewIntField(siFieldReceiveBuffer).
-				Description("How many received messages may wait, converted, for the pipeline across all flows. When full, the flows stop taking messages and the broker holds the rest.").
+				Description("How many received messages may wait for the pipeline across all flows (each is converted to a Benthos message when the pipeline reads it). When full, the flows stop taking messages and the broker holds the rest.").
 				Default(256).Advanced(),
 		).
 		// The rules live in siFields.problems (solace_config.go).

@@ -315,8 +315,17 @@ func readNative(in *Inbound, h uintptr, dc *destCache) *Inbound {
 	if layout == rgmidUnknown && has(C.CS_RGMIDSTR) {
 		layout = learnRGMIDLayout(rawRGMID(a), C.GoString(&a.rgmid[0]))
 	}
-	// One buffer for every string attribute and the formatted id.
+	// The destination usually repeats the flow's last one (see destCache).
+	p := a.str[C.CS_S_DEST]
+	destCached := p != nil && dc != nil && dc.boxed != nil &&
+		int(a.len[C.CS_S_DEST]) == len(dc.name) &&
+		string(unsafe.Slice((*byte)(unsafe.Pointer(p)), len(dc.name))) == dc.name
+	// One buffer for every string attribute (but a cached destination) and
+	// the formatted id.
 	n := int(a.strTotal)
+	if destCached {
+		n -= len(dc.name)
+	}
 	if has(C.CS_RGMID) {
 		n += rgmidStrLen
 	}
@@ -343,11 +352,9 @@ func readNative(in *Inbound, h uintptr, dc *destCache) *Inbound {
 		return time.Unix(v/1e3, (v%1e3)*1e6)
 	}
 
-	if p := a.str[C.CS_S_DEST]; p != nil && dc != nil && dc.boxed != nil &&
-		int(a.len[C.CS_S_DEST]) == len(dc.name) &&
-		string(unsafe.Slice((*byte)(unsafe.Pointer(p)), len(dc.name))) == dc.name {
-		// The comparison does not allocate: the compiler compares the
-		// bytes in place.
+	if destCached {
+		// The comparison above does not allocate: the compiler compares
+		// the bytes in place.
 		add(MetaDestination, dc.boxed)
 		if t := nativeDestType(int(a.destType)); t != "" {
 			add(MetaDestinationType, boxedDestType(t))
@@ -699,7 +706,7 @@ func settleError(res *C.cs_settle_result_t) error {
 // disposed flag (an int32 the API's Dispose sets by compare-and-swap) when
 // the type is laid out as in v1.10.1: the handle first (layoutHoldsHandle),
 // then disposed, in the embedded MessageImpl.
-var disposeLayout sync.Map // reflect.Type -> uintptr, or -1 when not verified
+var disposeLayout sync.Map // reflect.Type -> int: the offset, or -1 when not verified
 
 func disposedOffset(msg message.InboundMessage) (uintptr, bool) {
 	rt := reflect.TypeOf(msg)

@@ -84,7 +84,7 @@ type ReceiverConfig struct {
 	Selector string
 	// Replay requests replay on bind; the zero value asks for none.
 	Replay Replay
-	// Buffer bounds the messages converted and waiting for Receive across
+	// Buffer bounds the messages received and waiting for Receive across
 	// all flows; values below 1 mean 256. When it is full the flows are
 	// paused until it is half empty, and the API's own buffer then closes
 	// the broker window. (It can be exceeded by about one message per flow,
@@ -586,17 +586,14 @@ func (r *Receiver) Settle(in *Inbound, o Outcome) error {
 	}
 	f := in.flow
 	var err error
-	switch {
-	case f.handle != 0 && in.hasMsgID && !r.isClosed():
+	if f.handle != 0 && in.hasMsgID && !r.isClosed() && f.pr.IsRunning() {
 		// One cgo call for the settlement and the free instead of the Go
-		// API's four (see cs_settle_free).
+		// API's four (see cs_settle_free). Only while the flow runs, as
+		// the Go API checks too; a handle whose flow was destroyed since
+		// is refused by CCSMP (its handles carry a generation, so a new
+		// flow never answers to an old one's).
 		err = nativeSettleDispose(f.handle, in.msgID, o, in.msg)
-	case f.handle != 0 && in.hasMsgID:
-		// After Close the flow's handle may be gone (CCSMP would refuse
-		// it anyway); the answer is the Go API's.
-		err = ErrReceiverClosed
-		in.msg.Dispose()
-	default:
+	} else {
 		err = f.pr.Settle(in.msg, o.native())
 		in.msg.Dispose()
 	}

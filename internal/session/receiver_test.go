@@ -487,4 +487,45 @@ func TestReceiverFindsNativeFlowHandle(t *testing.T) {
 	// A handle that names another queue's flow, or none, is refused.
 	_, ok := flowHandleOf(r.flows[0].pr, "q-other")
 	require.False(t, ok)
+	old := r.flows[0].handle
+	require.NoError(t, r.Close(context.Background()))
+	// A flow bound later gets a handle of its own, never the old one
+	// again (CCSMP's handles carry a generation).
+	r2, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-handle"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r2.Close(context.Background()) })
+	require.NotZero(t, r2.flows[0].handle)
+	require.NotEqual(t, old, r2.flows[0].handle)
+}
+
+// The flow's handler only queues a message: conversion (and OnConverted)
+// waits until Receive takes it, so the handler never falls behind the
+// broker and leaves the client's buffer at the watermarks where v1.10.1
+// drops messages (see onMessage).
+func TestReceiverConvertsOnReceive(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q-lazy", Subscriptions: []string{"lazy/>"}})
+	f.publish(t, "lazy/a", 3, nil)
+	var converted atomic.Int32
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-lazy", OnConverted: func(in *Inbound) {
+		converted.Add(1)
+		in.Built = len(in.Payload)
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	waiting := func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.waiting) - r.head
+	}
+	require.Eventually(t, func() bool { return waiting() == 3 }, 5*time.Second, 5*time.Millisecond)
+	require.Zero(t, converted.Load(), "converted before Receive")
+	ins, err := r.ReceiveBatch(t.Context(), nil, 2)
+	require.NoError(t, err)
+	require.Len(t, ins, 2)
+	require.EqualValues(t, 2, converted.Load())
+	for _, in := range ins {
+		require.NotNil(t, in.Built)
+		require.False(t, in.ReceiveTimestamp.IsZero())
+		require.NoError(t, r.Settle(in, Accepted))
+	}
 }

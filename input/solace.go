@@ -13,6 +13,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/tally"
 )
 
 const (
@@ -117,8 +118,8 @@ overwritten by it.
 
 ### Metrics
 
-- `+"`solace_input_received`"+`: messages handed to the pipeline.
-- `+"`solace_input_acked`"+`: messages acknowledged to the broker after the pipeline acknowledged them.
+- `+"`solace_input_received`"+`: messages handed to the pipeline (added up and reported within 100 ms, not per message, which saves a metric lookup per message).
+- `+"`solace_input_acked`"+`: messages acknowledged to the broker after the pipeline acknowledged them (added up like `+"`solace_input_received`"+`).
 - `+"`solace_input_nacked`"+` with label `+"`outcome`"+`: messages settled `+"`failed`"+` or `+"`rejected`"+`.
 - `+"`solace_input_duplicates_dropped`"+`: duplicates acknowledged and dropped by `+"`deduplicate`"+`.
 - `+"`solace_input_stale_settlements`"+`: settlements of messages whose flow was lost (the broker redelivers them).
@@ -259,8 +260,10 @@ type solaceReader struct {
 	dedupTTL   time.Duration
 	inFlight   dedupInFlight
 
-	mReceived   *service.MetricCounter
-	mAcked      *service.MetricCounter
+	// Added up for tally.Interval: a MetricCounter resolves its path per
+	// Incr.
+	mReceived   *tally.Tally
+	mAcked      *tally.Tally
 	mNacked     *service.MetricCounter
 	mDuplicates *service.MetricCounter
 	mStale      *service.MetricCounter
@@ -326,8 +329,8 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.pollEvery = f.backlogPollInterval
 
 	m := mgr.Metrics()
-	r.mReceived = m.NewCounter("solace_input_received")
-	r.mAcked = m.NewCounter("solace_input_acked")
+	r.mReceived = tally.New(m.NewCounter("solace_input_received"))
+	r.mAcked = tally.New(m.NewCounter("solace_input_acked"))
 	r.mNacked = m.NewCounter("solace_input_nacked", "outcome")
 	r.mDuplicates = m.NewCounter("solace_input_duplicates_dropped")
 	r.mStale = m.NewCounter("solace_input_stale_settlements")
@@ -421,7 +424,7 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 				continue
 			}
 			in := got[0]
-			r.mReceived.Incr(1)
+			r.mReceived.Add(1)
 			return service.MessageBatch{r.message(in)}, func(ctx context.Context, err error) error {
 				return r.settleOne(ctx, recv, in, err)
 			}, nil
@@ -437,7 +440,7 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 		for i, in := range ins {
 			batch[i] = r.message(in)
 		}
-		r.mReceived.Incr(int64(len(batch)))
+		r.mReceived.Add(int64(len(batch)))
 		return batch, func(ctx context.Context, err error) error {
 			return r.settleBatch(ctx, recv, ins, err)
 		}, nil
@@ -648,7 +651,7 @@ func (r *solaceReader) settle(recv *session.Receiver, in *session.Inbound, o ses
 	switch {
 	case err == nil:
 		if o == session.Accepted {
-			r.mAcked.Incr(1)
+			r.mAcked.Add(1)
 		} else {
 			r.mNacked.Incr(1, o.String())
 		}
@@ -663,6 +666,8 @@ func (r *solaceReader) settle(recv *session.Receiver, in *session.Inbound, o ses
 }
 
 func (r *solaceReader) Close(ctx context.Context) error {
+	defer r.mAcked.Flush()
+	defer r.mReceived.Flush()
 	r.mu.Lock()
 	recv, sess := r.recv, r.sess
 	r.recv, r.sess = nil, nil

@@ -7,9 +7,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/internal/semp"
+	"github.com/connect-solace/connect-solace/solacetest"
 )
 
 // siMetrics records, per metric name (summed over labels), the sum of a
@@ -101,4 +105,25 @@ func newSiReaderWithMetrics(t *testing.T, b interface{ SMFURL() string }, yaml s
 	t.Helper()
 	res, m := siResourcesWithMetrics(t)
 	return newSiReaderAt(t, b.SMFURL(), res, yaml), m
+}
+
+// The received and acked counters are added up (tally) and reach the
+// exporter within tally.Interval, and at once when the input closes.
+func TestSolaceInputCountsReceivedAndAcked(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	createQueueSEMP(t, b, semp.Queue{QueueName: "counted"}, "counted")
+	newSiPublisher(t, b).send(t, "counted", []string{"a", "b", "c"}, nil)
+	r, m := newSiReaderWithMetrics(t, b, "queue: counted\n")
+	for range 2 {
+		_, ack := readBatch(t, r)
+		require.NoError(t, ack(t.Context(), nil))
+	}
+	require.Eventually(t, func() bool {
+		return m.get("solace_input_received") == 2 && m.get("solace_input_acked") == 2
+	}, 5*time.Second, 10*time.Millisecond)
+	_, ack := readBatch(t, r)
+	require.NoError(t, ack(t.Context(), nil))
+	require.NoError(t, r.Close(t.Context()))
+	require.Equal(t, int64(3), m.get("solace_input_received"))
+	require.Equal(t, int64(3), m.get("solace_input_acked"))
 }

@@ -14,6 +14,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/subcode"
 
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/tally"
 	"github.com/connect-solace/connect-solace/internal/ttl"
 )
 
@@ -121,13 +122,13 @@ follows the peak number of messages it holds, with the defaults 4 × (1000 + 255
 
 ### Metrics
 
-- `+"`solace_output_published`"+`: messages confirmed by the broker (persistent) or accepted by the client (direct).
+- `+"`solace_output_published`"+`: messages confirmed by the broker (persistent) or accepted by the client (direct); added up and reported within 100 ms, not per batch, which saves a metric lookup per batch.
 - `+"`solace_output_publish_failures`"+` with label `+"`reason`"+`: failed messages, by the client's subcode name of a broker rejection, or `+"`connection_lost`"+`, `+"`invalid_message`"+`, `+"`unknown_queue`"+`, `+"`timeout`"+`. The error logged for a failed batch names the destination and the broker's reason.
 
 ### Invalid values
 
 Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).
-- `+"`solace_output_publish_latency_ns`"+`: time from publish to broker confirmation (persistent, when `+"`publish_latency_metrics`"+` is on).
+- `+"`solace_output_publish_latency_ns`"+`: time from publish to broker confirmation (persistent, when `+"`publish_latency_metrics`"+` is on); sampled, at most one message per 10 ms, so every message below 100 messages a second, which saves a metric lookup and a histogram update per message above.
 - `+"`solace_output_reconnects`"+` / `+"`solace_output_connection_interrupted`"+`: client reconnections and lost sessions.`).
 		Fields(session.ConnectionFields()...).
 		Fields(
@@ -277,9 +278,9 @@ type solaceWriter struct {
 	destChecked bool
 	metaFilter  *service.MetadataFilter
 
-	mPublished   *service.MetricCounter
+	mPublished   *tally.Tally // added up: a MetricCounter resolves its path per Incr
 	mFailures    *service.MetricCounter
-	mLatency     *service.MetricTimer
+	mLatency     *tally.Sampled // at most one message per 10 ms
 	mReconnects  *service.MetricCounter
 	mInterrupted *service.MetricCounter
 
@@ -348,9 +349,9 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	}
 
 	m := mgr.Metrics()
-	w.mPublished = m.NewCounter("solace_output_published")
+	w.mPublished = tally.New(m.NewCounter("solace_output_published"))
 	w.mFailures = m.NewCounter("solace_output_publish_failures", "reason")
-	w.mLatency = m.NewTimer("solace_output_publish_latency_ns")
+	w.mLatency = tally.NewSampled(m.NewTimer("solace_output_publish_latency_ns"))
 	w.mReconnects = m.NewCounter("solace_output_reconnects")
 	w.mInterrupted = m.NewCounter("solace_output_connection_interrupted")
 	return w, nil
@@ -486,7 +487,9 @@ func (w *solaceWriter) WriteBatch(ctx context.Context, batch service.MessageBatc
 		w.dropPool(pool)
 		return service.ErrNotConnected
 	}
-	w.mPublished.Incr(int64(confirmed))
+	if confirmed > 0 {
+		w.mPublished.Add(int64(confirmed))
+	}
 	for j, r := range results {
 		if r.Err == nil {
 			continue
@@ -880,6 +883,7 @@ func soParseInt(s string, r session.Range) (*int, error) {
 // Close closes the pool and waits, until ctx ends, for the pools dropPool is
 // still closing (each of those gives up after 10 s on its own).
 func (w *solaceWriter) Close(ctx context.Context) error {
+	defer w.mPublished.Flush()
 	w.poolMu.Lock()
 	pool := w.pool
 	w.pool = nil

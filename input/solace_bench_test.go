@@ -112,7 +112,10 @@ func consumeInput(b *testing.B, br *benchbroker.Broker, r *solaceReader, n int) 
 		// harness that the raw side does not pay.
 		batch, ack, err := r.ReadBatch(ctx)
 		if err != nil {
-			b.Fatal(err)
+			// Named like the raw side's failure, so that a stall (the
+			// client's "Unable to push message to buffer") says which
+			// side it hit.
+			b.Fatalf("input got %d of %d: %v", got, n, err)
 		}
 		for _, m := range batch {
 			_, _ = m.AsBytes()

@@ -21,6 +21,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message/sdt"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
+	"github.com/connect-solace/connect-solace/internal/componenttest"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -38,14 +39,7 @@ func newSoWriterURL(t testing.TB, url, yaml string) *solaceWriter {
 	require.NoError(t, err)
 	w, err := newSolaceWriterFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, w.Connect(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = w.Close(ctx)
-	})
+	componenttest.Connect(t, w)
 	return w
 }
 
@@ -389,7 +383,7 @@ func TestSolaceOutputReconnect(t *testing.T) {
 				require.NoError(t, sb.SetLoggerYAML("level: none"))
 				send, err := sb.AddBatchProducerFunc()
 				require.NoError(t, err)
-				require.NoError(t, sb.AddOutputYAML("solace:\n"+indentYAML(b.ConnectionYAML()+fmt.Sprintf(
+				require.NoError(t, sb.AddOutputYAML("solace:\n"+componenttest.IndentYAML(b.ConnectionYAML()+fmt.Sprintf(
 					"topic: r/x\ndelivery_mode: %s\nwriter: %s\nclients: 2\nmax_in_flight: 8\n%s", mode, writer, extra))))
 				stream, err := sb.Build()
 				require.NoError(t, err)
@@ -468,10 +462,6 @@ func TestSolaceOutputReconnect(t *testing.T) {
 	}
 }
 
-func indentYAML(s string) string {
-	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
-}
-
 // TestSolaceOutputSessionLost checks that a session gone for good turns into
 // ErrNotConnected and that Connect recovers.
 func TestSolaceOutputSessionLost(t *testing.T) {
@@ -529,7 +519,7 @@ func TestSolaceOutputLint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := service.NewStreamBuilder().AddOutputYAML("solace:\n" + indentYAML(tt.yaml))
+			err := service.NewStreamBuilder().AddOutputYAML("solace:\n" + componenttest.IndentYAML(tt.yaml))
 			if tt.want == "" {
 				require.NoError(t, err)
 				return

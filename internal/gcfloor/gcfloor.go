@@ -12,7 +12,7 @@
 //
 // It is a default of the binary only, not of the plugin packages, and the
 // operator's settings win: with GOGC or GOMEMLIMIT in the environment it does
-// nothing. Inside a cgroup with a memory limit the floor is at most an eighth
+// nothing. Inside a cgroup (v2) with a memory limit the floor is at most an eighth
 // of the limit.
 package gcfloor
 

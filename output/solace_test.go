@@ -75,17 +75,6 @@ func soWrite(t testing.TB, w *solaceWriter, writer string, payloads []string, me
 	}
 }
 
-func queueStrings(t testing.TB, b *solacetest.Broker, q string) []string {
-	t.Helper()
-	msgs, err := b.QueueMessages("default", q)
-	require.NoError(t, err)
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = string(m)
-	}
-	return out
-}
-
 func TestSolaceOutputDestinations(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	var n atomic.Int64
@@ -151,11 +140,11 @@ func TestSolaceOutputDestinations(t *testing.T) {
 						return
 					}
 					if mode == soDeliveryDirect {
-						require.Eventually(t, func() bool { return len(queueStrings(t, b, obsQueue)) == len(payloads) },
+						require.Eventually(t, func() bool { return len(solacetest.QueuePayloads(t, b, "default", obsQueue)) == len(payloads) },
 							5*time.Second, 10*time.Millisecond)
 					}
 					// Persistent: WriteBatch returned, so every message is spooled.
-					got := queueStrings(t, b, obsQueue)
+					got := solacetest.QueuePayloads(t, b, "default", obsQueue)
 					if writer == soWriterStreaming {
 						slices.Sort(got)
 					}
@@ -315,7 +304,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 			assert.Contains(t, fails[i], `queue "nack-b"`)
 			assert.Contains(t, fails[i], "Spool Over Quota")
 		}
-		assert.Equal(t, append([]string{"warm"}, payloads[2:]...), queueStrings(t, b, "nack-b"))
+		assert.Equal(t, append([]string{"warm"}, payloads[2:]...), solacetest.QueuePayloads(t, b, "default", "nack-b"))
 	})
 
 	t.Run("streaming fails only the nacked message", func(t *testing.T) {
@@ -328,7 +317,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 		assert.Equal(t, []int{0}, mapsKeys(fails))
 		assert.Contains(t, fails[0], "Queue Shutdown")
 		require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"s2"}, nil)))
-		assert.Equal(t, []string{"s0", "s2"}, queueStrings(t, b, "nack-s"))
+		assert.Equal(t, []string{"s0", "s2"}, solacetest.QueuePayloads(t, b, "default", "nack-s"))
 	})
 
 	t.Run("missing queue names the queue", func(t *testing.T) {
@@ -341,7 +330,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 		require.Equal(t, []int{1}, mapsKeys(fails))
 		assert.Contains(t, fails[1], `queue "nope"`)
 		assert.Contains(t, fails[1], "does not exist")
-		assert.Equal(t, []string{"a"}, queueStrings(t, b, "exists"))
+		assert.Equal(t, []string{"a"}, solacetest.QueuePayloads(t, b, "default", "exists"))
 	})
 
 	t.Run("invalid attributes fail only their message", func(t *testing.T) {
@@ -353,7 +342,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 		fails := writeFailures(t, w, batch)
 		require.Equal(t, []int{1}, mapsKeys(fails))
 		assert.Contains(t, fails[1], "priority")
-		assert.Equal(t, []string{"ok"}, queueStrings(t, b, "inv"))
+		assert.Equal(t, []string{"ok"}, solacetest.QueuePayloads(t, b, "default", "inv"))
 	})
 }
 
@@ -441,13 +430,13 @@ func TestSolaceOutputReconnect(t *testing.T) {
 						if send(t.Context(), soBatch([]string{p}, nil)) != nil {
 							return false
 						}
-						return slices.Contains(queueStrings(t, b, "rq"), p)
+						return slices.Contains(solacetest.QueuePayloads(t, b, "default", "rq"), p)
 					}, 10*time.Second, 20*time.Millisecond)
 					return
 				}
 				require.Len(t, acked, total, "with client reconnection every message is eventually confirmed")
 				inQueue := map[string]bool{}
-				for _, m := range queueStrings(t, b, "rq") {
+				for _, m := range solacetest.QueuePayloads(t, b, "default", "rq") {
 					inQueue[m] = true
 				}
 				var missing []string
@@ -494,7 +483,7 @@ clients: 1
 	require.ErrorIs(t, w.WriteBatch(t.Context(), soBatch([]string{"b"}, nil)), service.ErrNotConnected)
 	require.NoError(t, w.Connect(t.Context()))
 	require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"c"}, nil)))
-	got := queueStrings(t, b, "lost")
+	got := solacetest.QueuePayloads(t, b, "default", "lost")
 	assert.Equal(t, "a", got[0])
 	assert.Equal(t, "c", got[len(got)-1])
 }

@@ -134,7 +134,7 @@ func TestSolaceOutputDynamicValues(t *testing.T) {
 			assert.Zero(t, b.PublishedCount("dyn/"+writer+"/nul"), "the truncated topic got a message")
 		})
 	}
-	assert.Equal(t, []string{"batched-dyn/batched/ok", "streaming-dyn/streaming/ok"}, queueStrings(t, b, "dyn"))
+	assert.Equal(t, []string{"batched-dyn/batched/ok", "streaming-dyn/streaming/ok"}, solacetest.QueuePayloads(t, b, "default", "dyn"))
 }
 
 // TestSolaceOutputFailureReport: the batch error text (which Benthos logs)

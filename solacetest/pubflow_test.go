@@ -30,17 +30,6 @@ func (c *rawClient) readAck() (uint32, uint64) {
 	return code, id
 }
 
-func queuePayloads(t *testing.T, b *Broker, q string) []string {
-	t.Helper()
-	msgs, err := b.QueueMessages("default", q)
-	require.NoError(t, err)
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = string(m)
-	}
-	return out
-}
-
 // TestOutOfOrderPublishIsNotAckedAsDuplicate is the loss of issue 11
 // finding 1: after a reconnect the Go client sent its second unacknowledged
 // message before resending the first. A broker that took "id <= last id" for
@@ -62,7 +51,7 @@ func TestOutOfOrderPublishIsNotAckedAsDuplicate(t *testing.T) {
 	require.EqualValues(t, 200, code)
 	require.EqualValues(t, 2, acked, "the first ack covers message 2 only: 3 was out of order")
 	require.EqualValues(t, 3, c2.publish(flowID2, 3, "orders/3", "three", 1))
-	require.Equal(t, []string{"one", "two", "three"}, queuePayloads(t, b, "q1"))
+	require.Equal(t, []string{"one", "two", "three"}, QueuePayloads(t, b, "default", "q1"))
 }
 
 // TestPublishFromReplacedConnectionIsDiscarded: a flow bound to a newer
@@ -77,7 +66,7 @@ func TestPublishFromReplacedConnectionIsDiscarded(t *testing.T) {
 	require.EqualValues(t, 1, last)
 	old.sendGuaranteed(flowID, 1, 2, "orders/2", "late")
 	require.EqualValues(t, 2, c.publish(flowID2, 2, "orders/2", "two", 1))
-	require.Equal(t, []string{"one", "two"}, queuePayloads(t, b, "q1"))
+	require.Equal(t, []string{"one", "two"}, QueuePayloads(t, b, "default", "q1"))
 }
 
 // TestResendOfNackedPublishIsNackedAgain: a nack lost with its connection
@@ -105,5 +94,5 @@ func TestResendOfNackedPublishIsNackedAgain(t *testing.T) {
 	code, acked = c2.readAck()
 	require.EqualValues(t, 200, code)
 	require.EqualValues(t, 3, acked)
-	require.Equal(t, []string{"one", "three"}, queuePayloads(t, b, "q1"))
+	require.Equal(t, []string{"one", "three"}, QueuePayloads(t, b, "default", "q1"))
 }

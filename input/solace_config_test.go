@@ -47,7 +47,7 @@ func TestSolaceInputReplayTimeIsTimeParse(t *testing.T) {
 		{"2025-01-31 12:00:00Z", false},
 	} {
 		t.Run(tc.time, func(t *testing.T) {
-			err := service.NewStreamBuilder().AddInputYAML("solace:\n" + componenttest.IndentYAML(conn+"replay: { from: time, time: '"+tc.time+"' }"))
+			err := componenttest.Lint(componenttest.Input, "solace", conn+"replay: { from: time, time: '"+tc.time+"' }")
 			if tc.ok {
 				require.NoError(t, err)
 				return

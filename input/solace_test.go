@@ -203,13 +203,7 @@ func TestSolaceInputLint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := service.NewStreamBuilder().AddInputYAML("solace:\n" + componenttest.IndentYAML(tt.yaml))
-			if tt.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			componenttest.LintWants(t, componenttest.Input, "solace", tt.yaml, tt.want)
 		})
 	}
 }
@@ -896,7 +890,7 @@ func TestSolaceInputPasswordFileConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lintErr := service.NewStreamBuilder().AddInputYAML("solace:\n" + componenttest.IndentYAML(tt.yaml))
+			lintErr := componenttest.Lint(componenttest.Input, "solace", tt.yaml)
 			pc, err := solaceInputSpec().ParseYAML(tt.yaml, nil)
 			require.NoError(t, err)
 			_, err = newSolaceReaderFromParsed(pc, service.MockResources())

@@ -508,13 +508,7 @@ func TestSolaceOutputLint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := service.NewStreamBuilder().AddOutputYAML("solace:\n" + componenttest.IndentYAML(tt.yaml))
-			if tt.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			componenttest.LintWants(t, componenttest.Output, "solace", tt.yaml, tt.want)
 		})
 	}
 }

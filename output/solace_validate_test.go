@@ -67,7 +67,7 @@ func TestSolaceOutputStaticValues(t *testing.T) {
 	for _, tc := range soStaticCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Run("lint", func(t *testing.T) {
-				check(t, service.NewStreamBuilder().AddOutputYAML("solace:\n"+componenttest.IndentYAML(conn+tc.yaml)), tc.want)
+				check(t, componenttest.Lint(componenttest.Output, "solace", conn+tc.yaml), tc.want)
 			})
 			t.Run("constructor", func(t *testing.T) {
 				pc, err := solaceOutputSpec().ParseYAML(conn+tc.yaml, nil)

@@ -94,6 +94,25 @@ func RegisterCoversSource(t *testing.T, k Kind, register func(*service.Environme
 	require.Equal(t, inSource, registered, "add the missing component's register function to Register")
 }
 
+// Lint lints a config of the component name (kind k) whose fields are
+// fields, as a stream config would hold it, and returns the lint error.
+func Lint(k Kind, name, fields string) error {
+	return k.AddYAML(service.NewStreamBuilder(), name+":\n"+IndentYAML(fields))
+}
+
+// LintWants checks that lint accepts the component's fields (want empty) or
+// rejects them with an error containing want.
+func LintWants(t *testing.T, k Kind, name, fields, want string) {
+	t.Helper()
+	err := Lint(k, name, fields)
+	if want == "" {
+		require.NoError(t, err)
+		return
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), want)
+}
+
 // LintIsConstructor checks that the constructor and lint reject a config of
 // the component name (kind k) in the same words and that lint adds no rule of
 // its own. construct builds the component from fields, the config without the
@@ -102,7 +121,7 @@ func LintIsConstructor(t *testing.T, k Kind, name, fields string, construct func
 	t.Helper()
 	cerr := construct(fields)
 	require.Error(t, cerr)
-	lerr := k.AddYAML(service.NewStreamBuilder(), name+":\n"+IndentYAML(fields))
+	lerr := Lint(k, name, fields)
 	require.Error(t, lerr)
 	msgs := strings.Split(cerr.Error(), "\n")
 	for _, m := range msgs {

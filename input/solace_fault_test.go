@@ -11,6 +11,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connect-solace/connect-solace/internal/componenttest"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/solacetest"
 	"github.com/connect-solace/connect-solace/solacetest/faultproxy"
@@ -76,16 +77,7 @@ func TestSolaceInputNetworkResets(t *testing.T) {
 				}
 				return nil
 			}))
-			stream, err := sb.Build()
-			require.NoError(t, err)
-			done := make(chan error, 1)
-			go func() { done <- stream.Run(context.Background()) }()
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				_ = stream.Stop(ctx)
-				<-done
-			})
+			componenttest.RunStream(t, context.Background(), sb, 10*time.Second)
 
 			select {
 			case <-allSeen:

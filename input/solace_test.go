@@ -783,16 +783,7 @@ func TestSolaceInputStreamReconnectsByItself(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}))
-	stream, err := sb.Build()
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- stream.Run(t.Context()) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = stream.Stop(ctx)
-		<-done
-	})
+	componenttest.RunStream(t, t.Context(), sb, 10*time.Second)
 	count := func() int {
 		mu.Lock()
 		defer mu.Unlock()

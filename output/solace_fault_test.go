@@ -13,6 +13,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connect-solace/connect-solace/internal/componenttest"
 	"github.com/connect-solace/connect-solace/solacetest"
 	"github.com/connect-solace/connect-solace/solacetest/faultproxy"
 )
@@ -75,16 +76,7 @@ func runSoFault(t *testing.T, b *solacetest.Broker, c soFaultCase) soFaultResult
 	send, err := sb.AddBatchProducerFunc()
 	require.NoError(t, err)
 	require.NoError(t, sb.AddOutputYAML("solace_fault: {}"))
-	stream, err := sb.Build()
-	require.NoError(t, err)
-	runErr := make(chan error, 1)
-	go func() { runErr <- stream.Run(context.Background()) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = stream.Stop(ctx)
-		<-runErr
-	})
+	componenttest.RunStream(t, context.Background(), sb, 20*time.Second)
 
 	start := time.Now()
 	ids := make(chan int, c.n)

@@ -374,16 +374,7 @@ func TestSolaceOutputReconnect(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, sb.AddOutputYAML("solace:\n"+componenttest.IndentYAML(b.ConnectionYAML()+fmt.Sprintf(
 					"topic: r/x\ndelivery_mode: %s\nwriter: %s\nclients: 2\nmax_in_flight: 8\n%s", mode, writer, extra))))
-				stream, err := sb.Build()
-				require.NoError(t, err)
-				runErr := make(chan error, 1)
-				go func() { runErr <- stream.Run(context.Background()) }()
-				t.Cleanup(func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					defer cancel()
-					_ = stream.Stop(ctx)
-					<-runErr
-				})
+				componenttest.RunStream(t, context.Background(), sb, 10*time.Second)
 
 				const total = 400
 				var (

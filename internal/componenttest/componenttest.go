@@ -130,6 +130,23 @@ func LintIsConstructor(t *testing.T, k Kind, name, fields string, construct func
 	assert.Len(t, strings.Split(lerr.Error(), "\n"), len(msgs), "lint reports no rule of its own: %v", lerr)
 }
 
+// RunStream builds sb and runs the stream in the background with ctx; when
+// the test ends it stops the stream, allowing stopWithin, and waits for Run
+// to return.
+func RunStream(t testing.TB, ctx context.Context, sb *service.StreamBuilder, stopWithin time.Duration) {
+	t.Helper()
+	stream, err := sb.Build()
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- stream.Run(ctx) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), stopWithin)
+		defer cancel()
+		_ = stream.Stop(ctx)
+		<-done
+	})
+}
+
 // Component is the lifecycle an input or output shares.
 type Component interface {
 	Connect(ctx context.Context) error

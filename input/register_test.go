@@ -1,16 +1,12 @@
 package input
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/internal/componenttest"
 )
 
 func TestRegisterIntoEmptyEnvironment(t *testing.T) {
@@ -31,37 +27,11 @@ func TestRegisterIntoEmptyEnvironment(t *testing.T) {
 
 // TestImportDefinesNoFlags checks that importing the package adds nothing
 // to the process-wide flag set (only the testing package's own flags).
-func TestImportDefinesNoFlags(t *testing.T) {
-	flag.VisitAll(func(f *flag.Flag) {
-		require.True(t, strings.HasPrefix(f.Name, "test."), "flag -%s defined by an import", f.Name)
-	})
-}
+func TestImportDefinesNoFlags(t *testing.T) { componenttest.NoImportFlags(t) }
 
 // TestRegisterCoversEveryComponent checks that Register adds every input this
 // package's source registers, so a component added later (registered in its
 // file's init) cannot be left out of Register.
 func TestRegisterCoversEveryComponent(t *testing.T) {
-	registration := regexp.MustCompile(`Register(?:Batch)?Input\(\s*"([a-z0-9_]+)"`)
-	files, err := filepath.Glob("*.go")
-	require.NoError(t, err)
-	var inSource []string
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(f)
-		require.NoError(t, err)
-		for _, m := range registration.FindAllStringSubmatch(string(src), -1) {
-			inSource = append(inSource, m[1])
-		}
-	}
-	require.NotEmpty(t, inSource, "the pattern must find the registrations")
-
-	env := service.NewEmptyEnvironment()
-	require.NoError(t, Register(env))
-	var registered []string
-	env.WalkInputs(func(name string, _ *service.ConfigView) { registered = append(registered, name) })
-	slices.Sort(inSource)
-	slices.Sort(registered)
-	require.Equal(t, inSource, registered, "add the missing component's register function to Register")
+	componenttest.RegisterCoversSource(t, componenttest.Input, Register)
 }

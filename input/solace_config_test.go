@@ -1,12 +1,12 @@
 package input
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/internal/componenttest"
 )
 
 // TestSolaceInputLintIsConstructor checks that lint and the constructor
@@ -24,17 +24,12 @@ func TestSolaceInputLintIsConstructor(t *testing.T) {
 		"queue: q\nreplay: { from: time, time: '2025-02-30T12:00:00Z' }",
 	} {
 		t.Run(yaml, func(t *testing.T) {
-			pc, err := solaceInputSpec().ParseYAML(conn+yaml, nil)
-			require.NoError(t, err)
-			_, cerr := newSolaceReaderFromParsed(pc, service.MockResources())
-			require.Error(t, cerr)
-			lerr := service.NewStreamBuilder().AddInputYAML("solace:\n" + indentYAML(conn+yaml))
-			require.Error(t, lerr)
-			msgs := strings.Split(cerr.Error(), "\n")
-			for _, m := range msgs {
-				assert.Contains(t, lerr.Error(), m)
-			}
-			assert.Len(t, strings.Split(lerr.Error(), "\n"), len(msgs), "lint reports no rule of its own: %v", lerr)
+			componenttest.LintIsConstructor(t, componenttest.Input, "solace", conn+yaml, func(fields string) error {
+				pc, err := solaceInputSpec().ParseYAML(fields, nil)
+				require.NoError(t, err)
+				_, err = newSolaceReaderFromParsed(pc, service.MockResources())
+				return err
+			})
 		})
 	}
 }
@@ -52,7 +47,7 @@ func TestSolaceInputReplayTimeIsTimeParse(t *testing.T) {
 		{"2025-01-31 12:00:00Z", false},
 	} {
 		t.Run(tc.time, func(t *testing.T) {
-			err := service.NewStreamBuilder().AddInputYAML("solace:\n" + indentYAML(conn+"replay: { from: time, time: '"+tc.time+"' }"))
+			err := componenttest.Lint(componenttest.Input, "solace", conn+"replay: { from: time, time: '"+tc.time+"' }")
 			if tc.ok {
 				require.NoError(t, err)
 				return

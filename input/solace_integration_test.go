@@ -11,6 +11,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service/integration"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connect-solace/connect-solace/internal/componenttest"
 	_ "github.com/connect-solace/connect-solace/output"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
@@ -103,7 +104,7 @@ func TestIntegrationSolaceAtLeastOnceThroughRestart(t *testing.T) {
 	require.NoError(t, out.SetLoggerYAML("level: off"))
 	produce, err := out.AddProducerFunc()
 	require.NoError(t, err)
-	require.NoError(t, out.AddOutputYAML("solace:\n"+indentYAML(conn+"topic: alo\nwriter: streaming\n")))
+	require.NoError(t, out.AddOutputYAML("solace:\n"+componenttest.IndentYAML(conn+"topic: alo\nwriter: streaming\n")))
 	outStream, err := out.Build()
 	require.NoError(t, err)
 	go func() { _ = outStream.Run(t.Context()) }()

@@ -21,6 +21,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
+	"github.com/connect-solace/connect-solace/internal/componenttest"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/solacetest"
@@ -58,14 +59,7 @@ func newSiReaderAt(t testing.TB, url string, res *service.Resources, yaml string
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, res)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, r.Connect(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = r.Close(ctx)
-	})
+	componenttest.Connect(t, r)
 	return r
 }
 
@@ -209,23 +203,9 @@ func TestSolaceInputLint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := service.NewStreamBuilder().AddInputYAML("solace:\n" + indentYAML(tt.yaml))
-			if tt.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			componenttest.LintWants(t, componenttest.Input, "solace", tt.yaml, tt.want)
 		})
 	}
-}
-
-func indentYAML(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = "  " + l
-	}
-	return strings.Join(lines, "\n") + "\n"
 }
 
 func TestQueueNameForTopic(t *testing.T) {
@@ -793,7 +773,7 @@ func TestSolaceInputStreamReconnectsByItself(t *testing.T) {
 
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: off"))
-	require.NoError(t, sb.AddInputYAML("solace:\n"+indentYAML(b.ConnectionYAML()+"reconnect_attempts: 0\nqueue: q\n")))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(b.ConnectionYAML()+"reconnect_attempts: 0\nqueue: q\n")))
 	var mu sync.Mutex
 	got := map[string]int{}
 	require.NoError(t, sb.AddConsumerFunc(func(_ context.Context, m *service.Message) error {
@@ -910,7 +890,7 @@ func TestSolaceInputPasswordFileConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lintErr := service.NewStreamBuilder().AddInputYAML("solace:\n" + indentYAML(tt.yaml))
+			lintErr := componenttest.Lint(componenttest.Input, "solace", tt.yaml)
 			pc, err := solaceInputSpec().ParseYAML(tt.yaml, nil)
 			require.NoError(t, err)
 			_, err = newSolaceReaderFromParsed(pc, service.MockResources())

@@ -1,12 +1,12 @@
 package output
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/internal/componenttest"
 )
 
 // TestSolaceOutputLintIsConstructor checks that lint and the constructor
@@ -21,17 +21,12 @@ func TestSolaceOutputLintIsConstructor(t *testing.T) {
 		"topic: a\nback_pressure: { buffer_capacity: -1 }",
 	} {
 		t.Run(yaml, func(t *testing.T) {
-			pc, err := solaceOutputSpec().ParseYAML(conn+yaml, nil)
-			require.NoError(t, err)
-			_, cerr := newSolaceWriterFromParsed(pc, service.MockResources())
-			require.Error(t, cerr)
-			lerr := service.NewStreamBuilder().AddOutputYAML("solace:\n" + indentYAML(conn+yaml))
-			require.Error(t, lerr)
-			msgs := strings.Split(cerr.Error(), "\n")
-			for _, m := range msgs {
-				assert.Contains(t, lerr.Error(), m)
-			}
-			assert.Len(t, strings.Split(lerr.Error(), "\n"), len(msgs), "lint reports no rule of its own: %v", lerr)
+			componenttest.LintIsConstructor(t, componenttest.Output, "solace", conn+yaml, func(fields string) error {
+				pc, err := solaceOutputSpec().ParseYAML(fields, nil)
+				require.NoError(t, err)
+				_, err = newSolaceWriterFromParsed(pc, service.MockResources())
+				return err
+			})
 		})
 	}
 }

@@ -143,7 +143,7 @@ func runSoFault(t *testing.T, b *solacetest.Broker, c soFaultCase) soFaultResult
 	}
 	res := soFaultResult{acked: int(acked.Load()), elapsed: time.Since(start)}
 	seen := map[string]int{}
-	for _, m := range queueStrings(t, b, "fq") {
+	for _, m := range solacetest.QueuePayloads(t, b, "default", "fq") {
 		seen[m]++
 	}
 	for i := range c.n {

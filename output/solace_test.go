@@ -21,6 +21,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message/sdt"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
+	"github.com/connect-solace/connect-solace/internal/componenttest"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -38,14 +39,7 @@ func newSoWriterURL(t testing.TB, url, yaml string) *solaceWriter {
 	require.NoError(t, err)
 	w, err := newSolaceWriterFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, w.Connect(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = w.Close(ctx)
-	})
+	componenttest.Connect(t, w)
 	return w
 }
 
@@ -79,17 +73,6 @@ func soWrite(t testing.TB, w *solaceWriter, writer string, payloads []string, me
 	for _, p := range payloads {
 		require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{p}, meta)))
 	}
-}
-
-func queueStrings(t testing.TB, b *solacetest.Broker, q string) []string {
-	t.Helper()
-	msgs, err := b.QueueMessages("default", q)
-	require.NoError(t, err)
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = string(m)
-	}
-	return out
 }
 
 func TestSolaceOutputDestinations(t *testing.T) {
@@ -157,11 +140,11 @@ func TestSolaceOutputDestinations(t *testing.T) {
 						return
 					}
 					if mode == soDeliveryDirect {
-						require.Eventually(t, func() bool { return len(queueStrings(t, b, obsQueue)) == len(payloads) },
+						require.Eventually(t, func() bool { return len(solacetest.QueuePayloads(t, b, "default", obsQueue)) == len(payloads) },
 							5*time.Second, 10*time.Millisecond)
 					}
 					// Persistent: WriteBatch returned, so every message is spooled.
-					got := queueStrings(t, b, obsQueue)
+					got := solacetest.QueuePayloads(t, b, "default", obsQueue)
 					if writer == soWriterStreaming {
 						slices.Sort(got)
 					}
@@ -321,7 +304,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 			assert.Contains(t, fails[i], `queue "nack-b"`)
 			assert.Contains(t, fails[i], "Spool Over Quota")
 		}
-		assert.Equal(t, append([]string{"warm"}, payloads[2:]...), queueStrings(t, b, "nack-b"))
+		assert.Equal(t, append([]string{"warm"}, payloads[2:]...), solacetest.QueuePayloads(t, b, "default", "nack-b"))
 	})
 
 	t.Run("streaming fails only the nacked message", func(t *testing.T) {
@@ -334,7 +317,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 		assert.Equal(t, []int{0}, mapsKeys(fails))
 		assert.Contains(t, fails[0], "Queue Shutdown")
 		require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"s2"}, nil)))
-		assert.Equal(t, []string{"s0", "s2"}, queueStrings(t, b, "nack-s"))
+		assert.Equal(t, []string{"s0", "s2"}, solacetest.QueuePayloads(t, b, "default", "nack-s"))
 	})
 
 	t.Run("missing queue names the queue", func(t *testing.T) {
@@ -347,7 +330,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 		require.Equal(t, []int{1}, mapsKeys(fails))
 		assert.Contains(t, fails[1], `queue "nope"`)
 		assert.Contains(t, fails[1], "does not exist")
-		assert.Equal(t, []string{"a"}, queueStrings(t, b, "exists"))
+		assert.Equal(t, []string{"a"}, solacetest.QueuePayloads(t, b, "default", "exists"))
 	})
 
 	t.Run("invalid attributes fail only their message", func(t *testing.T) {
@@ -359,7 +342,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 		fails := writeFailures(t, w, batch)
 		require.Equal(t, []int{1}, mapsKeys(fails))
 		assert.Contains(t, fails[1], "priority")
-		assert.Equal(t, []string{"ok"}, queueStrings(t, b, "inv"))
+		assert.Equal(t, []string{"ok"}, solacetest.QueuePayloads(t, b, "default", "inv"))
 	})
 }
 
@@ -389,7 +372,7 @@ func TestSolaceOutputReconnect(t *testing.T) {
 				require.NoError(t, sb.SetLoggerYAML("level: none"))
 				send, err := sb.AddBatchProducerFunc()
 				require.NoError(t, err)
-				require.NoError(t, sb.AddOutputYAML("solace:\n"+indentYAML(b.ConnectionYAML()+fmt.Sprintf(
+				require.NoError(t, sb.AddOutputYAML("solace:\n"+componenttest.IndentYAML(b.ConnectionYAML()+fmt.Sprintf(
 					"topic: r/x\ndelivery_mode: %s\nwriter: %s\nclients: 2\nmax_in_flight: 8\n%s", mode, writer, extra))))
 				stream, err := sb.Build()
 				require.NoError(t, err)
@@ -447,13 +430,13 @@ func TestSolaceOutputReconnect(t *testing.T) {
 						if send(t.Context(), soBatch([]string{p}, nil)) != nil {
 							return false
 						}
-						return slices.Contains(queueStrings(t, b, "rq"), p)
+						return slices.Contains(solacetest.QueuePayloads(t, b, "default", "rq"), p)
 					}, 10*time.Second, 20*time.Millisecond)
 					return
 				}
 				require.Len(t, acked, total, "with client reconnection every message is eventually confirmed")
 				inQueue := map[string]bool{}
-				for _, m := range queueStrings(t, b, "rq") {
+				for _, m := range solacetest.QueuePayloads(t, b, "default", "rq") {
 					inQueue[m] = true
 				}
 				var missing []string
@@ -466,10 +449,6 @@ func TestSolaceOutputReconnect(t *testing.T) {
 			})
 		}
 	}
-}
-
-func indentYAML(s string) string {
-	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
 }
 
 // TestSolaceOutputSessionLost checks that a session gone for good turns into
@@ -504,7 +483,7 @@ clients: 1
 	require.ErrorIs(t, w.WriteBatch(t.Context(), soBatch([]string{"b"}, nil)), service.ErrNotConnected)
 	require.NoError(t, w.Connect(t.Context()))
 	require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"c"}, nil)))
-	got := queueStrings(t, b, "lost")
+	got := solacetest.QueuePayloads(t, b, "default", "lost")
 	assert.Equal(t, "a", got[0])
 	assert.Equal(t, "c", got[len(got)-1])
 }
@@ -529,13 +508,7 @@ func TestSolaceOutputLint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := service.NewStreamBuilder().AddOutputYAML("solace:\n" + indentYAML(tt.yaml))
-			if tt.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			componenttest.LintWants(t, componenttest.Output, "solace", tt.yaml, tt.want)
 		})
 	}
 }

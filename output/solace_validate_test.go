@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connect-solace/connect-solace/internal/componenttest"
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
@@ -66,7 +67,7 @@ func TestSolaceOutputStaticValues(t *testing.T) {
 	for _, tc := range soStaticCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Run("lint", func(t *testing.T) {
-				check(t, service.NewStreamBuilder().AddOutputYAML("solace:\n"+indentYAML(conn+tc.yaml)), tc.want)
+				check(t, componenttest.Lint(componenttest.Output, "solace", conn+tc.yaml), tc.want)
 			})
 			t.Run("constructor", func(t *testing.T) {
 				pc, err := solaceOutputSpec().ParseYAML(conn+tc.yaml, nil)
@@ -133,7 +134,7 @@ func TestSolaceOutputDynamicValues(t *testing.T) {
 			assert.Zero(t, b.PublishedCount("dyn/"+writer+"/nul"), "the truncated topic got a message")
 		})
 	}
-	assert.Equal(t, []string{"batched-dyn/batched/ok", "streaming-dyn/streaming/ok"}, queueStrings(t, b, "dyn"))
+	assert.Equal(t, []string{"batched-dyn/batched/ok", "streaming-dyn/streaming/ok"}, solacetest.QueuePayloads(t, b, "default", "dyn"))
 }
 
 // TestSolaceOutputFailureReport: the batch error text (which Benthos logs)

@@ -135,13 +135,7 @@ func publishThroughFault(t *testing.T, b *Broker, clients, workers, n int, fault
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	msgs, err := b.QueueMessages("default", "q1")
-	require.NoError(t, err)
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = string(m)
-	}
-	return out
+	return QueuePayloads(t, b, "default", "q1")
 }
 
 type receipt struct {

@@ -39,9 +39,7 @@ func TestOversizedDirectMessageKeepsConnection(t *testing.T) {
 // refuses to send guaranteed messages above the advertised maximum.
 func TestOversizedGuaranteedMessageIsRejected(t *testing.T) {
 	b := newBroker(t)
-	c := dialRaw(t, b)
-	c.login("default", "default", "raw-big")
-	flow, _, _ := c.openPublisher("big-flow")
+	c, flow, _, _ := dialPublisher(t, b, "raw-big", "big-flow")
 	c.send(&frame{Flags: flagADF, UH: 2, Proto: protoTrMsg, TTL: 255, Params: []param{
 		{UH: 2, Type: pTopic, Value: cstr("orders/big")},
 		{Type: pADFlowID, Value: u32(flow)}, {Type: pADMsgID, Value: u64(1)},

@@ -30,17 +30,6 @@ func (c *rawClient) readAck() (uint32, uint64) {
 	return code, id
 }
 
-func queuePayloads(t *testing.T, b *Broker, q string) []string {
-	t.Helper()
-	msgs, err := b.QueueMessages("default", q)
-	require.NoError(t, err)
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = string(m)
-	}
-	return out
-}
-
 // TestOutOfOrderPublishIsNotAckedAsDuplicate is the loss of issue 11
 // finding 1: after a reconnect the Go client sent its second unacknowledged
 // message before resending the first. A broker that took "id <= last id" for
@@ -48,14 +37,10 @@ func queuePayloads(t *testing.T, b *Broker, q string) []string {
 // without ever spooling it.
 func TestOutOfOrderPublishIsNotAckedAsDuplicate(t *testing.T) {
 	b := newBroker(t)
-	c := dialRaw(t, b)
-	c.login("default", "default", "ooo")
-	flowID, name, _ := c.openPublisher("")
+	c, flowID, name, _ := dialPublisher(t, b, "ooo", "")
 	require.EqualValues(t, 1, c.publish(flowID, 1, "orders/1", "one", 1))
 
-	c2 := dialRaw(t, b)
-	c2.login("default", "default", "ooo")
-	flowID2, _, last := c2.openPublisher(name)
+	c2, flowID2, _, last := dialPublisher(t, b, "ooo", name)
 	require.EqualValues(t, 1, last)
 	// Message 3 follows 2, which the broker has not seen: discarded,
 	// unacknowledged.
@@ -66,35 +51,29 @@ func TestOutOfOrderPublishIsNotAckedAsDuplicate(t *testing.T) {
 	require.EqualValues(t, 200, code)
 	require.EqualValues(t, 2, acked, "the first ack covers message 2 only: 3 was out of order")
 	require.EqualValues(t, 3, c2.publish(flowID2, 3, "orders/3", "three", 1))
-	require.Equal(t, []string{"one", "two", "three"}, queuePayloads(t, b, "q1"))
+	require.Equal(t, []string{"one", "two", "three"}, QueuePayloads(t, b, "default", "q1"))
 }
 
 // TestPublishFromReplacedConnectionIsDiscarded: a flow bound to a newer
 // connection ignores what an older connection still delivers.
 func TestPublishFromReplacedConnectionIsDiscarded(t *testing.T) {
 	b := newBroker(t)
-	old := dialRaw(t, b)
-	old.login("default", "default", "late-1")
-	flowID, name, _ := old.openPublisher("")
+	old, flowID, name, _ := dialPublisher(t, b, "late-1", "")
 	require.EqualValues(t, 1, old.publish(flowID, 1, "orders/1", "one", 1))
 
 	// Another session takes the flow over while the old one is alive.
-	c := dialRaw(t, b)
-	c.login("default", "default", "late-2")
-	flowID2, _, last := c.openPublisher(name)
+	c, flowID2, _, last := dialPublisher(t, b, "late-2", name)
 	require.EqualValues(t, 1, last)
 	old.sendGuaranteed(flowID, 1, 2, "orders/2", "late")
 	require.EqualValues(t, 2, c.publish(flowID2, 2, "orders/2", "two", 1))
-	require.Equal(t, []string{"one", "two"}, queuePayloads(t, b, "q1"))
+	require.Equal(t, []string{"one", "two"}, QueuePayloads(t, b, "default", "q1"))
 }
 
 // TestResendOfNackedPublishIsNackedAgain: a nack lost with its connection
 // does not turn into an ack when the client resends the message.
 func TestResendOfNackedPublishIsNackedAgain(t *testing.T) {
 	b := newBroker(t)
-	c := dialRaw(t, b)
-	c.login("default", "default", "nack")
-	flowID, name, _ := c.openPublisher("")
+	c, flowID, name, _ := dialPublisher(t, b, "nack", "")
 	require.EqualValues(t, 1, c.publish(flowID, 1, "orders/1", "one", 1))
 	b.NackNextPublishes(1, "Spool Over Quota")
 	c.sendGuaranteed(flowID, 1, 2, "orders/2", "two")
@@ -105,9 +84,7 @@ func TestResendOfNackedPublishIsNackedAgain(t *testing.T) {
 	// The client reconnects without having seen the nack (it reports
 	// message 1 as its last ack): the broker reports 1 as its last id, and
 	// the resend of 2 is nacked again while 3 is a duplicate.
-	c2 := dialRaw(t, b)
-	c2.login("default", "default", "nack")
-	flowID2, _, last := c2.openPublisher(name)
+	c2, flowID2, _, last := dialPublisher(t, b, "nack", name)
 	require.EqualValues(t, 1, last)
 	c2.sendGuaranteed(flowID2, 1, 2, "orders/2", "two")
 	code, acked := c2.readAck()
@@ -117,5 +94,5 @@ func TestResendOfNackedPublishIsNackedAgain(t *testing.T) {
 	code, acked = c2.readAck()
 	require.EqualValues(t, 200, code)
 	require.EqualValues(t, 3, acked)
-	require.Equal(t, []string{"one", "three"}, queuePayloads(t, b, "q1"))
+	require.Equal(t, []string{"one", "three"}, QueuePayloads(t, b, "default", "q1"))
 }

@@ -50,6 +50,17 @@ func (c *rawClient) status(f *frame) (uint32, string) {
 	return code, text
 }
 
+// dialPublisher connects a raw client as user default named clientName and
+// opens the publisher flow flowName ("" for a new one): the client, the
+// flow's id and name and the last message id the broker has of it.
+func dialPublisher(t *testing.T, b *Broker, clientName, flowName string) (*rawClient, uint32, string, uint64) {
+	t.Helper()
+	c := dialRaw(t, b)
+	c.login("default", "default", clientName)
+	flowID, name, last := c.openPublisher(flowName)
+	return c, flowID, name, last
+}
+
 func (c *rawClient) login(user, pass, clientName string, extra ...ccParam) {
 	c.t.Helper()
 	c.send(&frame{UH: 2, Proto: protoClientCtrl, TTL: 1,
@@ -103,17 +114,13 @@ func (c *rawClient) publish(flowID uint32, id uint64, topic, payload string, mod
 
 func TestResentPublishIsAckedNotSpooledTwice(t *testing.T) {
 	b := newBroker(t)
-	c := dialRaw(t, b)
-	c.login("default", "default", "raw-1")
-	flowID, name, last := c.openPublisher("")
+	c, flowID, name, last := dialPublisher(t, b, "raw-1", "")
 	require.Zero(t, last)
 	require.EqualValues(t, 1, c.publish(flowID, 1, "orders/1", "one", 1))
 	require.EqualValues(t, 2, c.publish(flowID, 2, "orders/2", "two", 0)) // non-persistent
 
 	// A new connection resumes the flow by name and resends message 2.
-	c2 := dialRaw(t, b)
-	c2.login("default", "default", "raw-1")
-	flowID2, name2, last2 := c2.openPublisher(name)
+	c2, flowID2, name2, last2 := dialPublisher(t, b, "raw-1", name)
 	require.Equal(t, name, name2)
 	require.EqualValues(t, 2, last2, "the broker reports what it already has")
 	require.EqualValues(t, 2, c2.publish(flowID2, 2, "orders/2", "two", 0))
@@ -162,9 +169,7 @@ func (c *rawClient) readUntil(proto byte) *frame {
 // counted as a redelivery.
 func TestReleasedSettlementRequeuesWithoutCounting(t *testing.T) {
 	b := newBroker(t)
-	c := dialRaw(t, b)
-	c.login("default", "default", "raw-released")
-	pubFlow, _, _ := c.openPublisher("")
+	c, pubFlow, _, _ := dialPublisher(t, b, "raw-released", "")
 	require.EqualValues(t, 1, c.publish(pubFlow, 1, "orders/1", "rel", 1))
 
 	c.send(&frame{UH: 2, Proto: protoAssuredCtrl, TTL: 1,

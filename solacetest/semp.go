@@ -339,6 +339,43 @@ func decodeAttr[T any](attrs map[string]json.RawMessage, name string, dst **T) *
 	return nil
 }
 
+// firstErr returns the first non-nil error, so a handler can decode or check
+// several attributes and fail on the first bad one.
+func firstErr(errs ...*sempErr) *sempErr {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// matchesPath checks that a body attribute naming the object, where given,
+// agrees with the request path.
+func matchesPath(attr string, body *string, path string) *sempErr {
+	if body != nil && *body != path {
+		return errInvalid("%s %q does not match the request path's %q", attr, *body, path)
+	}
+	return nil
+}
+
+// onlyDefaultClientProfile and onlyDefaultACLProfile check that a client
+// username or authorization group names no profile but the default: every
+// client uses those.
+func onlyDefaultClientProfile(p *string) *sempErr {
+	if p != nil && *p != defaultClientProfile {
+		return errNotSupported("clientProfileName %q: every client uses the %q client profile", *p, defaultClientProfile)
+	}
+	return nil
+}
+
+func onlyDefaultACLProfile(p *string) *sempErr {
+	if p != nil && *p != defaultACLProfile {
+		return errNotSupported("aclProfileName %q: every client uses the %q ACL profile", *p, defaultACLProfile)
+	}
+	return nil
+}
+
 // --- paging and select ---
 
 // page cuts the sorted keys at the request's cursor and count. The cursor is
@@ -479,6 +516,31 @@ func (c *sempCall) writeObject(data, links, collections any) *sempErr {
 		resp.Collections = collections
 	}
 	return c.write(http.StatusOK, resp)
+}
+
+// writeEach writes a collection page: item gives each element's object and
+// link, total is the whole collection's size and next the cursor of the
+// following page ("" on the last one).
+func writeEach[T any](c *sempCall, page []T, total int, next string, item func(T) (any, sempURILink)) *sempErr {
+	var data, links []any
+	for _, v := range page {
+		d, l := item(v)
+		data = append(data, d)
+		links = append(links, l)
+	}
+	return c.writeList(data, links, nil, total, next)
+}
+
+// findNamed returns the element of all whose name is want, or SEMP's
+// not-found error for an object of the given kind.
+func findNamed[T any](all []T, name func(T) string, kind, want string) (T, *sempErr) {
+	for _, v := range all {
+		if name(v) == want {
+			return v, nil
+		}
+	}
+	var zero T
+	return zero, errNotFound("could not find match for %s %q", kind, want)
 }
 
 func (c *sempCall) writeList(data, links, collections []any, total int, nextCursor string) *sempErr {

@@ -67,12 +67,9 @@ func listACLExceptions(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 	if err != nil {
 		return err
 	}
-	var data, links []any
-	for _, t := range page {
-		data = append(data, exceptionJSON(vpn, p.Name, kind, t))
-		links = append(links, sempURILink{URI: c.exceptionURI(vpn, p.Name, kind, t)})
-	}
-	return c.writeList(data, links, nil, len(topics), next)
+	return writeEach(c, page, len(topics), next, func(t string) (any, sempURILink) {
+		return exceptionJSON(vpn, p.Name, kind, t), sempURILink{URI: c.exceptionURI(vpn, p.Name, kind, t)}
+	})
 }
 
 func addACLException(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
@@ -98,10 +95,9 @@ func addACLException(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 		return errInvalid("missing required attribute %sException", kind)
 	case syntax != nil && *syntax != "smf":
 		return errNotSupported("%sExceptionSyntax %q: the test broker supports smf only", kind, *syntax)
-	case bodyVPN != nil && *bodyVPN != vpn:
-		return errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
-	case bodyProfile != nil && *bodyProfile != profile:
-		return errInvalid("aclProfileName %q does not match the request path's %q", *bodyProfile, profile)
+	}
+	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), matchesPath("aclProfileName", bodyProfile, profile)); e != nil {
+		return e
 	}
 	if aerr := b.AddACLException(vpn, profile, kind, *topic); aerr != nil {
 		return aclErr(aerr)

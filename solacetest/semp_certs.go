@@ -46,16 +46,14 @@ func createCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
 	var name, content, crlDays, crlTimes, crlURL, ocspURL *string
 	var revocation, ocspNonResponder *bool
 	var ocspTimeout *int64
-	for _, e := range []*sempErr{
+	if e := firstErr(
 		decodeAttr(attrs, "certAuthorityName", &name), decodeAttr(attrs, "certContent", &content),
 		decodeAttr(attrs, "crlDayList", &crlDays), decodeAttr(attrs, "crlTimeList", &crlTimes),
 		decodeAttr(attrs, "crlUrl", &crlURL), decodeAttr(attrs, "ocspOverrideUrl", &ocspURL),
 		decodeAttr(attrs, "revocationCheckEnabled", &revocation), decodeAttr(attrs, "ocspNonResponderCertEnabled", &ocspNonResponder),
 		decodeAttr(attrs, "ocspTimeout", &ocspTimeout),
-	} {
-		if e != nil {
-			return e
-		}
+	); e != nil {
+		return e
 	}
 	for attr := range attrs {
 		return errInvalid("unknown attribute %q", attr)
@@ -98,27 +96,21 @@ func createClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	}
 	var name, password, bodyVPN, clientProfile, aclProfile *string
 	var enabled *bool
-	for _, e := range []*sempErr{
+	if e := firstErr(
 		decodeAttr(attrs, "clientUsername", &name), decodeAttr(attrs, "password", &password),
 		decodeAttr(attrs, "msgVpnName", &bodyVPN), decodeAttr(attrs, "clientProfileName", &clientProfile),
 		decodeAttr(attrs, "aclProfileName", &aclProfile), decodeAttr(attrs, "enabled", &enabled),
-	} {
-		if e != nil {
-			return e
-		}
+	); e != nil {
+		return e
 	}
 	for attr := range attrs {
 		return errNotSupported("attribute %q of clientUsername is not supported by the test broker", attr)
 	}
-	switch {
-	case name == nil || *name == "":
+	if name == nil || *name == "" {
 		return errInvalid("missing required attribute clientUsername")
-	case bodyVPN != nil && *bodyVPN != vpn:
-		return errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
-	case clientProfile != nil && *clientProfile != defaultClientProfile:
-		return errNotSupported("clientProfileName %q: every client uses the %q client profile", *clientProfile, defaultClientProfile)
-	case aclProfile != nil && *aclProfile != defaultACLProfile:
-		return errNotSupported("aclProfileName %q: every client uses the %q ACL profile", *aclProfile, defaultACLProfile)
+	}
+	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), onlyDefaultClientProfile(clientProfile), onlyDefaultACLProfile(aclProfile)); e != nil {
+		return e
 	}
 	u := ClientUsername{Name: *name, Enabled: enabled != nil && *enabled}
 	if password != nil {
@@ -140,12 +132,11 @@ func getClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if lerr != nil {
 		return certErr(lerr)
 	}
-	for _, u := range all {
-		if u.Name == c.r.PathValue("name") {
-			return c.writeObject(clientUsernameJSON(vpn, u), c.clientUsernameLink(vpn, u.Name), nil)
-		}
+	u, err := findNamed(all, func(u ClientUsername) string { return u.Name }, "clientUsername", c.r.PathValue("name"))
+	if err != nil {
+		return err
 	}
-	return errNotFound("could not find match for clientUsername %q", c.r.PathValue("name"))
+	return c.writeObject(clientUsernameJSON(vpn, u), c.clientUsernameLink(vpn, u.Name), nil)
 }
 
 func deleteClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {

@@ -138,13 +138,10 @@ func listClientSubscriptions(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if err != nil {
 		return err
 	}
-	var data, links []any
 	base := c.clientURI(vpn, ci.Name) + "/subscriptions/"
-	for _, t := range page {
-		data = append(data, sempClientSubscription{ClientName: ci.Name, MsgVpnName: vpn, SubscriptionTopic: t})
-		links = append(links, sempURILink{URI: base + url.PathEscape(t)})
-	}
-	return c.writeList(data, links, nil, len(ci.Subscriptions), next)
+	return writeEach(c, page, len(ci.Subscriptions), next, func(t string) (any, sempURILink) {
+		return sempClientSubscription{ClientName: ci.Name, MsgVpnName: vpn, SubscriptionTopic: t}, sempURILink{URI: base + url.PathEscape(t)}
+	})
 }
 
 func disconnectClient(c *sempCall, b brokerAdmin, vpn string) *sempErr {

@@ -107,14 +107,12 @@ func oauthProfileChanges(c *sempCall, vpn string) (name *string, apply func(*OAu
 	}
 	var bodyVPN *string
 	var refresh *int64
-	for _, e := range []*sempErr{decodeAttr(attrs, "oauthProfileName", &name), decodeAttr(attrs, "msgVpnName", &bodyVPN),
-		decodeAttr(attrs, "endpointJwksRefreshInterval", &refresh)} {
-		if e != nil {
-			return nil, nil, e
-		}
+	if e := firstErr(decodeAttr(attrs, "oauthProfileName", &name), decodeAttr(attrs, "msgVpnName", &bodyVPN),
+		decodeAttr(attrs, "endpointJwksRefreshInterval", &refresh)); e != nil {
+		return nil, nil, e
 	}
-	if bodyVPN != nil && *bodyVPN != vpn {
-		return nil, nil, errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
+	if e := matchesPath("msgVpnName", bodyVPN, vpn); e != nil {
+		return nil, nil, e
 	}
 	var probe OAuthProfile
 	var sets []func(*OAuthProfile)
@@ -181,12 +179,7 @@ func findOAuthProfile(c *sempCall, b oauthAdmin, vpn string) (OAuthProfile, *sem
 	if err != nil {
 		return OAuthProfile{}, oauthErr(err)
 	}
-	for _, p := range all {
-		if p.Name == c.r.PathValue("profile") {
-			return p, nil
-		}
-	}
-	return OAuthProfile{}, errNotFound("could not find match for authenticationOauthProfile %q", c.r.PathValue("profile"))
+	return findNamed(all, func(p OAuthProfile) string { return p.Name }, "authenticationOauthProfile", c.r.PathValue("profile"))
 }
 
 func getOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
@@ -202,12 +195,9 @@ func listOAuthProfiles(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	if lerr != nil {
 		return oauthErr(lerr)
 	}
-	var data, links []any
-	for _, p := range all {
-		data = append(data, oauthProfileJSON(vpn, p))
-		links = append(links, c.oauthProfileLink(vpn, p.Name))
-	}
-	return c.writeList(data, links, nil, len(all), "")
+	return writeEach(c, all, len(all), "", func(p OAuthProfile) (any, sempURILink) {
+		return oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name)
+	})
 }
 
 func updateOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
@@ -215,8 +205,8 @@ func updateOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	if err != nil {
 		return err
 	}
-	if name != nil && *name != c.r.PathValue("profile") {
-		return errInvalid("oauthProfileName %q does not match the request path's %q", *name, c.r.PathValue("profile"))
+	if e := matchesPath("oauthProfileName", name, c.r.PathValue("profile")); e != nil {
+		return e
 	}
 	if uerr := b.UpdateOAuthProfile(vpn, c.r.PathValue("profile"), apply); uerr != nil {
 		return oauthErr(uerr)
@@ -254,28 +244,24 @@ func createAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	}
 	var name, bodyVPN, aclProfile, clientProfile, before, after *string
 	var enabled *bool
-	for _, e := range []*sempErr{
+	if e := firstErr(
 		decodeAttr(attrs, "authorizationGroupName", &name), decodeAttr(attrs, "msgVpnName", &bodyVPN),
 		decodeAttr(attrs, "aclProfileName", &aclProfile), decodeAttr(attrs, "clientProfileName", &clientProfile),
 		decodeAttr(attrs, "orderBeforeAuthorizationGroupName", &before), decodeAttr(attrs, "orderAfterAuthorizationGroupName", &after),
 		decodeAttr(attrs, "enabled", &enabled),
-	} {
-		if e != nil {
-			return e
-		}
+	); e != nil {
+		return e
 	}
 	for attr := range attrs {
 		return errInvalid("unknown attribute %q", attr)
 	}
-	switch {
-	case name == nil || *name == "":
+	if name == nil || *name == "" {
 		return errInvalid("missing required attribute authorizationGroupName")
-	case bodyVPN != nil && *bodyVPN != vpn:
-		return errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
-	case aclProfile != nil && *aclProfile != defaultACLProfile:
-		return errNotSupported("aclProfileName %q: every client uses the %q ACL profile", *aclProfile, defaultACLProfile)
-	case clientProfile != nil && *clientProfile != defaultClientProfile:
-		return errNotSupported("clientProfileName %q: every client uses the %q client profile", *clientProfile, defaultClientProfile)
+	}
+	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), onlyDefaultACLProfile(aclProfile), onlyDefaultClientProfile(clientProfile)); e != nil {
+		return e
+	}
+	switch {
 	case before != nil && *before != "", after != nil && *after != "":
 		return errNotSupported("authorization group ordering is not supported by the test broker (it authorizes by client username)")
 	}
@@ -291,12 +277,11 @@ func getAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	if lerr != nil {
 		return oauthErr(lerr)
 	}
-	for _, g := range all {
-		if g.Name == c.r.PathValue("group") {
-			return c.writeObject(authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name), nil)
-		}
+	g, err := findNamed(all, func(g AuthorizationGroup) string { return g.Name }, "authorizationGroup", c.r.PathValue("group"))
+	if err != nil {
+		return err
 	}
-	return errNotFound("could not find match for authorizationGroup %q", c.r.PathValue("group"))
+	return c.writeObject(authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name), nil)
 }
 
 func listAuthzGroups(c *sempCall, b oauthAdmin, vpn string) *sempErr {
@@ -304,12 +289,9 @@ func listAuthzGroups(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	if lerr != nil {
 		return oauthErr(lerr)
 	}
-	var data, links []any
-	for _, g := range all {
-		data = append(data, authzGroupJSON(vpn, g))
-		links = append(links, c.authzGroupLink(vpn, g.Name))
-	}
-	return c.writeList(data, links, nil, len(all), "")
+	return writeEach(c, all, len(all), "", func(g AuthorizationGroup) (any, sempURILink) {
+		return authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name)
+	})
 }
 
 func deleteAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
@@ -333,10 +315,8 @@ func createDomainCA(c *sempCall, b oauthAdmin) *sempErr {
 		return err
 	}
 	var name, content *string
-	for _, e := range []*sempErr{decodeAttr(attrs, "certAuthorityName", &name), decodeAttr(attrs, "certContent", &content)} {
-		if e != nil {
-			return e
-		}
+	if e := firstErr(decodeAttr(attrs, "certAuthorityName", &name), decodeAttr(attrs, "certContent", &content)); e != nil {
+		return e
 	}
 	for attr := range attrs {
 		return errInvalid("unknown attribute %q", attr)
@@ -372,12 +352,9 @@ func listDomainCAs(c *sempCall, b oauthAdmin) *sempErr {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	var data, links []any
-	for _, n := range names {
-		data = append(data, sempDomainCertAuthority{CertAuthorityName: n, CertContent: all[n]})
-		links = append(links, c.domainCALink(n))
-	}
-	return c.writeList(data, links, nil, len(names), "")
+	return writeEach(c, names, len(names), "", func(n string) (any, sempURILink) {
+		return sempDomainCertAuthority{CertAuthorityName: n, CertContent: all[n]}, c.domainCALink(n)
+	})
 }
 
 func deleteDomainCA(c *sempCall, b oauthAdmin) *sempErr {

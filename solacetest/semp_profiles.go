@@ -69,12 +69,9 @@ func listClientProfiles(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if err != nil {
 		return err
 	}
-	var data, links []any
-	for _, k := range page {
-		data = append(data, clientProfileJSON(vpn, byName[k]))
-		links = append(links, c.clientProfileLink(vpn, k))
-	}
-	return c.writeList(data, links, nil, len(keys), next)
+	return writeEach(c, page, len(keys), next, func(k string) (any, sempURILink) {
+		return clientProfileJSON(vpn, byName[k]), c.clientProfileLink(vpn, k)
+	})
 }
 
 // updateClientProfile applies a PATCH. Attributes the broker does not model
@@ -115,11 +112,8 @@ func updateClientProfile(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	for attr := range attrs {
 		return errNotSupported("attribute %q of clientProfile is not supported by the test broker", attr)
 	}
-	if bodyVPN != nil && *bodyVPN != vpn {
-		return errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
-	}
-	if bodyName != nil && *bodyName != name {
-		return errInvalid("clientProfileName %q does not match the request path's %q", *bodyName, name)
+	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), matchesPath("clientProfileName", bodyName, name)); e != nil {
+		return e
 	}
 	if durability != nil && *durability != EndpointCreateAll && *durability != EndpointCreateDurable && *durability != EndpointCreateNonDurable {
 		return errInvalid("allowGuaranteedEndpointCreateDurability %q is not one of all, durable, non-durable", *durability)

@@ -71,13 +71,10 @@ func listQueueMsgs(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if err != nil {
 		return err
 	}
-	var data, links []any
-	for _, k := range page {
+	return writeEach(c, page, len(keys), next, func(k string) (any, sempURILink) {
 		m := byKey[k]
-		data = append(data, queueMsgJSON(vpn, queue, m))
-		links = append(links, sempURILink{URI: c.queueMsgURI(vpn, queue, m.MsgID)})
-	}
-	return c.writeList(data, links, nil, len(keys), next)
+		return queueMsgJSON(vpn, queue, m), sempURILink{URI: c.queueMsgURI(vpn, queue, m.MsgID)}
+	})
 }
 
 func getQueueMsg(c *sempCall, b brokerAdmin, vpn string) *sempErr {

@@ -347,13 +347,10 @@ func (q *queueChanges) apply(cfg *QueueConfig) {
 // checkIdentity rejects a body whose identifying attributes contradict the
 // path.
 func (q *queueChanges) checkIdentity(vpn, name string) *sempErr {
-	if q.vpn != nil && *q.vpn != vpn {
-		return errInvalid("msgVpnName %q does not match the request path's %q", *q.vpn, vpn)
+	if name == "" {
+		return matchesPath("msgVpnName", q.vpn, vpn)
 	}
-	if q.name != nil && name != "" && *q.name != name {
-		return errInvalid("queueName %q does not match the request path's %q", *q.name, name)
-	}
-	return nil
+	return firstErr(matchesPath("msgVpnName", q.vpn, vpn), matchesPath("queueName", q.name, name))
 }
 
 // newQueueConfig is a queue created through SEMP: SEMP's defaults, then the
@@ -533,12 +530,9 @@ func (s *sempServer) listSubscriptions(c *sempCall, vpn, queue string) *sempErr 
 	if err != nil {
 		return err
 	}
-	var data, links []any
-	for _, t := range page {
-		data = append(data, sempwire.QueueSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: t})
-		links = append(links, sempURILink{URI: c.subscriptionURI(vpn, queue, t)})
-	}
-	return c.writeList(data, links, nil, len(topics), next)
+	return writeEach(c, page, len(topics), next, func(t string) (any, sempURILink) {
+		return sempwire.QueueSubscription{MsgVpnName: vpn, QueueName: queue, SubscriptionTopic: t}, sempURILink{URI: c.subscriptionURI(vpn, queue, t)}
+	})
 }
 
 func (s *sempServer) addSubscription(c *sempCall, vpn, queue string) *sempErr {
@@ -561,11 +555,8 @@ func (s *sempServer) addSubscription(c *sempCall, vpn, queue string) *sempErr {
 	if topic == nil || *topic == "" {
 		return errInvalid("missing required attribute subscriptionTopic")
 	}
-	if bodyVPN != nil && *bodyVPN != vpn {
-		return errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
-	}
-	if bodyQueue != nil && *bodyQueue != queue {
-		return errInvalid("queueName %q does not match the request path's %q", *bodyQueue, queue)
+	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), matchesPath("queueName", bodyQueue, queue)); e != nil {
+		return e
 	}
 	if _, _, err := s.durableQueue(vpn, queue, false); err != nil {
 		return err

@@ -42,21 +42,20 @@ func replayLogChanges(c *sempCall, vpn string) (name *string, apply func(*Replay
 	var bodyVPN *string
 	var ingress, egress, topicFilter *bool
 	var quota *int64
-	for _, e := range []*sempErr{
+	if e := firstErr(
 		decodeAttr(attrs, "replayLogName", &name), decodeAttr(attrs, "msgVpnName", &bodyVPN),
 		decodeAttr(attrs, "ingressEnabled", &ingress), decodeAttr(attrs, "egressEnabled", &egress),
 		decodeAttr(attrs, "topicFilterEnabled", &topicFilter), decodeAttr(attrs, "maxSpoolUsage", &quota),
-	} {
-		if e != nil {
-			return nil, nil, e
-		}
+	); e != nil {
+		return nil, nil, e
 	}
 	for attr := range attrs {
 		return nil, nil, errInvalid("unknown attribute %q", attr)
 	}
+	if e := matchesPath("msgVpnName", bodyVPN, vpn); e != nil {
+		return nil, nil, e
+	}
 	switch {
-	case bodyVPN != nil && *bodyVPN != vpn:
-		return nil, nil, errInvalid("msgVpnName %q does not match the request path's %q", *bodyVPN, vpn)
 	case topicFilter != nil && *topicFilter:
 		return nil, nil, errNotSupported("the test broker does not implement replay-log topic filters")
 	case quota != nil && *quota < 0:
@@ -75,9 +74,13 @@ func replayLogChanges(c *sempCall, vpn string) (name *string, apply func(*Replay
 	}, nil
 }
 
+func replayLogJSON(vpn string, l ReplayLog) sempReplayLog {
+	return sempReplayLog{EgressEnabled: l.EgressEnabled, IngressEnabled: l.IngressEnabled,
+		MaxSpoolUsage: l.MaxSpoolUsage, MsgVpnName: vpn, ReplayLogName: l.Name}
+}
+
 func writeReplayLog(c *sempCall, vpn string, l ReplayLog) *sempErr {
-	return c.writeObject(sempReplayLog{EgressEnabled: l.EgressEnabled, IngressEnabled: l.IngressEnabled,
-		MaxSpoolUsage: l.MaxSpoolUsage, MsgVpnName: vpn, ReplayLogName: l.Name}, c.replayLogLink(vpn, l.Name), nil)
+	return c.writeObject(replayLogJSON(vpn, l), c.replayLogLink(vpn, l.Name), nil)
 }
 
 func createReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
@@ -102,12 +105,7 @@ func findReplayLog(c *sempCall, b brokerAdmin, vpn string) (ReplayLog, *sempErr)
 	if err != nil {
 		return ReplayLog{}, replayErr(err)
 	}
-	for _, l := range logs {
-		if l.Name == c.r.PathValue("name") {
-			return l, nil
-		}
-	}
-	return ReplayLog{}, errNotFound("could not find match for replayLog %q", c.r.PathValue("name"))
+	return findNamed(logs, func(l ReplayLog) string { return l.Name }, "replayLog", c.r.PathValue("name"))
 }
 
 func getReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
@@ -123,13 +121,9 @@ func listReplayLogs(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if lerr != nil {
 		return replayErr(lerr)
 	}
-	var data, links []any
-	for _, l := range logs {
-		data = append(data, sempReplayLog{EgressEnabled: l.EgressEnabled, IngressEnabled: l.IngressEnabled,
-			MaxSpoolUsage: l.MaxSpoolUsage, MsgVpnName: vpn, ReplayLogName: l.Name})
-		links = append(links, c.replayLogLink(vpn, l.Name))
-	}
-	return c.writeList(data, links, nil, len(logs), "")
+	return writeEach(c, logs, len(logs), "", func(l ReplayLog) (any, sempURILink) {
+		return replayLogJSON(vpn, l), c.replayLogLink(vpn, l.Name)
+	})
 }
 
 func updateReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
@@ -137,8 +131,8 @@ func updateReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if err != nil {
 		return err
 	}
-	if name != nil && *name != c.r.PathValue("name") {
-		return errInvalid("replayLogName %q does not match the request path's %q", *name, c.r.PathValue("name"))
+	if e := matchesPath("replayLogName", name, c.r.PathValue("name")); e != nil {
+		return e
 	}
 	if uerr := b.UpdateReplayLog(vpn, c.r.PathValue("name"), apply); uerr != nil {
 		return replayErr(uerr)
@@ -158,11 +152,9 @@ func startReplay(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	}
 	var logName, afterMsg *string
 	var fromTime *int64
-	for _, e := range []*sempErr{decodeAttr(attrs, "replayLogName", &logName), decodeAttr(attrs, "afterMsg", &afterMsg),
-		decodeAttr(attrs, "fromTime", &fromTime)} {
-		if e != nil {
-			return e
-		}
+	if e := firstErr(decodeAttr(attrs, "replayLogName", &logName), decodeAttr(attrs, "afterMsg", &afterMsg),
+		decodeAttr(attrs, "fromTime", &fromTime)); e != nil {
+		return e
 	}
 	for attr := range attrs {
 		return errInvalid("unknown attribute %q", attr)

@@ -80,8 +80,8 @@ func updateVPN(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if err := decodeAttr(attrs, "authenticationOauthDefaultProfileName", &oauthDefault); err != nil {
 		return err
 	}
-	if name != nil && *name != vpn {
-		return errInvalid("msgVpnName %q does not match the request path's %q", *name, vpn)
+	if e := matchesPath("msgVpnName", name, vpn); e != nil {
+		return e
 	}
 	if err := decodeAttr(attrs, "authenticationBasicType", &basicType); err != nil {
 		return err

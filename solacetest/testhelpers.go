@@ -25,3 +25,18 @@ func NewTestBroker(t TB, cfg Config) *Broker {
 	t.Cleanup(func() { _ = b.Close() })
 	return b
 }
+
+// QueuePayloads returns the payloads queue holds in vpn, oldest first, as
+// strings: what a test compares with what it sent.
+func QueuePayloads(t TB, b *Broker, vpn, queue string) []string {
+	t.Helper()
+	msgs, err := b.QueueMessages(vpn, queue)
+	if err != nil {
+		t.Fatalf("reading queue %q: %v", queue, err)
+	}
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = string(m)
+	}
+	return out
+}

@@ -33,7 +33,8 @@ const jmsBenchRound = 4000
 // go-amqp's automatic credit renewal stalls against RabbitMQ 3.10 (see
 // jms.Receiver), so the raw receiver grants credit as the input does, by a
 // jms.CreditWindow: 256 at attach, renewed a window at a time as messages
-// are read, with at most 2×256 unsettled. Both read on one goroutine and
+// are read (RabbitMQ 3.x: no flow over deliveries in flight), with at most
+// 2×256 unsettled. Both read on one goroutine and
 // settle on another, as Benthos reads an input and acks from its output;
 // the raw side builds a bare Benthos message of the body.
 //
@@ -171,7 +172,7 @@ func newBenchRawReceiver(b testing.TB, broker jmsBroker, address string, credit 
 	rcv, err := sess.NewReceiver(ctx, address, &amqp.ReceiverOptions{Credit: -1, SourceDurability: amqp.DurabilityConfiguration})
 	require.NoError(b, err)
 	require.NoError(b, rcv.IssueCredit(uint32(credit)))
-	return &benchRawReceiver{conn: conn, rcv: rcv, credit: jms.NewCreditWindow(credit)}
+	return &benchRawReceiver{conn: conn, rcv: rcv, credit: jms.NewCreditWindow(credit, false)}
 }
 
 func (r *benchRawReceiver) close() { _ = r.conn.Close() }

@@ -270,3 +270,20 @@ func TestIntegrationJMSInputSelectorNotEchoed(t *testing.T) {
 	assert.Contains(t, err.Error(), "without the selector filter")
 	assert.Equal(t, map[string]any{"apache.org:selector-filter:string": "a = 1"}, p.next(t, "attach").Filters)
 }
+
+// TestIntegrationJMSInputDrainPeer drains a Proton peer, which counts
+// credit as AMQP defines it, so the input renews half windows while
+// deliveries are in flight: every message arrives in order and is accepted.
+func TestIntegrationJMSInputDrainPeer(t *testing.T) {
+	integration.CheckSkip(t)
+	const n = 200
+	p := startSourcePeer(t, "--count", fmt.Sprint(n))
+	r := newTestJMSReader(t, p.yaml()+"queue: q\nprefetch: 8\n", nil)
+	connectReader(t, r)
+	for i := range n {
+		m, ack := readOne(t, r)
+		require.Equal(t, fmt.Sprint("m", i), body(t, m))
+		require.NoError(t, ack(t.Context(), nil))
+		assert.Equal(t, "accepted", p.next(t, "settled").State, "message m%d", i)
+	}
+}

@@ -14,32 +14,35 @@ package jms
 //     handed out but not yet settled are capped at prefetch as well, so at
 //     most 2×prefetch are unsettled: with a slow pipeline credit comes back
 //     with the settlements.
-//   - Credit is granted only when every credit granted before has been used
-//     (a flow frame never overlaps deliveries in flight). RabbitMQ 3.10
-//     counts credit at the queue process, which does not see deliveries
-//     still on their way through the session: a flow frame that arrives
-//     while some are in flight makes it send that many more than the window
-//     allows. go-amqp then takes its link credit below zero, and a later
-//     grant of exactly that many adds up to 0 and is dropped without a flow
-//     frame, so the link starves for good. Granting half windows while
-//     credit was outstanding did that at prefetch 2, 4 and 8
-//     (scripts/jms_vs_amqp1_input.py, TestIntegrationJMSInputBrokerRestart);
-//     with no delivery in flight a flow frame is exact on every broker.
-//
-// The cost is one round trip per window in which the broker has no credit,
-// which at prefetch 1 is what every scheme pays and at large prefetch is
-// spread over the window.
+//   - Against RabbitMQ 3.x credit is granted only when every credit granted
+//     before has been used (a flow frame never overlaps deliveries in
+//     flight). RabbitMQ 3.10 counts credit at the queue process, which does
+//     not see deliveries still on their way through the session: a flow
+//     frame that arrives while some are in flight makes it send that many
+//     more than the window allows. go-amqp then takes its link credit below
+//     zero, and a later grant of exactly that many adds up to 0 and is
+//     dropped without a flow frame, so the link starves for good. Granting
+//     half windows while credit was outstanding did that at prefetch 2, 4
+//     and 8 (scripts/jms_vs_amqp1_input.py, TestIntegrationJMSInputBrokerRestart,
+//     TestIntegrationJMSInputSmallPrefetch); with no delivery in flight a
+//     flow frame is exact. The cost is one round trip per window in which
+//     the broker has no credit, which at prefetch 1 is what every scheme
+//     pays and at large prefetch is spread over the window. Brokers that
+//     count credit as AMQP defines it (overlap) get the window renewed once
+//     half of it is used, so deliveries never pause.
 type CreditWindow struct {
 	prefetch uint64
+	overlap  bool   // flows may overlap deliveries in flight
 	granted  uint64 // credit granted since attach, including the first
 	received uint64 // messages handed to the consumer
 	settled  uint64 // messages settled, any outcome
 }
 
 // NewCreditWindow starts the bookkeeping of a link attached with prefetch
-// credit.
-func NewCreditWindow(prefetch int) CreditWindow {
-	return CreditWindow{prefetch: uint64(prefetch), granted: uint64(prefetch)}
+// credit. With overlap, credit is renewed once half the window is used;
+// without, only once all of it is (for RabbitMQ 3.x).
+func NewCreditWindow(prefetch int, overlap bool) CreditWindow {
+	return CreditWindow{prefetch: uint64(prefetch), overlap: overlap, granted: uint64(prefetch)}
 }
 
 // limit is the delivery count up to which the broker may send now.
@@ -53,8 +56,10 @@ func (w *CreditWindow) limit() uint64 {
 
 // grant returns the credit to issue now (0 for none) and counts it granted.
 func (w *CreditWindow) grant() uint32 {
-	if w.received < w.granted {
-		return 0 // credit outstanding: deliveries may be in flight
+	if w.received < w.granted && (!w.overlap || w.granted-w.received > w.prefetch/2) {
+		// Credit outstanding, so deliveries may be in flight (or, with
+		// overlap, more than half the window is still to come).
+		return 0
 	}
 	lim := w.limit()
 	if lim <= w.granted || lim <= w.received {

@@ -12,6 +12,7 @@ func TestCreditWindow(t *testing.T) {
 	tests := []struct {
 		name     string
 		prefetch int
+		overlap  bool
 		steps    string
 		grants   []uint32 // per step
 	}{
@@ -43,10 +44,26 @@ func TestCreditWindow(t *testing.T) {
 			name: "partial window after the cap", prefetch: 3,
 			steps: "rrrrrrsr", grants: []uint32{0, 0, 3, 0, 0, 0, 1, 0},
 		},
+		{
+			// A broker that counts credit as AMQP defines it gets the
+			// window renewed once half of it is used, while the rest is
+			// still on its way.
+			name: "overlap renews half windows", prefetch: 4, overlap: true,
+			steps: "rsrsrsrs", grants: []uint32{0, 0, 2, 0, 0, 0, 2, 0},
+		},
+		{
+			name: "overlap at prefetch 1 is the same", prefetch: 1, overlap: true,
+			steps: "rsrsrs", grants: []uint32{1, 0, 1, 0, 1, 0},
+		},
+		{
+			// The unsettled cap holds with overlap too.
+			name: "overlap caps unsettled", prefetch: 4, overlap: true,
+			steps: "rrrrrrrrss", grants: []uint32{0, 2, 0, 2, 0, 0, 0, 0, 1, 1},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := NewCreditWindow(tt.prefetch)
+			w := NewCreditWindow(tt.prefetch, tt.overlap)
 			require.Len(t, tt.grants, len(tt.steps))
 			for i, step := range tt.steps {
 				var got uint32
@@ -68,7 +85,7 @@ func TestCreditWindow(t *testing.T) {
 // granted, so the flow go-amqp sends (our grant plus its link credit, which
 // went below zero) is exactly what the limit allows.
 func TestCreditWindowOverDelivery(t *testing.T) {
-	w := NewCreditWindow(2)
+	w := NewCreditWindow(2, false)
 	require.Zero(t, w.OnReceive())
 	require.Equal(t, uint32(2), w.OnReceive())
 	// Three arrive on a window of two: received 5, granted 4, and the

@@ -170,7 +170,7 @@ func (c *Conn) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receiver, 
 		// detach would delete it. The caller drops the connection.
 		return nil, fmt.Errorf("broker on %s attached %q without the selector filter, so it does not apply JMS selectors and would deliver every message: remove selector, or use a broker that supports them (ActiveMQ, Artemis, Solace, Qpid)", c.url, cfg.Source.Address)
 	}
-	r := &Receiver{conn: c, rcv: rcv, rabbit3: rabbit3, credit: NewCreditWindow(cfg.Prefetch)}
+	r := &Receiver{conn: c, rcv: rcv, rabbit3: rabbit3, credit: NewCreditWindow(cfg.Prefetch, !rabbit3)}
 	if err := rcv.IssueCredit(uint32(cfg.Prefetch)); err != nil {
 		return nil, fmt.Errorf("granting credit on %q: %w", cfg.Source.Address, err)
 	}

@@ -104,29 +104,35 @@ func TestIntegrationJMSInputBrokerRestart(t *testing.T) {
 		mu       sync.Mutex
 		seen     = map[string]int{}
 		halfway  = make(chan struct{})
+		stopped  = make(chan struct{})
 		complete = make(chan struct{})
 	)
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: none"))
 	require.NoError(t, sb.SetMetricsYAML("jmsin_test_metrics: {}"))
 	require.NoError(t, sb.AddInputYAML("jms:\n"+indent(b.yaml()+"queue: "+queue+"\nprefetch: 8\n")))
-	require.NoError(t, sb.AddConsumerFunc(func(_ context.Context, m *service.Message) error {
+	require.NoError(t, sb.AddConsumerFunc(func(ctx context.Context, m *service.Message) error {
 		body, err := m.AsBytes()
 		if err != nil {
 			return err
 		}
 		mu.Lock()
-		defer mu.Unlock()
 		seen[string(body)]++
-		switch len(seen) {
-		case total / 3:
-			if seen[string(body)] == 1 {
-				close(halfway)
+		n, first := len(seen), seen[string(body)] == 1
+		mu.Unlock()
+		switch {
+		case first && n == total/3:
+			// Hold the stream until the broker is down, so the restart
+			// falls in the middle of the queue however fast the rest
+			// would drain.
+			close(halfway)
+			select {
+			case <-stopped:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
-		case total:
-			if seen[string(body)] == 1 {
-				close(complete)
-			}
+		case first && n == total:
+			close(complete)
 		}
 		return nil
 	}))
@@ -143,6 +149,7 @@ func TestIntegrationJMSInputBrokerRestart(t *testing.T) {
 		t.Fatal("stream did not consume a third of the queue")
 	}
 	runShell(t, b.stop)
+	close(stopped)
 	runShell(t, b.start)
 	select {
 	case <-complete:

@@ -50,7 +50,14 @@ export PUBSUB_OAUTHSERVER_USERINFO_ENDPOINT=https://127.0.0.1:$OAUTH_PORT/userin
 
 # Toxiproxy and its front, stopped by PID when this script ends.
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$TMP"; }
+# It keeps the script's exit status: the wait for a child it has just
+# stopped returns 143, which under set -e would end the script with it.
+cleanup() {
+	local rc=$?
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	rm -rf "$TMP"
+	exit "$rc"
+}
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM

@@ -510,7 +510,7 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *metaTemplate) *service.Message {
 	var sent, received any // the timestamps, already boxed
 	for i, f := range in.Meta {
-		if t == nil || !sameAttr(t.vals[i], f.Value) {
+		if t == nil || !sameMetaValue(t.vals[i], f.Value) {
 			msg.MetaSetMut(siMetaKeys[f.Key], f.Value)
 		}
 		switch f.Key {
@@ -535,7 +535,7 @@ func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *met
 	if ts == nil {
 		ts = r.eventTime(msg, in)
 	}
-	if t == nil || !sameAttr(t.ts, ts) {
+	if t == nil || !sameMetaValue(t.ts, ts) {
 		msg.MetaSetMut(siMetaTimestamp, ts)
 	}
 	return msg
@@ -586,29 +586,6 @@ func (t *metaTemplate) fits(meta []session.MetaField) bool {
 		}
 	}
 	return true
-}
-
-// sameAttr reports whether two attribute values are identical, so that
-// leaving the template's value in place changes nothing: the same type and
-// the same value as == sees it (a time.Time also in its location and
-// monotonic reading). Attribute values are int64, bool, string or
-// time.Time; any other type counts as different.
-func sameAttr(a, b any) bool {
-	switch av := a.(type) {
-	case string:
-		bv, ok := b.(string)
-		return ok && av == bv
-	case int64:
-		bv, ok := b.(int64)
-		return ok && av == bv
-	case bool:
-		bv, ok := b.(bool)
-		return ok && av == bv
-	case time.Time:
-		bv, ok := b.(time.Time)
-		return ok && av == bv
-	}
-	return false
 }
 
 // settleBatch settles a batch as the pipeline's ack says: accepted, or the

@@ -124,12 +124,12 @@ follows the peak number of messages it holds, with the defaults 4 × (1000 + 255
 
 - `+"`solace_output_published`"+`: messages confirmed by the broker (persistent) or accepted by the client (direct); added up and reported within 100 ms, not per batch, which saves a metric lookup per batch.
 - `+"`solace_output_publish_failures`"+` with label `+"`reason`"+`: failed messages, by the client's subcode name of a broker rejection, or `+"`connection_lost`"+`, `+"`invalid_message`"+`, `+"`unknown_queue`"+`, `+"`timeout`"+`. The error logged for a failed batch names the destination and the broker's reason.
+- `+"`solace_output_publish_latency_ns`"+`: time from publish to broker confirmation (persistent, when `+"`publish_latency_metrics`"+` is on); sampled, at most one message per 10 ms, so every message below 100 messages a second, which saves a metric lookup and a histogram update per message above.
+- `+"`solace_output_reconnects`"+` / `+"`solace_output_connection_interrupted`"+`: client reconnections and lost sessions.
 
 ### Invalid values
 
-Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).
-- `+"`solace_output_publish_latency_ns`"+`: time from publish to broker confirmation (persistent, when `+"`publish_latency_metrics`"+` is on); sampled, at most one message per 10 ms, so every message below 100 messages a second, which saves a metric lookup and a histogram update per message above.
-- `+"`solace_output_reconnects`"+` / `+"`solace_output_connection_interrupted`"+`: client reconnections and lost sessions.`).
+Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).`).
 		Fields(session.ConnectionFields()...).
 		Fields(
 			service.NewInterpolatedStringField(soFieldTopic).

@@ -97,12 +97,17 @@ func (e *SessionError) Unwrap() error {
 type LinkError struct {
 	Remote *Error
 	Local  bool // we detached it
+	// Cause is why we detached it, when we did for an error of the peer's
+	// (a message over the size limit).
+	Cause *Error
 }
 
 func (e *LinkError) Error() string {
 	switch {
 	case e.Remote != nil:
 		return "link detached by the peer: " + e.Remote.Error()
+	case e.Cause != nil:
+		return "link detached: " + e.Cause.Error()
 	case e.Local:
 		return "link closed"
 	}
@@ -110,10 +115,13 @@ func (e *LinkError) Error() string {
 }
 
 func (e *LinkError) Unwrap() error {
-	if e.Remote == nil {
-		return nil
+	switch {
+	case e.Remote != nil:
+		return e.Remote
+	case e.Cause != nil:
+		return e.Cause
 	}
-	return e.Remote
+	return nil
 }
 
 // ErrClosed is the cause of a connection that Close ended.

@@ -45,6 +45,7 @@ const (
 	tDouble     = 0x82
 	tTimestamp  = 0x83
 	tDecimal64  = 0x84
+	tDecimal128 = 0x94
 	tUUID       = 0x98
 	tVbin8      = 0xa0
 	tStr8       = 0xa1

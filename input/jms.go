@@ -66,7 +66,7 @@ The broker may send up to `+"`prefetch`"+` messages ahead of the pipeline (AMQP 
 
 When the connection or link fails, the input reconnects through Benthos's connect loop, trying the next URL; unsettled messages are redelivered by the broker (flagged `+"`jms_redelivered`"+`), and late acknowledgements of deliveries from the old link are dropped without failing the pipeline. Delivery is at least once.
 
-A message whose AMQP encoding cannot be decoded at all (go-amqp v1.7.0 implements neither the AMQP `+"`char`"+` nor the `+"`decimal`"+` types) makes the client end the link with `+"`amqp:internal-error`"+`; the broker then redelivers it on the next link, so such a message keeps coming back until the broker's redelivery limit (if any) dead-letters it. JMS producers never send those types.
+A message whose AMQP encoding cannot be split into sections at all is passed on whole, its raw encoding as the payload with `+"`jms_message_type: bytes`"+` and the problem in `+"`jms_decode_error`"+`; a body or property of a type with no Benthos form (the AMQP `+"`decimal`"+` types, which JMS producers never send) is reported the same way, the rest of the message decoded. An AMQP `+"`char`"+` (a Java `+"`char`"+` in a MapMessage or StreamMessage) becomes a one-character string, typed `+"`char`"+`.
 
 ### Message body
 

@@ -127,11 +127,12 @@ func (e *LinkError) Unwrap() error {
 // ErrClosed is the cause of a connection that Close ended.
 var ErrClosed = errors.New("connection closed by the client")
 
-// Conn is an AMQP 1.0 connection for sending. All its state, and the write
+// Conn is an AMQP 1.0 connection for sender and receiver links. All its state, and the write
 // buffer, is guarded by one mutex; callers encode frames into the buffer
 // under it, and whichever caller finds no flush in progress writes the
 // buffer to the socket (other callers' frames included) with the mutex
-// released. One reader goroutine decodes the peer's frames.
+// released. One reader goroutine decodes the peer's frames, settling sent
+// deliveries and queueing received ones on their links.
 type Conn struct {
 	nc  net.Conn
 	cfg Config

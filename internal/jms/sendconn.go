@@ -263,3 +263,7 @@ func (c *SendConn) attachError(err error, address string) error {
 	}
 	return fmt.Errorf("attaching %s on %s: %w", what, c.url, err)
 }
+
+// CapAnonymousRelay is the connection capability for sender links without a
+// target address whose messages carry their own `to`.
+const CapAnonymousRelay = "ANONYMOUS-RELAY"

@@ -158,6 +158,11 @@ type Conn struct {
 	changed chan struct{}
 	waiters int
 
+	// lastDisp is the disposition frame at the end of wbuf, which a
+	// settlement of the next delivery-id with the same outcome extends
+	// rather than adding a frame (end -1: none).
+	lastDisp bufferedDisposition
+
 	wdeadline time.Time // write deadline applied to the socket
 	wrote     atomic.Bool
 	lastRead  atomic.Int64
@@ -180,6 +185,7 @@ func Open(ctx context.Context, nc net.Conn, cfg Config) (*Conn, error) {
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
 	c := &Conn{nc: nc, cfg: cfg, sessions: map[uint16]*Session{}, remote: map[uint16]*Session{},
 		changed: make(chan struct{}), done: make(chan struct{}), readDone: make(chan struct{})}
+	c.lastDisp.end = -1
 	br := bufio.NewReaderSize(&readTimer{c: c}, 64<<10)
 	err := c.handshake(br)
 	if !stop() && err == nil {
@@ -467,6 +473,7 @@ func (c *Conn) flushLocked() {
 	for len(c.wbuf) > 0 && c.err == nil {
 		out := c.wbuf
 		c.wbuf, c.spare = c.spare[:0], nil
+		c.lastDisp.end = -1
 		dl := time.Now().Add(c.cfg.WriteTimeout)
 		setDL := !c.closing && dl.Sub(c.wdeadline) > time.Second
 		if setDL {

@@ -395,13 +395,36 @@ func (r *Receiver) Settle(first, last uint32, st State, credit uint32) error {
 	if r.err != nil {
 		return r.err
 	}
+	ld := &c.lastDisp
+	if ld.end == len(c.wbuf) && ld.r == r && ld.st.Error == nil && st.Error == nil && ld.st == st && first == ld.last+1 {
+		// The buffered disposition of the deliveries just before: one
+		// frame for both, which the broker handles once.
+		first = ld.first
+		c.wbuf = c.wbuf[:ld.start]
+	}
+	start := len(c.wbuf)
 	c.wbuf = appendDisposition(c.wbuf, r.s.ch, first, last, st)
+	*ld = bufferedDisposition{end: len(c.wbuf), r: r, start: start, first: first, last: last, st: st}
 	if credit > 0 {
 		r.credit += int64(credit)
 		r.s.appendReceiverFlowLocked(r)
+		c.flushNowLocked() // the broker waits for the credit
+		return nil
 	}
-	c.flushNowLocked()
+	// The settlement alone is written by a flusher of its own, so that
+	// settlements made meanwhile join it (in one frame when consecutive)
+	// rather than each costing a write and a packet the broker wakes for.
+	c.kickLocked()
 	return nil
+}
+
+// bufferedDisposition is where in the write buffer a disposition frame
+// lies, and what it settles.
+type bufferedDisposition struct {
+	start, end  int // its bytes in wbuf; end -1 for none
+	r           *Receiver
+	first, last uint32
+	st          State
 }
 
 // Close detaches the link with closed=true (which deletes a durable

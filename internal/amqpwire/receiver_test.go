@@ -412,3 +412,33 @@ func TestReceiverCloseDetachesClosed(t *testing.T) {
 	_, err = r.Receive(t.Context())
 	assert.True(t, errors.As(err, new(*LinkError)))
 }
+
+func TestReceiverMergesBufferedSettlements(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	c := s.c
+	// Hold the writer, as a flush in progress does: the settlements made
+	// meanwhile are buffered.
+	c.mu.Lock()
+	c.flushing = true
+	c.mu.Unlock()
+	acc := State{Kind: StateAccepted}
+	for id := uint32(20); id < 23; id++ {
+		require.NoError(t, r.Settle(id, id, acc, 0))
+	}
+	require.NoError(t, r.Settle(23, 23, State{Kind: StateReleased}, 0))
+	require.NoError(t, r.Settle(25, 25, State{Kind: StateReleased}, 0))
+	c.mu.Lock()
+	c.flushing = false
+	c.flushNowLocked()
+	c.mu.Unlock()
+	for _, want := range []dispositionFrame{
+		{role: true, first: 20, last: 22, settled: true, state: acc, terminal: true},
+		{role: true, first: 23, last: 23, settled: true, state: State{Kind: StateReleased}, terminal: true},
+		{role: true, first: 25, last: 25, settled: true, state: State{Kind: StateReleased}, terminal: true},
+	} {
+		d, err := decodeDisposition(p.expect(codeDisposition))
+		require.NoError(t, err)
+		assert.Equal(t, want, d)
+	}
+}

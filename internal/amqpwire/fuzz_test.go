@@ -100,6 +100,7 @@ func FuzzParseMessage(f *testing.F) {
 				_, _ = Value(it)
 				_, _ = BytesAt(it)
 			}
+			_, _, _ = MapLookup(mp, "x-opt-jms-msg-type")
 		}
 		for _, sq := range m.Sequences {
 			_, _ = Value(sq)
@@ -131,6 +132,15 @@ func TestParseMessageReadsGoAMQP(t *testing.T) {
 	ann, err := Value(m.Annotations)
 	require.NoError(t, err)
 	assert.Equal(t, map[any]any{"x-opt-jms-msg-type": int8(3)}, ann)
+	raw, found, err := MapLookup(m.Annotations, "x-opt-jms-msg-type")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, []byte{tByte, 3}, raw)
+	_, found, err = MapLookup(m.Annotations, "x-opt-jms-dest")
+	assert.False(t, found)
+	assert.NoError(t, err)
+	_, _, err = MapLookup(m.Annotations[:len(m.Annotations)-1], "x")
+	assert.Error(t, err, "a truncated map")
 	id, err := Value(m.MessageID)
 	require.NoError(t, err)
 	assert.Equal(t, UUID{1, 2}, id)

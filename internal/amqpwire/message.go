@@ -388,3 +388,50 @@ func MapItems(b []byte, out [][]byte) ([][]byte, error) {
 	}
 	return listItems(b, math.MaxInt, out)
 }
+
+// MapLookup returns the encoded value under the string or symbol key in an
+// encoded map, without decoding the rest: found is false when the key is
+// absent (or b is no map).
+func MapLookup(b []byte, key string) (v []byte, found bool, err error) {
+	if len(b) == 0 || b[0] == tNull {
+		return nil, false, nil
+	}
+	var count int
+	switch b[0] {
+	case tMap8:
+		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
+			return nil, false, errShort
+		}
+		count, b = int(b[2]), b[3:2+int(b[1])]
+	case tMap32:
+		if len(b) < 9 {
+			return nil, false, errShort
+		}
+		size := binary.BigEndian.Uint32(b[1:5])
+		if size < 4 || uint64(size) > uint64(len(b)-5) {
+			return nil, false, errShort
+		}
+		count, b = int(binary.BigEndian.Uint32(b[5:9])), b[9:5+int(size)]
+	default:
+		return nil, false, fmt.Errorf("amqp: expected a map, got constructor %#02x", b[0])
+	}
+	for i := 0; i+1 < count; i += 2 {
+		kn, err := valueLen(b, 0)
+		if err != nil {
+			return nil, false, err
+		}
+		k := b[:kn]
+		b = b[kn:]
+		vn, err := valueLen(b, 0)
+		if err != nil {
+			return nil, false, err
+		}
+		if (k[0] == tSym8 || k[0] == tSym32 || k[0] == tStr8 || k[0] == tStr32) && len(k) > 1 {
+			if c, err := bytesAt(k); err == nil && string(c) == key {
+				return b[:vn], true, nil
+			}
+		}
+		b = b[vn:]
+	}
+	return nil, false, nil
+}

@@ -145,6 +145,8 @@ func DecodeAppend(dst []MetaField, payload []byte, o *DecodeOptions) Inbound {
 	var in Inbound
 	var problems []string
 	var m rawMessage
+	var data [2][]byte // most messages have one data section: no allocation
+	m.Data = data[:0]
 	if err := amqpwire.ParseMessage(payload, &m.Received); err != nil {
 		// Not a message this decoder can split into sections: passed on
 		// whole, as bytes, rather than lost.
@@ -183,7 +185,6 @@ func DecodeAppend(dst []MetaField, payload []byte, o *DecodeOptions) Inbound {
 // the amqp-value and amqp-sequence bodies as Go values.
 type rawMessage struct {
 	amqpwire.Received
-	anns  [][]byte // message annotations: key, value, ...
 	props [][]byte // application properties: key, value, ...
 	// value is the amqp-value body (nil for none, as for null); seq the
 	// amqp-sequence sections' items.
@@ -194,9 +195,9 @@ type rawMessage struct {
 func (m *rawMessage) prepare(problems []string) []string {
 	var err error
 	if m.Annotations != nil {
-		if m.anns, err = amqpwire.MapItems(m.Annotations, nil); err != nil {
+		if _, _, err = amqpwire.MapLookup(m.Annotations, ""); err != nil {
 			problems = append(problems, "message annotations left out: "+err.Error())
-			m.anns = nil
+			m.Annotations = nil
 		}
 	}
 	if m.ApplicationProperties != nil {
@@ -286,6 +287,27 @@ func init() {
 	}
 }
 
+// Content types most messages carry, boxed once.
+var (
+	boxedOctetStream any = ContentTypeOctetStream
+	boxedTextPlain   any = "text/plain"
+	boxedSerialized  any = ContentTypeSerializedObject
+)
+
+// boxedContentType is ct as metadata, without an allocation for the
+// content types JMS producers set.
+func boxedContentType(ct []byte) any {
+	switch string(ct) {
+	case ContentTypeOctetStream:
+		return boxedOctetStream
+	case "text/plain":
+		return boxedTextPlain
+	case ContentTypeSerializedObject:
+		return boxedSerialized
+	}
+	return string(ct)
+}
+
 func (k DestKind) boxedName() any {
 	if v, ok := boxedKinds[k]; ok {
 		return v
@@ -368,7 +390,7 @@ func (in *Inbound) decodeHeaders(m *rawMessage, o *DecodeOptions, problems []str
 			in.add(MetaUserID, string(m.UserID))
 		}
 		if m.ContentType != nil {
-			in.add(MetaContentType, string(m.ContentType))
+			in.add(MetaContentType, boxedContentType(m.ContentType))
 		}
 		if m.HasCreationTime && m.CreationTime != 0 {
 			timestamp = m.CreationTime
@@ -408,16 +430,15 @@ func (m *rawMessage) annotationKind(key string) (DestKind, bool) {
 }
 
 // annotation looks key up among the message annotations (keyed by symbol,
-// or by string from some peers). A value that cannot be decoded counts as
-// absent.
+// or by string from some peers), reading the map in place. A value that
+// cannot be decoded counts as absent.
 func (m *rawMessage) annotation(key string) (any, bool) {
-	for i := 0; i+1 < len(m.anns); i += 2 {
-		if k, ok := amqpwire.BytesAt(m.anns[i]); ok && string(k) == key && !amqpwire.IsBinary(m.anns[i]) {
-			v, err := amqpwire.Value(m.anns[i+1])
-			return v, err == nil
-		}
+	raw, ok, err := amqpwire.MapLookup(m.Annotations, key)
+	if !ok || err != nil {
+		return nil, false
 	}
-	return nil, false
+	v, err := amqpwire.Value(raw)
+	return v, err == nil
 }
 
 func asInt64(v any) (int64, bool) {
@@ -459,7 +480,7 @@ const (
 func messageIDString(raw []byte) (string, error) {
 	if amqpwire.IsString(raw) {
 		s, _ := amqpwire.BytesAt(raw)
-		if strings.HasPrefix(string(s), idPrefix) {
+		if len(s) >= len(idPrefix) && string(s[:len(idPrefix)]) == idPrefix {
 			return string(s), nil
 		}
 		return idPrefix + idNoPrefix + string(s), nil

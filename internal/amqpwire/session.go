@@ -584,8 +584,8 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 			s.remoteIncoming--
 		}
 		for len(c.wbuf) >= maxPendingWrite && c.err == nil {
-			if !c.flushing {
-				c.flushNowLocked()
+			if c.takeFlushLocked() {
+				c.flushLocked()
 				continue
 			}
 			if err := c.waitLocked(ctx); err != nil {
@@ -602,8 +602,7 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 func (l *Sender) awaitLocked(ctx context.Context, first bool) error {
 	s, c := l.s, l.s.c
 	for l.err == nil && ((first && l.credit == 0) || s.remoteIncoming == 0) {
-		if len(c.wbuf) > 0 && !c.flushing {
-			c.flushing = true
+		if len(c.wbuf) > 0 && c.takeFlushLocked() {
 			c.flushLocked()
 			continue
 		}

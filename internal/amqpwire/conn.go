@@ -152,10 +152,10 @@ type Conn struct {
 	// kickPending says the flush in progress is a kicked goroutine that has
 	// not started yet (see takeFlushLocked).
 	kickPending bool
-	err      *ConnError // set once the connection ended
-	closing  bool       // we sent close
-	sessions map[uint16]*Session
-	remote   map[uint16]*Session // by the peer's channel
+	err         *ConnError // set once the connection ended
+	closing     bool       // we sent close
+	sessions    map[uint16]*Session
+	remote      map[uint16]*Session // by the peer's channel
 	// changed is closed and replaced when state waiters care about changes
 	// (credit, window, buffer space, a failure).
 	changed chan struct{}

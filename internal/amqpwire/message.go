@@ -396,24 +396,12 @@ func MapLookup(b []byte, key string) (v []byte, found bool, err error) {
 	if len(b) == 0 || b[0] == tNull {
 		return nil, false, nil
 	}
-	var count int
-	switch b[0] {
-	case tMap8:
-		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
-			return nil, false, errShort
-		}
-		count, b = int(b[2]), b[3:2+int(b[1])]
-	case tMap32:
-		if len(b) < 9 {
-			return nil, false, errShort
-		}
-		size := binary.BigEndian.Uint32(b[1:5])
-		if size < 4 || uint64(size) > uint64(len(b)-5) {
-			return nil, false, errShort
-		}
-		count, b = int(binary.BigEndian.Uint32(b[5:9])), b[9:5+int(size)]
-	default:
+	if b[0] != tMap8 && b[0] != tMap32 {
 		return nil, false, fmt.Errorf("amqp: expected a map, got constructor %#02x", b[0])
+	}
+	count, b, err := compoundBody(b)
+	if err != nil {
+		return nil, false, err
 	}
 	for i := 0; i+1 < count; i += 2 {
 		kn, err := valueLen(b, 0)

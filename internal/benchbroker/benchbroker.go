@@ -330,8 +330,8 @@ func (m *Meter) BytesPerMsg() float64 { return float64(m.Bytes) / float64(m.Msgs
 // machine, which hits one round, does not decide the result; the rates and
 // costs per message are totals.
 func Report(b *testing.B, name string, plugin, raw *Meter) {
-	writeProfiles(b, name, plugin)
-	writeProfiles(b, "raw", raw)
+	WriteProfiles(b, name, plugin)
+	WriteProfiles(b, "raw", raw)
 	b.ReportMetric(raw.Rate(), "raw_msgs/s")
 	b.ReportMetric(plugin.Rate(), name+"_msgs/s")
 	b.ReportMetric(pairedMedian(plugin, raw, func(p, r round) float64 {
@@ -348,8 +348,9 @@ func Report(b *testing.B, name string, plugin, raw *Meter) {
 	b.ReportMetric(plugin.BytesPerMsg(), name+"_B/msg")
 }
 
-// writeProfiles writes m's round profiles into envProfileDir.
-func writeProfiles(b *testing.B, side string, m *Meter) {
+// WriteProfiles writes m's round profiles into envProfileDir, named by the
+// benchmark and side; Report does it for the plugin and raw meters.
+func WriteProfiles(b *testing.B, side string, m *Meter) {
 	dir := os.Getenv(envProfileDir)
 	if dir == "" {
 		return

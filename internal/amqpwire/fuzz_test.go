@@ -157,7 +157,10 @@ func TestParseMessageReadsGoAMQP(t *testing.T) {
 	props, err := Value(m.ApplicationProperties)
 	require.NoError(t, err)
 	assert.Equal(t, map[any]any{"k": int32(-1)}, props)
-	assert.Equal(t, [][]byte{[]byte("ab"), []byte("c")}, m.Data)
+	assert.True(t, m.HasData)
+	assert.Equal(t, "ab", string(m.Data))
+	assert.Equal(t, [][]byte{[]byte("c")}, m.MoreData)
+	assert.Equal(t, "abc", string(m.Body()))
 	assert.Nil(t, m.Value)
 
 	// An array body and a char decode; a decimal is an error.

@@ -379,6 +379,7 @@ func TestReceiverMessageTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, dt.err)
 	assert.Equal(t, CondMessageSizeExceeded, dt.err.Condition)
+	assert.False(t, dt.closed, "a durable subscription survives")
 	_, err = r.Receive(t.Context())
 	var we *Error
 	require.ErrorAs(t, err, &we)
@@ -412,6 +413,22 @@ func TestReceiverReopensSessionWindow(t *testing.T) {
 		_, err := r.Receive(ctx)
 		require.NoError(t, err)
 	}
+}
+
+func TestReceiverAbandonedAttachKeepsTheTerminus(t *testing.T) {
+	p, s := newSourcePeer(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	ch := make(chan error, 1)
+	go func() {
+		_, err := s.NewReceiver(ctx, ReceiverOptions{Name: "durable-sub", Source: "t", Durability: 2})
+		ch <- err
+	}()
+	p.expect(codeAttach)
+	cancel()
+	require.ErrorIs(t, <-ch, context.Canceled)
+	dt, err := decodeDetach(p.expect(codeDetach))
+	require.NoError(t, err)
+	assert.False(t, dt.closed, "giving up an attach must not delete a durable subscription")
 }
 
 func TestReceiverCloseDetachesClosed(t *testing.T) {

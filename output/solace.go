@@ -729,7 +729,7 @@ func soLintDestination(topic, queue, destType string) error {
 var _ = func() error {
 	bloblang.MustRegisterMethodV2("solace_output_lint",
 		bloblang.NewPluginSpec().
-			Description("Internal to the solace output's lint rules: the error of a static value of the named field, or null.").
+			Description("Internal to the solace output's lint rules: the error of a static value of the named field, or null (also for a value that is not a string).").
 			Param(bloblang.NewStringParam("field")),
 		func(args *bloblang.ParsedParams) (bloblang.Method, error) {
 			field, err := args.GetString("field")
@@ -739,12 +739,16 @@ var _ = func() error {
 			if _, ok := soFieldRules[field]; !ok {
 				return nil, fmt.Errorf("unknown field %q", field)
 			}
-			return bloblang.StringMethod(func(raw string) (any, error) {
+			return func(v any) (any, error) {
+				raw, ok := v.(string)
+				if !ok {
+					return nil, nil // not a string: the field's type check reports it
+				}
 				if err := soLintStatic(field, raw); err != nil {
 					return err.Error(), nil
 				}
 				return nil, nil
-			}), nil
+			}, nil
 		})
 	bloblang.MustRegisterMethodV2("solace_output_lint_destination",
 		bloblang.NewPluginSpec().
@@ -762,9 +766,12 @@ var _ = func() error {
 	return nil
 }()
 
-// soLint is the lint rule of field.
+// soLint is the lint rule of field: a bare method call, the cheapest mapping
+// to parse (each rule is parsed when the spec is built, at start-up; an
+// if-expression took five times as long), returning null for a value that is
+// not a string.
 func soLint(field string) string {
-	return fmt.Sprintf(`root = if this.type() == "string" { this.solace_output_lint(%q) } else { null }`, field)
+	return fmt.Sprintf(`this.solace_output_lint(%q)`, field)
 }
 
 // soDynField is one interpolated field that varies per message.

@@ -74,3 +74,38 @@ func TestLintRejectsBrokenConfig(t *testing.T) {
 	var exitErr *exec.ExitError
 	require.ErrorAs(t, err, &exitErr)
 }
+
+// TestGCFloorBeforeRegistrations checks that the binary's garbage-collector
+// floor is installed before the component registrations run (Benthos's and
+// ours build their config specs in init functions, tens of MiB of garbage
+// that the runtime's default would collect about ten times), and that no
+// collection ran before it.
+func TestGCFloorBeforeRegistrations(t *testing.T) {
+	cmd := exec.CommandContext(t.Context(), binPath(t), "--version")
+	cmd.Env = append(cmd.Environ(), "GODEBUG=inittrace=1,gctrace=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	lines := strings.Split(string(out), "\n")
+	at := func(prefix string) int {
+		for i, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				return i
+			}
+		}
+		return -1
+	}
+	floor := at("init github.com/connect-solace/connect-solace/internal/gcfloor/atinit ")
+	require.GreaterOrEqual(t, floor, 0, "no init line for the floor:\n%s", out)
+	for _, pkg := range []string{
+		"github.com/redpanda-data/benthos/v4/internal/impl/pure",
+		"github.com/redpanda-data/benthos/v4/internal/impl/io",
+		"github.com/connect-solace/connect-solace/input",
+		"github.com/connect-solace/connect-solace/output",
+	} {
+		i := at("init " + pkg + " ")
+		require.Greater(t, i, floor, "%s initialised before the floor (or not traced):\n%s", pkg, out)
+	}
+	if gc := at("gc 1 "); gc >= 0 {
+		require.Greater(t, gc, floor, "a collection ran before the floor:\n%s", out)
+	}
+}

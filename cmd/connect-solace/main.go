@@ -19,7 +19,11 @@ import (
 	_ "github.com/connect-solace/connect-solace/input"
 	_ "github.com/connect-solace/connect-solace/output"
 
-	"github.com/connect-solace/connect-solace/internal/gcfloor"
+	// A pipeline's small live heap would have the collector run every few
+	// MiB of messages; the floor spares that CPU unless GOGC or GOMEMLIMIT
+	// is set (see internal/gcfloor). It is installed from an init function,
+	// before the component registrations allocate their specs.
+	_ "github.com/connect-solace/connect-solace/internal/gcfloor/atinit"
 )
 
 // Set at build time with
@@ -40,10 +44,6 @@ func main() {
 		fmt.Printf("connect-solace %s\nVersion: %s\nDate: %s\n", Version, Version, DateBuilt)
 		return
 	}
-	// A pipeline's small live heap would have the collector run every few
-	// MiB of messages; the floor spares that CPU unless GOGC or GOMEMLIMIT
-	// is set (see internal/gcfloor).
-	gcfloor.Start(gcfloor.DefaultFloor)
 	opts := []service.CLIOptFunc{
 		service.CLIOptSetProductName("connect-solace"),
 		service.CLIOptSetBinaryName("connect-solace"),

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/Azure/go-amqp"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
@@ -67,7 +66,7 @@ The broker may send up to `+"`prefetch`"+` messages ahead of the pipeline (AMQP 
 
 When the connection or link fails, the input reconnects through Benthos's connect loop, trying the next URL; unsettled messages are redelivered by the broker (flagged `+"`jms_redelivered`"+`), and late acknowledgements of deliveries from the old link are dropped without failing the pipeline. Delivery is at least once.
 
-A message whose AMQP encoding cannot be decoded at all (go-amqp v1.7.0 implements neither the AMQP `+"`char`"+` nor the `+"`decimal`"+` types) makes the client end the link with `+"`amqp:internal-error`"+`; the broker then redelivers it on the next link, so such a message keeps coming back until the broker's redelivery limit (if any) dead-letters it. JMS producers never send those types.
+A message whose AMQP encoding cannot be split into sections at all is passed on whole, its raw encoding as the payload with `+"`jms_message_type: bytes`"+` and the problem in `+"`jms_decode_error`"+`; a body or property of a type with no Benthos form (the AMQP `+"`decimal`"+` types, which JMS producers never send) is reported the same way, the rest of the message decoded. An AMQP `+"`char`"+` (a Java `+"`char`"+` in a MapMessage or StreamMessage) becomes a one-character string, typed `+"`char`"+`.
 
 ### Message body
 
@@ -448,53 +447,56 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 		return nil, nil, service.ErrNotConnected
 	}
 	opts.Arrival = time.Now()
-	var second *amqp.Message
+	var second jms.Delivery
+	var more bool
 	if r.batchSize > 1 {
-		second = rcv.TryReceive()
+		second, more = rcv.TryReceive()
 	}
-	if second == nil {
-		// One message: no slice of AMQP messages for the ack to keep.
+	if !more {
+		// One message: no slice of deliveries for the ack to keep.
 		batch := service.MessageBatch{r.toMessage(first, &opts)}
 		r.mReceived.Add(1)
 		return batch, r.ackOne(rcv, first), nil
 	}
-	ams := make([]*amqp.Message, 2, r.batchSize)
-	ams[0], ams[1] = first, second
-	for len(ams) < r.batchSize {
-		m := rcv.TryReceive()
-		if m == nil {
+	ds := make([]jms.Delivery, 2, r.batchSize)
+	ds[0], ds[1] = first, second
+	for len(ds) < r.batchSize {
+		d, ok := rcv.TryReceive()
+		if !ok {
 			break
 		}
-		ams = append(ams, m)
+		ds = append(ds, d)
 	}
-	batch := make(service.MessageBatch, len(ams))
-	for i, am := range ams {
-		batch[i] = r.toMessage(am, &opts)
+	batch := make(service.MessageBatch, len(ds))
+	for i := range ds {
+		batch[i] = r.toMessage(ds[i], &opts)
+		ds[i].Payload = nil // the messages hold what they need of it
 	}
 	r.mReceived.Add(int64(len(batch)))
-	return batch, r.ackFunc(rcv, batch, ams), nil
+	return batch, r.ackFunc(rcv, batch, ds), nil
 }
 
 // ackOne settles a batch of one message: accepted, or on any error the
 // nack outcome.
-func (r *jmsReader) ackOne(rcv *jms.Receiver, am *amqp.Message) service.AckFunc {
+func (r *jmsReader) ackOne(rcv *jms.Receiver, d jms.Delivery) service.AckFunc {
+	id, presettled := d.ID, d.Settled
 	return func(ctx context.Context, err error) error {
 		if err != nil {
-			return r.settle(ctx, rcv, am, r.nack, err.Error())
+			return r.settle(ctx, rcv, id, id, presettled, r.nack, err.Error())
 		}
-		return r.settle(ctx, rcv, am, jms.Accepted, "")
+		return r.settle(ctx, rcv, id, id, presettled, jms.Accepted, "")
 	}
 }
 
-func (r *jmsReader) toMessage(am *amqp.Message, opts *jms.DecodeOptions) *service.Message {
-	msg, err := r.meta.message(func(dst []jms.MetaField) jms.Inbound { return jms.DecodeAppend(dst, am, opts) })
+func (r *jmsReader) toMessage(d jms.Delivery, opts *jms.DecodeOptions) *service.Message {
+	msg, err := r.meta.message(func(dst []jms.MetaField) jms.Inbound { return jms.DecodeAppend(dst, d.Payload, opts) })
 	if err != nil {
 		r.mDecodeErrors.Incr(1)
 	}
 	return msg
 }
 
-func (r *jmsReader) ackFunc(rcv *jms.Receiver, batch service.MessageBatch, ams []*amqp.Message) service.AckFunc {
+func (r *jmsReader) ackFunc(rcv *jms.Receiver, batch service.MessageBatch, ds []jms.Delivery) service.AckFunc {
 	var ix *service.Indexer
 	if len(batch) > 1 {
 		ix = batch.Index()
@@ -503,17 +505,26 @@ func (r *jmsReader) ackFunc(rcv *jms.Receiver, batch service.MessageBatch, ams [
 		var failed []bool
 		reason := ""
 		if err != nil {
-			failed, reason = r.failedIndexes(ix, len(ams), err), err.Error()
+			failed, reason = r.failedIndexes(ix, len(ds), err), err.Error()
 		}
-		var errs []error
-		for i, am := range ams {
-			o := jms.Accepted
+		outcome := func(i int) jms.Outcome {
 			if failed != nil && failed[i] {
-				o = r.nack
+				return r.nack
 			}
-			if e := r.settle(ctx, rcv, am, o, reason); e != nil {
+			return jms.Accepted
+		}
+		// Runs of consecutive delivery ids with one outcome settle in one
+		// disposition.
+		var errs []error
+		for i := 0; i < len(ds); {
+			o, j := outcome(i), i+1
+			for j < len(ds) && ds[j].ID == ds[j-1].ID+1 && ds[j].Settled == ds[i].Settled && outcome(j) == o {
+				j++
+			}
+			if e := r.settle(ctx, rcv, ds[i].ID, ds[j-1].ID, ds[i].Settled, o, reason); e != nil {
 				errs = append(errs, e)
 			}
+			i = j
 		}
 		return errors.Join(errs...)
 	}
@@ -548,21 +559,22 @@ func (r *jmsReader) failedIndexes(ix *service.Indexer, n int, err error) []bool 
 	return failed
 }
 
-// settle settles one message and counts it. A delivery whose link is gone
-// is not an error: the broker redelivers it.
-func (r *jmsReader) settle(ctx context.Context, rcv *jms.Receiver, am *amqp.Message, o jms.Outcome, reason string) error {
-	err := rcv.Settle(ctx, am, o, reason)
+// settle settles the deliveries first..last and counts them. A delivery
+// whose link is gone is not an error: the broker redelivers it.
+func (r *jmsReader) settle(ctx context.Context, rcv *jms.Receiver, first, last uint32, presettled bool, o jms.Outcome, reason string) error {
+	err := rcv.SettleRange(ctx, first, last, presettled, o, reason)
+	n := int64(last-first) + 1
 	switch {
 	case err == nil:
 		if o == jms.Accepted {
-			r.mAcked.Add(1)
+			r.mAcked.Add(n)
 		} else {
-			r.mNacked.Incr(1, o.String())
+			r.mNacked.Incr(n, o.String())
 		}
 		return nil
 	case errors.Is(err, jms.ErrStaleDelivery):
-		r.mStale.Incr(1)
-		r.log.Debugf("Dropping settlement of a delivery from a lost link (the broker redelivers it): %v", err)
+		r.mStale.Incr(n)
+		r.log.Debugf("Dropping settlement of %d deliveries from a lost link (the broker redelivers them): %v", n, err)
 		return nil
 	}
 	return err
@@ -581,15 +593,10 @@ func (r *jmsReader) Close(ctx context.Context) error {
 		return nil
 	}
 	err := rcv.Close(ctx, r.unsubscribe)
-	if cerr := rcv.Conn().Close(); cerr != nil && err == nil && !isClosedConnErr(cerr) {
+	// A connection that had failed already is no news at shutdown: Close
+	// reports nothing for it.
+	if cerr := rcv.Conn().Close(); cerr != nil && err == nil {
 		err = cerr
 	}
 	return err
-}
-
-// isClosedConnErr reports the error go-amqp returns when closing a
-// connection that had already failed, which is no news at shutdown.
-func isClosedConnErr(err error) bool {
-	var ce *amqp.ConnError
-	return errors.As(err, &ce)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
@@ -14,6 +15,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/resource"
 
 	"github.com/connect-solace/connect-solace/internal/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/benchfloor"
 )
 
 // benchMessages is how many 1 KiB messages each side consumes per round.
@@ -99,7 +101,9 @@ func bindInput(b *testing.B, br *benchbroker.Broker, queue string, batchSize int
 
 // consumeInput resumes delivery and drains n messages through the input:
 // ReadBatch, then the pipeline's ack, which settles them with the broker.
-func consumeInput(b *testing.B, br *benchbroker.Broker, r *solaceReader, n int) {
+// When *sample is nil it is set to the first message read, for the floor
+// rounds to copy its metadata.
+func consumeInput(b *testing.B, br *benchbroker.Broker, r *solaceReader, n int, sample **service.Message) {
 	br.ResumeDelivery()
 	// One context for the round, as Benthos reads with one long-lived
 	// context rather than a timer per call.
@@ -116,6 +120,9 @@ func consumeInput(b *testing.B, br *benchbroker.Broker, r *solaceReader, n int) 
 			// client's "Unable to push message to buffer") says which
 			// side it hit.
 			b.Fatalf("input got %d of %d: %v", got, n, err)
+		}
+		if *sample == nil && len(batch) > 0 {
+			*sample = batch[0]
 		}
 		for _, m := range batch {
 			_, _ = m.AsBytes()
@@ -136,7 +143,12 @@ func consumeInput(b *testing.B, br *benchbroker.Broker, r *solaceReader, n int) 
 // CPU per message, goal <= 1.1), both medians over adjacent round pairs (see
 // benchbroker.Report), and allocations per message of each side.
 // Only the draining is measured: connecting and binding happen with delivery
-// paused, before the round starts.
+// paused, before the round starts. Interleaved with those rounds it measures
+// the Benthos floor (internal/benchfloor): a stream whose input hands out
+// prebuilt 1 KiB messages with the metadata of the input's first message, in
+// batches of batch_size, into an output that acks at once; it reports
+// floor_cpu_ns/msg and best_cpu_ratio, (raw + floor) / raw, the lowest CPU
+// ratio a Benthos input could reach in a pipeline.
 func BenchmarkSolaceInputVsRawReceiver(b *testing.B) {
 	for _, batchSize := range []int{1, 32} {
 		b.Run(fmt.Sprintf("batch_size=%d", batchSize), func(b *testing.B) {
@@ -144,7 +156,9 @@ func BenchmarkSolaceInputVsRawReceiver(b *testing.B) {
 			br.CreateQueue("bench", "bench")
 			pub := newSiPublisherURL(b, br.SMFURL())
 
-			var rawM, inM benchbroker.Meter
+			var rawM, inM, floorM benchbroker.Meter
+			var sample *service.Message
+			var floor *benchfloor.Floor
 			drained := func() {
 				require.Eventually(b, func() bool { return br.Spooled("bench") == 0 }, 10*time.Second, time.Millisecond)
 			}
@@ -161,13 +175,19 @@ func BenchmarkSolaceInputVsRawReceiver(b *testing.B) {
 				fillQueue(b, br, pub, "bench", "bench", benchMessages)
 				r := bindInput(b, br, "bench", batchSize)
 				b.StartTimer()
-				inM.Round(benchMessages, func() { consumeInput(b, br, r, benchMessages) })
+				inM.Round(benchMessages, func() { consumeInput(b, br, r, benchMessages, &sample) })
 				b.StopTimer()
 				require.NoError(b, r.Close(context.Background()))
 				drained()
+				if floor == nil {
+					floor = benchfloor.New(b, benchfloor.Shape{Payload: make([]byte, 1024), Meta: metaOf(b, sample), InputBatch: batchSize})
+				}
+				floor.Round(&floorM, benchMessages)
 				b.StartTimer()
 			}
 			benchbroker.Report(b, "input", &inM, &rawM)
+			benchfloor.Report(b, &floorM, &rawM)
+			b.ReportMetric(float64(len(metaOf(b, sample))), "meta_keys/msg")
 		})
 	}
 }

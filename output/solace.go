@@ -465,7 +465,8 @@ func (w *solaceWriter) WriteBatch(ctx context.Context, batch service.MessageBatc
 		idx = append(idx, i)
 	}
 
-	results := pool.Publisher().PublishBatch(ctx, outs)
+	results := pool.Publisher().PublishBatchInto(ctx, outs, sc.results)
+	sc.results = results
 
 	confirmed, lost := 0, 0
 	for _, r := range results {
@@ -507,9 +508,10 @@ func (w *solaceWriter) WriteBatch(ctx context.Context, batch service.MessageBatc
 // soScratch is the per-batch working memory of WriteBatch, reused across
 // batches so that a batch costs no allocations of its own.
 type soScratch struct {
-	vals []session.Outbound
-	outs []*session.Outbound
-	idx  []int
+	vals    []session.Outbound
+	outs    []*session.Outbound
+	idx     []int
+	results []session.Result
 }
 
 var soScratchPool = sync.Pool{New: func() any { return new(soScratch) }}
@@ -528,7 +530,8 @@ func soGetScratch(n int) *soScratch {
 func soPutScratch(sc *soScratch) {
 	clear(sc.vals) // drop payload and property references
 	clear(sc.outs[:cap(sc.outs)])
-	sc.outs, sc.idx = sc.outs[:0], sc.idx[:0]
+	clear(sc.results) // drop error references
+	sc.outs, sc.idx, sc.results = sc.outs[:0], sc.idx[:0], sc.results[:0]
 	soScratchPool.Put(sc)
 }
 

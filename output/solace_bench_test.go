@@ -18,6 +18,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/resource"
 
 	"github.com/connect-solace/connect-solace/internal/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/benchfloor"
 )
 
 // BenchmarkSolaceOutput publishes 1 KiB messages through the output with
@@ -27,7 +28,12 @@ import (
 // reports throughput_ratio (output/raw msgs/s, goal >= 0.95), cpu_ratio
 // (output/raw client CPU per message, goal <= 1.1), both medians over
 // adjacent round pairs (see benchbroker.Report), and allocations per message
-// of each side.
+// of each side. Interleaved with those rounds it measures the Benthos floor
+// (internal/benchfloor): a stream of prebuilt 1 KiB messages, one per read as
+// from generate, into an output that acks at once, with the case's batching
+// and max_in_flight; it reports floor_cpu_ns/msg and best_cpu_ratio, (raw +
+// floor) / raw, the lowest CPU ratio a Benthos output could reach in a
+// pipeline.
 func BenchmarkSolaceOutput(b *testing.B) {
 	payload := make([]byte, 1024)
 	for i := range payload {
@@ -55,12 +61,17 @@ func BenchmarkSolaceOutput(b *testing.B) {
 			benchRaw(b, broker, svc, raw, bc.persistent, "bench/raw/"+bc.name, payload, 100)
 			benchOutput(b, broker, w, bc.persistent, "bench/out/"+bc.name, benchBatches(bc.writer, payload, 100), 100, 0)
 			sent := 100
+			outBatch := 0
+			if bc.writer == soWriterBatched {
+				outBatch = soDefaultBatchCount
+			}
+			floor := benchfloor.New(b, benchfloor.Shape{Payload: payload, InputBatch: 1, OutputBatch: outBatch, OutputMaxInFlight: benchWorkers})
 
 			// Alternate raw and output rounds so that load from other
 			// processes on the machine hits both alike.
 			n := b.N
 			const rounds = 20
-			var rawM, outM benchbroker.Meter
+			var rawM, outM, floorM benchbroker.Meter
 			b.ResetTimer()
 			for r := 0; r < rounds; r++ {
 				k := n/rounds + min(1, max(0, n%rounds-r))
@@ -71,9 +82,15 @@ func BenchmarkSolaceOutput(b *testing.B) {
 				batches := benchBatches(bc.writer, payload, k)
 				outM.Round(k, func() { benchOutput(b, broker, w, bc.persistent, "bench/out/"+bc.name, batches, k, sent) })
 				sent += k
+				// Off the clock: the floor is a metric of its own, and b.N
+				// should be chosen by the plugin and raw rounds alone.
+				b.StopTimer()
+				floor.Round(&floorM, k)
+				b.StartTimer()
 			}
 			b.StopTimer()
 			benchbroker.Report(b, "output", &outM, &rawM)
+			benchfloor.Report(b, &floorM, &rawM)
 		})
 	}
 }

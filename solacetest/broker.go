@@ -2,7 +2,6 @@ package solacetest
 
 import (
 	"cmp"
-	"container/list"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -99,6 +98,7 @@ type vpnState struct {
 	acls        map[string]*ACLProfile
 	usernames   map[string]ClientUsername
 	shareRR     map[string]int // shared subscriptions' round-robin positions
+	destScratch []*queue       // subscribedQueues' result, reused
 	replayCfg   *ReplayLog     // nil: no replay log (replay.go)
 	replay      []*storedMsg   // guaranteed messages, oldest first, from replayHead on, for replay
 	replayHead  int
@@ -592,5 +592,5 @@ func (b *Broker) ClientCount() int {
 
 // newQueue builds an empty queue.
 func newQueue(v *vpnState, cfg QueueConfig) *queue {
-	return &queue{vpn: v, cfg: cfg, ready: list.New()}
+	return &queue{vpn: v, cfg: cfg}
 }

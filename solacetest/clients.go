@@ -176,10 +176,7 @@ const (
 )
 
 func (c *conn) infoLocked() ClientInfo {
-	subs := make([]string, 0, len(c.subs)) // empty, not nil, with no subscriptions
-	for s := range c.subs {
-		subs = append(subs, s)
-	}
+	subs := append(make([]string, 0, len(c.subs)), c.subs...) // empty, not nil, with no subscriptions
 	slices.Sort(subs)
 	st := &c.stats
 	return ClientInfo{

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // SMF protocol numbers (header word 1, byte 1 & 0x3f).
@@ -100,6 +101,17 @@ type frame struct {
 	Wire int
 	// rawParams are already-encoded parameters written before Params.
 	rawParams []byte
+	// rxAt is when the read loop got the frame; zero for frames made or
+	// decoded elsewhere.
+	rxAt time.Time
+}
+
+// arrival is when the frame arrived, or now for a frame without rxAt.
+func (f *frame) arrival() time.Time {
+	if f.rxAt.IsZero() {
+		return time.Now()
+	}
+	return f.rxAt
 }
 
 // param returns the first standard parameter of type t.
@@ -128,7 +140,15 @@ func (f *frame) correlationTag() ([]byte, bool) {
 }
 
 // readFrame reads one frame from r.
-func readFrame(r *bufio.Reader) (*frame, error) {
+func readFrame(r *bufio.Reader) (*frame, error) { return readFrameInto(r, nil) }
+
+// readFrameInto reads one frame from r into reuse, whose parameter slice it
+// reuses, or into a new frame when reuse is nil. The read loop passes the
+// same frame for every frame of a connection: handlers keep parts of the
+// frame's bytes (which are new for every frame) but never the frame itself
+// or its Params, so a frame and a parameter slice per message were garbage
+// the broker had to collect on every publish.
+func readFrameInto(r *bufio.Reader, reuse *frame) (*frame, error) {
 	var hdr [12]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, err
@@ -148,7 +168,11 @@ func readFrame(r *bufio.Reader) (*frame, error) {
 	if _, err := io.ReadFull(r, buf[12:]); err != nil {
 		return nil, err
 	}
-	f, n, err := decodeFrame(buf)
+	f := reuse
+	if f == nil {
+		f = new(frame)
+	}
+	n, err := decodeFrameInto(f, buf)
 	if err != nil {
 		return nil, err
 	}
@@ -190,18 +214,35 @@ func readOversizeFrame(r *bufio.Reader, hdr [12]byte, total uint32) (*frame, err
 // decodeFrame parses the frame at the start of b and returns the number of
 // bytes it took up.
 func decodeFrame(b []byte) (*frame, int, error) {
+	f := new(frame)
+	n, err := decodeFrameInto(f, b)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, n, nil
+}
+
+// decodeFrameInto is decodeFrame into f, overwriting all of it but reusing
+// the room of its parameter slice.
+func decodeFrameInto(f *frame, b []byte) (int, error) {
 	if len(b) < 12 {
-		return nil, 0, fmt.Errorf("%w: short header", errBadFrame)
+		return 0, fmt.Errorf("%w: short header", errBadFrame)
 	}
 	if b[0]&7 != 3 {
-		return nil, 0, fmt.Errorf("%w: SMF version %d, want 3", errBadFrame, b[0]&7)
+		return 0, fmt.Errorf("%w: SMF version %d, want 3", errBadFrame, b[0]&7)
 	}
 	hlen := binary.BigEndian.Uint32(b[4:8])
 	total := binary.BigEndian.Uint32(b[8:12])
 	if hlen < 12 || total < hlen || uint64(total) > uint64(len(b)) {
-		return nil, 0, fmt.Errorf("%w: header length %d, total %d, have %d", errBadFrame, hlen, total, len(b))
+		return 0, fmt.Errorf("%w: header length %d, total %d, have %d", errBadFrame, hlen, total, len(b))
 	}
-	f := &frame{
+	params := f.Params[:0]
+	if params == nil {
+		// Room for a typical publish's parameters in one allocation.
+		params = make([]param, 0, 12)
+	}
+	clear(params[:cap(params)]) // drop the last frame's values for the collector
+	*f = frame{
 		Flags:    b[0] &^ 7,
 		UH:       b[1] >> 6,
 		Proto:    b[1] & 0x3f,
@@ -209,10 +250,9 @@ func decodeFrame(b []byte) (*frame, int, error) {
 		TTL:      b[3],
 		Payload:  b[hlen:total],
 		rawBytes: b[:total],
+		Params:   params,
 	}
 	ps := b[12:hlen]
-	// Room for a typical publish's parameters in one allocation.
-	f.Params = make([]param, 0, 12)
 	for len(ps) > 0 {
 		c := ps[0]
 		switch {
@@ -221,33 +261,33 @@ func decodeFrame(b []byte) (*frame, int, error) {
 		case c&0x20 != 0: // lightweight
 			n := int(c & 3)
 			if len(ps) < 1+n {
-				return nil, 0, fmt.Errorf("%w: short lightweight parameter", errBadFrame)
+				return 0, fmt.Errorf("%w: short lightweight parameter", errBadFrame)
 			}
 			f.Params = append(f.Params, param{Light: true, Type: (c >> 2) & 7, Value: ps[1 : 1+n]})
 			ps = ps[1+n:]
 		default:
 			if len(ps) < 2 {
-				return nil, 0, fmt.Errorf("%w: short parameter", errBadFrame)
+				return 0, fmt.Errorf("%w: short parameter", errBadFrame)
 			}
 			l, hdr := int(ps[1]), 2
 			if l == 0 {
 				if len(ps) < 6 {
-					return nil, 0, fmt.Errorf("%w: short long-form parameter", errBadFrame)
+					return 0, fmt.Errorf("%w: short long-form parameter", errBadFrame)
 				}
 				l64 := uint64(binary.BigEndian.Uint32(ps[2:6]))
 				if l64 < 6 || l64 > uint64(len(ps)) {
-					return nil, 0, fmt.Errorf("%w: long parameter length %d", errBadFrame, l64)
+					return 0, fmt.Errorf("%w: long parameter length %d", errBadFrame, l64)
 				}
 				l, hdr = int(l64), 6
 			}
 			if l < hdr || l > len(ps) {
-				return nil, 0, fmt.Errorf("%w: parameter length %d", errBadFrame, l)
+				return 0, fmt.Errorf("%w: parameter length %d", errBadFrame, l)
 			}
 			f.Params = append(f.Params, param{UH: c >> 6, Type: c & 0x1f, Value: ps[hdr:l]})
 			ps = ps[l:]
 		}
 	}
-	return f, int(total), nil
+	return int(total), nil
 }
 
 // encode appends the wire form of f to dst. Lengths are computed here, so

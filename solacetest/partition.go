@@ -54,16 +54,15 @@ func (b *Broker) dispatchPartitioned(q *queue) {
 	if len(owners) == 0 {
 		return
 	}
-	for e := q.ready.Front(); e != nil; {
-		next := e.Next()
-		qm := e.Value.(*qmsg)
+	for qm := q.ready.Front(); qm != nil; {
+		next := qm.next
 		if qm.partition < 0 {
 			qm.partition = q.partitionOf(qm.m)
 		}
 		if f := owners[qm.partition%len(owners)]; f.hasRoom() {
 			b.deliver(f, qm)
 		}
-		e = next
+		qm = next
 	}
 }
 

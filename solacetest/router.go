@@ -32,34 +32,61 @@ func (c *conn) routeGuaranteed(topic string) ([]*queue, *rejection) {
 }
 
 // subscribedQueues returns the queues of v that accept messages (ingress
-// enabled) and have a subscription matching topic, sorted by name.
+// enabled) and have a subscription matching topic, sorted by name. The slice
+// is v's scratch space, valid until the next call (Broker.mu is held
+// throughout, and callers use it before releasing the lock).
 func (v *vpnState) subscribedQueues(topic string) []*queue {
-	var dests []*queue
+	dests := v.destScratch[:0]
 	for _, q := range v.queues {
 		if q.cfg.IngressEnabled && q.matches(topic) {
 			dests = append(dests, q)
 		}
 	}
-	slices.SortFunc(dests, func(a, b *queue) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
+	if len(dests) > 1 {
+		slices.SortFunc(dests, func(a, b *queue) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
+	}
+	clear(dests[len(dests):cap(dests)]) // no stale queues for the collector
+	v.destScratch = dests
 	return dests
 }
 
 // fanoutDirect sends a direct message to every session of v with a matching
 // (non-shared) subscription, once per session, and to one member of each
-// matching share group. data encodes the message the first time it is needed.
+// matching share group (fanoutShared). data encodes the message the first
+// time it is needed. One pass over the sessions finds both; sessions without
+// subscriptions (publishers) cost nothing.
 func (b *Broker) fanoutDirect(v *vpnState, topic string, data func() []byte) {
 	var out []byte
-	defer b.fanoutShared(v, topic, data)
+	var groups map[string][]*conn
 	for _, s := range v.clients {
-		for sub := range s.subs {
-			if !strings.HasPrefix(sub, sharePrefix) && topicMatches(sub, topic) {
-				if out == nil {
-					out = data()
+		if len(s.subs) == 0 {
+			continue
+		}
+		sent := false
+		for _, sub := range s.subs {
+			if !strings.HasPrefix(sub, sharePrefix) {
+				if !sent && topicMatches(sub, topic) {
+					if out == nil {
+						out = data()
+					}
+					s.sendData(out)
+					sent = true
 				}
-				s.sendData(out)
-				break
+				continue
+			}
+			if _, t, ok := parseShared(sub); ok && topicMatches(t, topic) {
+				if groups == nil {
+					groups = map[string][]*conn{}
+				}
+				groups[sub] = append(groups[sub], s)
 			}
 		}
+	}
+	if groups != nil {
+		if out == nil {
+			out = data()
+		}
+		b.fanoutShared(v, groups, out)
 	}
 }
 

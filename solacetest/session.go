@@ -6,9 +6,11 @@ package solacetest
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -30,6 +32,9 @@ type conn struct {
 	out    [][]byte
 	outSig chan struct{}
 
+	// lastTopic is the topic of the last publish (topicOf); only the read
+	// loop touches it.
+	lastTopic string
 	// pendingAck is the highest publisher message id to acknowledge once the
 	// read buffer is drained; only the read loop touches it.
 	pendingAck uint64
@@ -50,10 +55,12 @@ type conn struct {
 	vpn        *vpnState
 	user       string
 	clientName string
-	subs       map[string]struct{}
-	pubFlow    *pubFlow
-	flows      map[uint32]*flow
-	login      loginInfo
+	// subs are the session's direct subscriptions, in the order added: a
+	// slice, as every published message walks every session's list.
+	subs    []string
+	pubFlow *pubFlow
+	flows   map[uint32]*flow
+	login   loginInfo
 
 	stats connStats // atomic, see clients.go
 	rx    rxCounter // atomic, see rxbarrier.go
@@ -101,6 +108,10 @@ const nackMemory = 1024
 // loginTimeout bounds how long a connection may stay open without logging in.
 const loginTimeout = 30 * time.Second
 
+// deadlineSlack is how finely the read loop follows a connection's idle
+// timeout: it renews the read deadline once a 64th of the timeout has passed.
+const deadlineSlack = 64
+
 func newConn(b *Broker, nc net.Conn) *conn {
 	return &conn{
 		b:           b,
@@ -109,7 +120,6 @@ func newConn(b *Broker, nc net.Conn) *conn {
 		closed:      make(chan struct{}),
 		readDone:    make(chan struct{}),
 		outSig:      make(chan struct{}, 1),
-		subs:        map[string]struct{}{},
 		flows:       map[uint32]*flow{},
 	}
 }
@@ -190,17 +200,32 @@ func (c *conn) readLoop() {
 	defer close(c.readDone)
 	defer c.cleanup()
 	r := bufio.NewReaderSize(countingReader{c.nc, &c.rx.raw}, 64<<10)
-	deadlineSet := false
+	// The read deadline is pushed out at most every idleTimeout/
+	// deadlineSlack, not on every frame: resetting a deadline costs a timer
+	// update, about as much as a small publish's other bookkeeping. A client
+	// may so be dropped up to that fraction of the timeout early.
+	// The deadline counts from when the last frame arrived (last), the time
+	// the loop reads once per frame anyway, for the frame's rxAt.
+	var deadlineFor time.Duration // the timeout the deadline was set with; 0 none
+	var deadlineAt time.Time      // the arrival it was set from
+	var cur frame                 // reused for every frame (see readFrameInto)
+	last := time.Now()
 	for {
 		switch {
 		case c.idleTimeout > 0:
-			_ = c.nc.SetReadDeadline(time.Now().Add(c.idleTimeout))
-			deadlineSet = true
-		case deadlineSet:
+			if deadlineFor != c.idleTimeout || last.Sub(deadlineAt) >= c.idleTimeout/deadlineSlack {
+				_ = c.nc.SetReadDeadline(last.Add(c.idleTimeout))
+				deadlineFor, deadlineAt = c.idleTimeout, last
+			}
+		case deadlineFor != 0:
 			_ = c.nc.SetReadDeadline(time.Time{})
-			deadlineSet = false
+			deadlineFor = 0
 		}
-		f, err := readFrame(r)
+		f, err := readFrameInto(r, &cur)
+		last = time.Now()
+		if err == nil {
+			f.rxAt = last
+		}
 		if err != nil && c.downgradeNext && errors.Is(err, io.EOF) {
 			// The client's close_notify: TLS is over, plain text follows.
 			c.downgradeNext = false
@@ -491,10 +516,14 @@ func (c *conn) handleSMP(f *frame) {
 			b.log.Info("subscription denied by ACL", "client", c.clientName, "topic", m.Topic)
 			break
 		}
-		c.subs[m.Topic] = struct{}{}
+		if !slices.Contains(c.subs, m.Topic) {
+			c.subs = append(c.subs, m.Topic)
+		}
 		b.log.Debug("subscribed", "client", c.clientName, "topic", m.Topic)
 	case smpRemoveSubscription:
-		delete(c.subs, m.Topic)
+		if i := slices.Index(c.subs, m.Topic); i >= 0 {
+			c.subs = slices.Delete(c.subs, i, i+1)
+		}
 		b.log.Debug("unsubscribed", "client", c.clientName, "topic", m.Topic)
 	case smpAddQueueSubscription, smpRemoveQueueSub:
 		code, text = c.changeQueueSubscription(m)
@@ -512,7 +541,7 @@ func (c *conn) handleSMP(f *frame) {
 // as a real broker does.
 func (c *conn) handleDirect(f *frame) {
 	topicB, _ := f.param(pTopic)
-	topic := trimNUL(topicB)
+	topic := c.topicOf(topicB)
 	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -540,6 +569,20 @@ func (c *conn) handleDirect(f *frame) {
 	}
 }
 
+// topicOf is the topic of a publish (P6, NUL-terminated) as a string. A
+// publisher mostly sends to the same topic over and over, so the read loop
+// keeps the last one and reuses it rather than making a new string per
+// message. Only the read loop calls it.
+func (c *conn) topicOf(p []byte) string {
+	if n := len(p); n > 0 && p[n-1] == 0 {
+		p = p[:n-1]
+	}
+	if string(p) != c.lastTopic {
+		c.lastTopic = string(p)
+	}
+	return c.lastTopic
+}
+
 // storedFromFrame captures a published message for spooling, giving it the
 // next message id.
 func (b *Broker) storedFromFrame(f *frame, topic string) *storedMsg {
@@ -550,7 +593,7 @@ func (b *Broker) storedFromFrame(f *frame, topic string) *storedMsg {
 	b.nextStored++
 	return &storedMsg{
 		id:         b.nextStored,
-		at:         time.Now(),
+		at:         f.arrival(),
 		priority:   byte(beUint(prio)),
 		persistent: f.Flags&flagADF != 0 && (!hasMode || beUint(mode) == 1),
 		topic:      topic,
@@ -572,7 +615,7 @@ func (b *Broker) storedFromFrame(f *frame, topic string) *storedMsg {
 // direct subscribers, then the ack (unless a fault drops the connection).
 func (c *conn) handleGuaranteed(f *frame) {
 	topicB, _ := f.param(pTopic)
-	topic := trimNUL(topicB)
+	topic := c.topicOf(topicB)
 	idB, _ := f.param(pADMsgID)
 	id := beUint(idB)
 	b := c.b
@@ -597,7 +640,11 @@ func (c *conn) handleGuaranteed(f *frame) {
 	// Guaranteed messages also reach matching direct subscribers, as direct
 	// messages.
 	b.fanoutDirect(c.vpn, topic, m.directFrame)
-	b.log.Debug("guaranteed message spooled", "client", c.clientName, "id", id, "topic", topic, "queues", len(dests))
+	if b.log.Enabled(context.Background(), slog.LevelDebug) {
+		// Guarded: the arguments alone were four allocations per publish
+		// with debug logging off.
+		b.log.Debug("guaranteed message spooled", "client", c.clientName, "id", id, "topic", topic, "queues", len(dests))
+	}
 	if b.faults.takeDropAfterSpool() {
 		c.pendingAck = 0
 		c.close()
@@ -654,7 +701,8 @@ func (c *conn) inSequence(f *frame, id uint64) (*pubFlow, bool) {
 // the message with.
 func (c *conn) admitGuaranteed(topic string, size int) ([]*queue, *rejection) {
 	if r, ok := c.b.faults.takePublishNack(); ok {
-		return nil, &r
+		rej := r // declared here, so that only a nack moves it to the heap
+		return nil, &rej
 	}
 	if !c.mayPublish(topic) {
 		return nil, &rejection{403, "Publish ACL Denied"}

@@ -26,31 +26,18 @@ func parseShared(sub string) (name, topic string, ok bool) {
 	return name, topic, true
 }
 
-// fanoutShared delivers a direct message to one member of every share group
-// whose topic matches. Members are taken in client-name order, round robin.
-func (b *Broker) fanoutShared(v *vpnState, topic string, data func() []byte) {
-	groups := map[string][]*conn{}
-	for _, s := range v.clients {
-		for sub := range s.subs {
-			if _, t, ok := parseShared(sub); ok && topicMatches(t, topic) {
-				groups[sub] = append(groups[sub], s)
-			}
-		}
-	}
-	if len(groups) == 0 {
-		return
-	}
+// fanoutShared delivers the encoded direct message out to one member of
+// every matching share group (groups, as fanoutDirect collects them: the
+// sessions subscribed to each share subscription). Members are taken in
+// client-name order, round robin.
+func (b *Broker) fanoutShared(v *vpnState, groups map[string][]*conn, out []byte) {
 	if v.shareRR == nil {
 		v.shareRR = map[string]int{}
 	}
-	var out []byte
 	for sub, members := range groups {
 		slices.SortFunc(members, func(a, b *conn) int { return cmp.Compare(a.clientName, b.clientName) })
 		i := v.shareRR[sub] % len(members)
 		v.shareRR[sub] = i + 1
-		if out == nil {
-			out = data()
-		}
 		members[i].sendData(out)
 	}
 }

@@ -7,7 +7,6 @@ package solacetest
 
 import (
 	"cmp"
-	"container/list"
 	"maps"
 	"slices"
 	"time"
@@ -54,15 +53,87 @@ type qmsg struct {
 	partition  int // partitioned queues: the message's partition, -1 until known
 	flow       *flow
 	deliveryID uint64
-	elem       *list.Element // position in queue.ready while not delivered
+	// next and prev link the message into queue.ready while it is not
+	// delivered (inReady).
+	next, prev *qmsg
+	inReady    bool
+}
+
+// readyList is a queue's list of undelivered messages, in spool order,
+// linked through the messages themselves: a container/list would cost an
+// element allocation per spooled message. Its zero value is empty.
+type readyList struct {
+	head, tail *qmsg
+	n          int
+}
+
+// Front is the first message, or nil.
+func (l *readyList) Front() *qmsg { return l.head }
+
+// Len is the number of messages.
+func (l *readyList) Len() int { return l.n }
+
+// PushBack appends qm, which must not be in a list.
+func (l *readyList) PushBack(qm *qmsg) {
+	qm.prev, qm.next, qm.inReady = l.tail, nil, true
+	if l.tail != nil {
+		l.tail.next = qm
+	} else {
+		l.head = qm
+	}
+	l.tail = qm
+	l.n++
+}
+
+// InsertBefore inserts qm, which must not be in a list, before mark.
+func (l *readyList) InsertBefore(qm, mark *qmsg) {
+	qm.prev, qm.next, qm.inReady = mark.prev, mark, true
+	if mark.prev != nil {
+		mark.prev.next = qm
+	} else {
+		l.head = qm
+	}
+	mark.prev = qm
+	l.n++
+}
+
+// Remove unlinks qm, which must be in l.
+func (l *readyList) Remove(qm *qmsg) {
+	if qm.prev != nil {
+		qm.prev.next = qm.next
+	} else {
+		l.head = qm.next
+	}
+	if qm.next != nil {
+		qm.next.prev = qm.prev
+	} else {
+		l.tail = qm.prev
+	}
+	qm.prev, qm.next, qm.inReady = nil, nil, false
+	l.n--
+}
+
+// Init empties l, unlinking every message.
+func (l *readyList) Init() {
+	for qm := l.head; qm != nil; {
+		next := qm.next
+		qm.prev, qm.next, qm.inReady = nil, nil, false
+		qm = next
+	}
+	*l = readyList{}
 }
 
 // queue is a durable or temporary queue.
 type queue struct {
-	vpn         *vpnState
-	cfg         QueueConfig
-	ready       *list.List // *qmsg not currently delivered, in spool order
-	count       int        // messages held, ready or delivered
+	vpn   *vpnState
+	cfg   QueueConfig
+	ready readyList // messages not currently delivered, in spool order
+	count int       // messages held, ready or delivered
+	// expiring counts the messages held (ready or delivered) that have an
+	// expiry, so that the janitor skips queues without any: walking every
+	// ready message each tick cost a full queue's worth of work per tick
+	// once a queue held a large backlog without TTLs.
+	expiring    int
 	bytes       int64
 	flows       []*flow // bound consumers in bind order; flows[0] is the active one of an exclusive queue
 	rr          int     // round-robin position for non-exclusive queues
@@ -89,8 +160,8 @@ func (q *queue) stats() QueueStats {
 // allMessages returns ready and delivered messages in spool order.
 func (q *queue) allMessages() []*qmsg {
 	var out []*qmsg
-	for e := q.ready.Front(); e != nil; e = e.Next() {
-		out = append(out, e.Value.(*qmsg))
+	for qm := q.ready.Front(); qm != nil; qm = qm.next {
+		out = append(out, qm)
 	}
 	for _, f := range q.flows {
 		for _, m := range f.unsettled {
@@ -134,8 +205,9 @@ func (b *Broker) spool(q *queue, m *storedMsg, deliveries int) {
 	qm := &qmsg{m: m, seq: b.nextSpool, deliveries: deliveries, partition: -1}
 	if q.cfg.RespectTTL && m.ttl > 0 {
 		qm.expiry = time.Now().Add(m.ttl)
+		q.expiring++
 	}
-	qm.elem = q.ready.PushBack(qm)
+	q.ready.PushBack(qm)
 	q.count++
 	q.bytes += int64(m.size)
 	b.dispatch(q)
@@ -143,9 +215,8 @@ func (b *Broker) spool(q *queue, m *storedMsg, deliveries int) {
 
 // remove drops a message from q entirely.
 func (q *queue) remove(qm *qmsg) {
-	if qm.elem != nil {
-		q.ready.Remove(qm.elem)
-		qm.elem = nil
+	if qm.inReady {
+		q.ready.Remove(qm)
 	}
 	if qm.flow != nil {
 		delete(qm.flow.unsettled, qm.deliveryID)
@@ -153,6 +224,9 @@ func (q *queue) remove(qm *qmsg) {
 	}
 	q.count--
 	q.bytes -= int64(qm.m.size)
+	if !qm.expiry.IsZero() {
+		q.expiring--
+	}
 }
 
 // requeue makes a delivered message available again, in spool order.
@@ -161,13 +235,13 @@ func (q *queue) requeue(qm *qmsg) {
 		delete(qm.flow.unsettled, qm.deliveryID)
 		qm.flow = nil
 	}
-	for e := q.ready.Front(); e != nil; e = e.Next() {
-		if e.Value.(*qmsg).seq > qm.seq {
-			qm.elem = q.ready.InsertBefore(qm, e)
+	for e := q.ready.Front(); e != nil; e = e.next {
+		if e.seq > qm.seq {
+			q.ready.InsertBefore(qm, e)
 			return
 		}
 	}
-	qm.elem = q.ready.PushBack(qm)
+	q.ready.PushBack(qm)
 }
 
 // redeliver puts an unsettled message back for another delivery after a
@@ -218,7 +292,7 @@ func (b *Broker) dispatch(q *queue) {
 			if f == nil {
 				return
 			}
-			qm := q.ready.Front().Value.(*qmsg)
+			qm := q.ready.Front()
 			if !qm.expiry.IsZero() && !now.Before(qm.expiry) {
 				b.deadLetter(q, qm, "TTL expired")
 				continue
@@ -229,18 +303,17 @@ func (b *Broker) dispatch(q *queue) {
 	}
 	// With selectors a message goes to a flow whose selector it matches;
 	// messages nobody selects stay queued, in order.
-	for e := q.ready.Front(); e != nil; {
-		next := e.Next()
+	for qm := q.ready.Front(); qm != nil; {
+		next := qm.next
 		if !q.anyRoom() {
 			return
 		}
-		qm := e.Value.(*qmsg)
 		if !qm.expiry.IsZero() && !now.Before(qm.expiry) {
 			b.deadLetter(q, qm, "TTL expired")
 		} else if f := b.nextFlowWithRoom(q, qm.m); f != nil {
 			b.deliver(f, qm)
 		}
-		e = next
+		qm = next
 	}
 }
 
@@ -276,8 +349,7 @@ func (b *Broker) nextFlowWithRoom(q *queue, m *storedMsg) *flow {
 // gets a new message id (the client drops a reused id as a duplicate).
 func (b *Broker) deliver(f *flow, qm *qmsg) {
 	q := f.q
-	q.ready.Remove(qm.elem)
-	qm.elem = nil
+	q.ready.Remove(qm)
 	b.nextMsgID++
 	id := b.nextMsgID
 	redelivered := qm.deliveries > 0
@@ -401,7 +473,7 @@ func (b *Broker) deleteQueueLocked(q *queue) {
 	}
 	q.flows = nil
 	q.ready.Init()
-	q.count, q.bytes = 0, 0
+	q.count, q.bytes, q.expiring = 0, 0, 0
 	delete(q.vpn.queues, q.cfg.Name)
 	b.log.Info("queue deleted", "vpn", q.vpn.name, "queue", q.cfg.Name)
 }
@@ -415,9 +487,11 @@ func (b *Broker) expireAndReap(now time.Time) {
 				b.deleteQueueLocked(q)
 				continue
 			}
+			if q.expiring == 0 {
+				continue
+			}
 			var expired []*qmsg
-			for e := q.ready.Front(); e != nil; e = e.Next() {
-				qm := e.Value.(*qmsg)
+			for qm := q.ready.Front(); qm != nil; qm = qm.next {
 				if !qm.expiry.IsZero() && !now.Before(qm.expiry) {
 					expired = append(expired, qm)
 				}

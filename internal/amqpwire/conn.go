@@ -97,12 +97,17 @@ func (e *SessionError) Unwrap() error {
 type LinkError struct {
 	Remote *Error
 	Local  bool // we detached it
+	// Cause is why we detached it, when we did for an error of the peer's
+	// (a message over the size limit).
+	Cause *Error
 }
 
 func (e *LinkError) Error() string {
 	switch {
 	case e.Remote != nil:
 		return "link detached by the peer: " + e.Remote.Error()
+	case e.Cause != nil:
+		return "link detached: " + e.Cause.Error()
 	case e.Local:
 		return "link closed"
 	}
@@ -110,20 +115,24 @@ func (e *LinkError) Error() string {
 }
 
 func (e *LinkError) Unwrap() error {
-	if e.Remote == nil {
-		return nil
+	switch {
+	case e.Remote != nil:
+		return e.Remote
+	case e.Cause != nil:
+		return e.Cause
 	}
-	return e.Remote
+	return nil
 }
 
 // ErrClosed is the cause of a connection that Close ended.
 var ErrClosed = errors.New("connection closed by the client")
 
-// Conn is an AMQP 1.0 connection for sending. All its state, and the write
+// Conn is an AMQP 1.0 connection for sender and receiver links. All its state, and the write
 // buffer, is guarded by one mutex; callers encode frames into the buffer
 // under it, and whichever caller finds no flush in progress writes the
 // buffer to the socket (other callers' frames included) with the mutex
-// released. One reader goroutine decodes the peer's frames.
+// released. One reader goroutine decodes the peer's frames, settling sent
+// deliveries and queueing received ones on their links.
 type Conn struct {
 	nc  net.Conn
 	cfg Config
@@ -149,6 +158,11 @@ type Conn struct {
 	changed chan struct{}
 	waiters int
 
+	// lastDisp is the disposition frame at the end of wbuf, which a
+	// settlement of the next delivery-id with the same outcome extends
+	// rather than adding a frame (end -1: none).
+	lastDisp bufferedDisposition
+
 	wdeadline time.Time // write deadline applied to the socket
 	wrote     atomic.Bool
 	lastRead  atomic.Int64
@@ -171,6 +185,7 @@ func Open(ctx context.Context, nc net.Conn, cfg Config) (*Conn, error) {
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
 	c := &Conn{nc: nc, cfg: cfg, sessions: map[uint16]*Session{}, remote: map[uint16]*Session{},
 		changed: make(chan struct{}), done: make(chan struct{}), readDone: make(chan struct{})}
+	c.lastDisp.end = -1
 	br := bufio.NewReaderSize(&readTimer{c: c}, 64<<10)
 	err := c.handshake(br)
 	if !stop() && err == nil {
@@ -458,6 +473,7 @@ func (c *Conn) flushLocked() {
 	for len(c.wbuf) > 0 && c.err == nil {
 		out := c.wbuf
 		c.wbuf, c.spare = c.spare[:0], nil
+		c.lastDisp.end = -1
 		dl := time.Now().Add(c.cfg.WriteTimeout)
 		setDL := !c.closing && dl.Sub(c.wdeadline) > time.Second
 		if setDL {

@@ -399,8 +399,10 @@ func value(b []byte, depth int) (any, error) {
 			return int32(u), nil
 		case tFloat:
 			return math.Float32frombits(u), nil
+		case tChar:
+			return Char(u), nil
 		}
-		return nil, nil // char, decimal32: not used by brokers in properties
+		return nil, errDecimal
 	case tUlong, tLong, tDouble, tTimestamp, tDecimal64:
 		p, err := fixed(8)
 		if err != nil {
@@ -417,13 +419,15 @@ func value(b []byte, depth int) (any, error) {
 		case tTimestamp:
 			return time.UnixMilli(int64(u)).UTC(), nil
 		}
-		return nil, nil
+		return nil, errDecimal
+	case tDecimal128:
+		return nil, errDecimal
 	case tUUID:
 		p, err := fixed(16)
 		if err != nil {
 			return nil, err
 		}
-		return append([]byte(nil), p...), nil
+		return UUID(p), nil
 	case tVbin8, tVbin32:
 		s, err := stringAt(b)
 		return []byte(s), err
@@ -454,9 +458,132 @@ func value(b []byte, depth int) (any, error) {
 		}
 		return m, nil
 	case tArray8, tArray32:
-		return nil, nil // arrays are skipped where a value is wanted
+		return arrayValue(b, depth)
 	}
 	return nil, fmt.Errorf("amqp: unknown type constructor %#02x", c)
+}
+
+// UUID is an AMQP uuid value.
+type UUID [16]byte
+
+// Char is an AMQP char value: a UTF-32 code point.
+type Char rune
+
+// errDecimal: the decimal types have no Go form here (no JMS client sends
+// them).
+var errDecimal = errors.New("amqp: decimal values are not supported")
+
+// arrayValue decodes an array into []any: one constructor (with its
+// descriptor, for described elements) shared by every element.
+func arrayValue(b []byte, depth int) (any, error) {
+	var count int
+	var body []byte
+	if b[0] == tArray8 {
+		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
+			return nil, errShort
+		}
+		count, body = int(b[2]), b[3:2+int(b[1])]
+	} else {
+		if len(b) < 9 {
+			return nil, errShort
+		}
+		size := binary.BigEndian.Uint32(b[1:])
+		if size < 4 || uint64(size) > uint64(len(b)-5) {
+			return nil, errShort
+		}
+		count, body = int(binary.BigEndian.Uint32(b[5:])), b[9:5+size]
+	}
+	if count == 0 {
+		return []any{}, nil
+	}
+	// The constructor: a type code, or 0x00, a descriptor and a type code.
+	cl := 1
+	if len(body) > 0 && body[0] == 0x00 {
+		dl, err := valueLen(body[1:], depth+1)
+		if err != nil {
+			return nil, err
+		}
+		cl = 2 + dl
+	}
+	if len(body) < cl {
+		return nil, errShort
+	}
+	ctor, elems := body[:cl], body[cl:]
+	code := ctor[cl-1]
+	// Every element takes at least a byte, but for the empty-width types
+	// (null, true, uint0, ...), whose count alone is bounded.
+	if w := fixedWidth(code); (w == 0 && count > 1<<16) || (w != 0 && count > len(elems)) {
+		return nil, errShort
+	}
+	out := make([]any, 0, count)
+	buf := make([]byte, 0, 64)
+	for range count {
+		// An element is the constructor's type code followed by its bytes.
+		buf = append(buf[:0], code)
+		n, err := elemLen(code, elems)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, elems[:n]...)
+		elems = elems[n:]
+		v, err := value(buf, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if bs, ok := v.([]byte); ok {
+			v = append([]byte(nil), bs...)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// fixedWidth is the encoded width (after the constructor) of a fixed-width
+// type code, -1 for a variable one and 0 for an empty one.
+func fixedWidth(code byte) int {
+	switch code >> 4 {
+	case 0x4:
+		return 0
+	case 0x5:
+		return 1
+	case 0x6:
+		return 2
+	case 0x7:
+		return 4
+	case 0x8:
+		return 8
+	case 0x9:
+		return 16
+	}
+	return -1
+}
+
+// elemLen is the length of one array element of type code at b (without
+// the constructor).
+func elemLen(code byte, b []byte) (int, error) {
+	if w := fixedWidth(code); w >= 0 {
+		if len(b) < w {
+			return 0, errShort
+		}
+		return w, nil
+	}
+	switch code >> 4 {
+	case 0xa, 0xc, 0xe:
+		if len(b) < 1 || len(b) < 1+int(b[0]) {
+			return 0, errShort
+		}
+		return 1 + int(b[0]), nil
+	case 0xb, 0xd, 0xf:
+		if len(b) < 4 {
+			return 0, errShort
+		}
+		n := binary.BigEndian.Uint32(b)
+		if uint64(n) > uint64(len(b)-4) {
+			return 0, errShort
+		}
+		return 4 + int(n), nil
+	}
+	return 0, fmt.Errorf("amqp: unknown type constructor %#02x", code)
 }
 
 // StringMap decodes a map with string or symbol keys (connection properties).

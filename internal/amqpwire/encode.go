@@ -1,12 +1,12 @@
-// Package amqpwire is a lean AMQP 1.0 client for sending: the type codec,
-// the performatives a sender needs, message sections, and a connection whose
-// callers encode transfers straight into one buffered socket, with one reader
-// goroutine settling deliveries. go-amqp routes every transfer through three
-// goroutines (caller, session mux, connection writer) and waits per frame in
-// its session loop; here a transfer costs a copy under a mutex, and a batch
-// of settlements one wake-up of the batch's waiter.
-//
-// Receiving is not implemented: receivers stay on go-amqp.
+// Package amqpwire is a lean AMQP 1.0 client: the type codec, the
+// performatives of sender and receiver links, message sections, and a
+// connection whose callers encode transfers, flows and dispositions
+// straight into one buffered socket, with one reader goroutine settling
+// sent deliveries and queueing received ones. go-amqp routes every transfer
+// through three goroutines (caller, session mux, connection writer) and
+// waits per frame in its session loop; here a transfer costs a copy under a
+// mutex, a batch of settlements one wake-up of the batch's waiter, and a
+// received delivery one copy of its bytes.
 package amqpwire
 
 import (
@@ -45,6 +45,7 @@ const (
 	tDouble     = 0x82
 	tTimestamp  = 0x83
 	tDecimal64  = 0x84
+	tDecimal128 = 0x94
 	tUUID       = 0x98
 	tVbin8      = 0xa0
 	tStr8       = 0xa1

@@ -255,8 +255,13 @@ type attachFrame struct {
 	name           string
 	handle         uint32
 	role           bool // true: receiver
+	hasSource      bool
 	hasTarget      bool
 	maxMessageSize uint64
+	// initialDeliveryCount is the sender's, when the peer is the sender.
+	initialDeliveryCount uint32
+	// filterKeys are the keys of the source's filter map.
+	filterKeys []string
 }
 
 func decodeAttach(f fields) (a attachFrame, err error) {
@@ -269,7 +274,14 @@ func decodeAttach(f fields) (a attachFrame, err error) {
 	if a.role, err = f.bool(2); err != nil {
 		return
 	}
+	a.hasSource = f.get(5) != nil
 	a.hasTarget = f.get(6) != nil
+	if a.filterKeys, err = sourceFilterKeys(f.get(5)); err != nil {
+		return
+	}
+	if a.initialDeliveryCount, err = f.uint(9, 0); err != nil {
+		return
+	}
 	if b := f.get(10); b != nil {
 		v, _, err2 := ulongAt(b)
 		if err2 != nil || b[0] == tSym8 || b[0] == tSym32 {
@@ -277,6 +289,70 @@ func decodeAttach(f fields) (a attachFrame, err error) {
 		}
 		a.maxMessageSize = v
 	}
+	return
+}
+
+// sourceFilterKeys returns the keys of a source's filter map (field 7).
+func sourceFilterKeys(b []byte) ([]string, error) {
+	if b == nil {
+		return nil, nil
+	}
+	code, v, err := described(b)
+	if err != nil {
+		return nil, err
+	}
+	if code != codeSource {
+		return nil, fmt.Errorf("amqp: expected a source, got descriptor %#x", code)
+	}
+	var buf [11][]byte
+	sf, err := listItems(v, len(buf), buf[:0])
+	if err != nil {
+		return nil, err
+	}
+	fm := fields(sf).get(7)
+	if fm == nil {
+		return nil, nil
+	}
+	items, err := listItems(fm, math.MaxInt, nil)
+	if err != nil {
+		return nil, fmt.Errorf("amqp: source filter: %w", err)
+	}
+	var keys []string
+	for i := 0; i+1 < len(items); i += 2 {
+		k, err := stringAt(items[i])
+		if err != nil {
+			return nil, fmt.Errorf("amqp: source filter key: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+type transferFrame struct {
+	handle     uint32
+	deliveryID uint32
+	hasID      bool
+	settled    bool
+	more       bool
+	aborted    bool
+}
+
+func decodeTransfer(f fields) (t transferFrame, err error) {
+	if t.handle, err = f.uint(0, 0); err != nil {
+		return
+	}
+	if t.hasID = f.get(1) != nil; t.hasID {
+		if t.deliveryID, err = f.uint(1, 0); err != nil {
+			return
+		}
+	}
+	if t.settled, err = f.bool(4); err != nil {
+		return
+	}
+	if t.more, err = f.bool(5); err != nil {
+		return
+	}
+	t.aborted, err = f.bool(9)
 	return
 }
 
@@ -501,6 +577,131 @@ func appendAttach(b []byte, channel uint16, a attachParams) ([]byte, error) {
 	return endFrameBuf(c.end(), fs), nil
 }
 
+// receiverAttachParams is a receiver link's attach.
+type receiverAttachParams struct {
+	name         string
+	handle       uint32
+	source       string
+	durability   uint32 // terminus durability: 0 none, 1 configuration, 2 unsettled-state
+	expiryPolicy string // "" for the default (session-end)
+	selector     string // "" for none
+	capabilities []string
+}
+
+// Selector filter of the AMQP filter registry (what Qpid JMS sends).
+const (
+	SelectorFilterName = "apache.org:selector-filter:string"
+	selectorFilterCode = 0x0000468C00000004
+)
+
+// appendReceiverAttach writes a receiver link's attach as go-amqp writes
+// it: a source with address, durability, expiry policy, filter and
+// capabilities, each left out when unset, and an empty target.
+func appendReceiverAttach(b []byte, channel uint16, a receiverAttachParams) ([]byte, error) {
+	b, fs := beginFrameBuf(b, frameAMQP, channel)
+	c := beginComposite(b, codeAttach)
+	if err := c.str(a.name); err != nil {
+		return b, fmt.Errorf("link name: %w", err)
+	}
+	c.uint(a.handle)
+	c.bool(true) // role receiver
+	c.omit()     // snd-settle-mode: mixed
+	c.omit()     // rcv-settle-mode: first
+	var serr error
+	c.raw(func(b []byte) []byte {
+		s := beginComposite(b, codeSource)
+		if a.source != "" {
+			if serr = s.str(a.source); serr != nil {
+				return s.end()
+			}
+		} else {
+			s.omit()
+		}
+		if a.durability != 0 {
+			s.uint(a.durability)
+		} else {
+			s.omit()
+		}
+		if a.expiryPolicy != "" {
+			s.symbol(a.expiryPolicy)
+		} else {
+			s.omit()
+		}
+		s.omit() // timeout
+		s.omit() // dynamic
+		s.omit() // dynamic-node-properties
+		s.omit() // distribution-mode
+		if a.selector != "" {
+			s.raw(func(b []byte) []byte {
+				b, start := beginMap(b)
+				b = AppendSymbol(b, SelectorFilterName)
+				b = AppendUlong(append(b, 0x00), selectorFilterCode)
+				b, serr = AppendString(b, a.selector)
+				return endMap(b, start, 2)
+			})
+		} else {
+			s.omit()
+		}
+		s.omit() // default-outcome
+		s.omit() // outcomes
+		s.symbols(a.capabilities)
+		return s.end()
+	})
+	if serr != nil {
+		return b, fmt.Errorf("source: %w", serr)
+	}
+	c.raw(func(b []byte) []byte {
+		t := beginComposite(b, codeTarget)
+		return t.end()
+	})
+	return endFrameBuf(c.end(), fs), nil
+}
+
+// appendDisposition settles the deliveries first..last as the receiver,
+// with state st.
+func appendDisposition(b []byte, channel uint16, first, last uint32, st State) []byte {
+	b, fs := beginFrameBuf(b, frameAMQP, channel)
+	c := beginComposite(b, codeDisposition)
+	c.bool(true) // role receiver
+	c.uint(first)
+	if last != first {
+		c.uint(last)
+	} else {
+		c.omit()
+	}
+	c.bool(true) // settled
+	c.raw(func(b []byte) []byte { return appendState(b, st) })
+	return endFrameBuf(c.end(), fs)
+}
+
+func appendState(b []byte, st State) []byte {
+	switch st.Kind {
+	case StateRejected:
+		s := beginComposite(b, codeRejected)
+		if st.Error != nil {
+			s.raw(func(b []byte) []byte {
+				ec := beginComposite(b, codeError)
+				ec.symbol(st.Error.Condition)
+				// A description that is not UTF-8 is left out: the
+				// condition says enough.
+				_ = ec.optStr(st.Error.Description)
+				return ec.end()
+			})
+		}
+		return s.end()
+	case StateReleased:
+		s := beginComposite(b, codeReleased)
+		return s.end()
+	case StateModified:
+		s := beginComposite(b, codeModified)
+		s.bool(st.DeliveryFailed)
+		s.bool(st.UndeliverableHere)
+		return s.end()
+	}
+	s := beginComposite(b, codeAccepted)
+	return s.end()
+}
+
 // appendFlow writes a session flow, or a link flow when handle is set.
 func appendFlow(b []byte, channel uint16, nextIncomingID, incomingWindow, nextOutgoingID, outgoingWindow uint32, link *linkFlow) []byte {
 	b, fs := beginFrameBuf(b, frameAMQP, channel)
@@ -559,6 +760,21 @@ func appendDetach(b []byte, channel uint16, handle uint32, closed bool) []byte {
 	c := beginComposite(b, codeDetach)
 	c.uint(handle)
 	c.bool(closed)
+	return endFrameBuf(c.end(), fs)
+}
+
+// appendDetachError writes a closing detach that carries e.
+func appendDetachError(b []byte, channel uint16, handle uint32, e *Error) []byte {
+	b, fs := beginFrameBuf(b, frameAMQP, channel)
+	c := beginComposite(b, codeDetach)
+	c.uint(handle)
+	c.bool(true)
+	c.raw(func(b []byte) []byte {
+		ec := beginComposite(b, codeError)
+		ec.symbol(e.Condition)
+		_ = ec.optStr(e.Description)
+		return ec.end()
+	})
 	return endFrameBuf(c.end(), fs)
 }
 

@@ -1,7 +1,10 @@
 package amqpwire
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -162,4 +165,273 @@ func appendProperties(b []byte, m *Message) ([]byte, error) {
 		p.uint(*m.GroupSequence)
 	}
 	return p.end(), nil
+}
+
+// Received message sections beyond those a sender writes.
+const (
+	codeAMQPSequence = 0x76
+	codeFooter       = 0x78
+)
+
+// Received is a received message split into its sections, read in place:
+// every slice aliases the bytes given to ParseMessage. Absent fields are
+// nil (or false/zero, with a Has flag where zero is a value).
+type Received struct {
+	HasHeader     bool
+	Durable       bool
+	Priority      uint8 // 4 when the header has none
+	TTL           uint32
+	FirstAcquirer bool
+	DeliveryCount uint32
+
+	// Annotations is the message-annotations map, encoded.
+	Annotations []byte
+
+	HasProperties bool
+	// MessageID and CorrelationID are encoded values (any id type); the
+	// string fields are the strings' bytes.
+	MessageID, CorrelationID                        []byte
+	UserID                                          []byte
+	To, Subject, ReplyTo, ContentType, GroupID      []byte
+	AbsoluteExpiryTime, CreationTime                int64 // ms since the epoch
+	HasAbsoluteExpiryTime, HasCreationTime, HasGSeq bool
+	GroupSequence                                   uint32
+
+	// ApplicationProperties is the application-properties map, encoded.
+	ApplicationProperties []byte
+
+	// Data are the data sections' bytes; Sequences the amqp-sequence
+	// sections' lists, encoded; Value the amqp-value section's value,
+	// encoded (nil for none).
+	Data      [][]byte
+	Sequences [][]byte
+	Value     []byte
+}
+
+// ParseMessage splits b, an encoded message, into m's sections. A section
+// that cannot be read fails the whole message; the caller passes it on raw.
+func ParseMessage(b []byte, m *Received) error {
+	*m = Received{Priority: 4, Data: m.Data[:0], Sequences: m.Sequences[:0]}
+	for len(b) > 0 {
+		n, err := valueLen(b, 0)
+		if err != nil {
+			return fmt.Errorf("message section: %w", err)
+		}
+		sec := b[:n]
+		b = b[n:]
+		code, v, err := described(sec)
+		if err != nil {
+			return fmt.Errorf("message section: %w", err)
+		}
+		switch code {
+		case codeHeader:
+			err = m.parseHeader(v)
+		case codeDeliveryAnns, codeFooter:
+		case codeMessageAnns:
+			m.Annotations = v
+		case codeProperties:
+			err = m.parseProperties(v)
+		case codeApplicationProps:
+			m.ApplicationProperties = v
+		case codeData:
+			var d []byte
+			if d, err = bytesAt(v); err == nil {
+				m.Data = append(m.Data, d)
+			}
+		case codeAMQPSequence:
+			m.Sequences = append(m.Sequences, v)
+		case codeAMQPValue:
+			m.Value = v
+		default:
+			err = fmt.Errorf("unknown descriptor %#x", code)
+		}
+		if err != nil {
+			return fmt.Errorf("message section %#x: %w", code, err)
+		}
+	}
+	return nil
+}
+
+func (m *Received) parseHeader(v []byte) error {
+	var buf [5][]byte
+	items, err := listItems(v, len(buf), buf[:0])
+	if err != nil {
+		return err
+	}
+	f := fields(items)
+	m.HasHeader = true
+	if m.Durable, err = f.bool(0); err != nil {
+		return err
+	}
+	p, err := f.uint(1, 4)
+	if err != nil || p > 255 {
+		return errors.New("priority is not a ubyte")
+	}
+	m.Priority = uint8(p)
+	if m.TTL, err = f.uint(2, 0); err != nil {
+		return err
+	}
+	if m.FirstAcquirer, err = f.bool(3); err != nil {
+		return err
+	}
+	m.DeliveryCount, err = f.uint(4, 0)
+	return err
+}
+
+func (m *Received) parseProperties(v []byte) error {
+	var buf [13][]byte
+	items, err := listItems(v, len(buf), buf[:0])
+	if err != nil {
+		return err
+	}
+	f := fields(items)
+	m.HasProperties = true
+	m.MessageID, m.CorrelationID = f.get(0), f.get(5)
+	str := func(i int) ([]byte, error) {
+		b := f.get(i)
+		if b == nil {
+			return nil, nil
+		}
+		s, err := bytesAt(b)
+		if err != nil {
+			return nil, fmt.Errorf("property %d: %w", i, err)
+		}
+		return s, nil
+	}
+	for i, dst := range []*[]byte{1: &m.UserID, 2: &m.To, 3: &m.Subject, 4: &m.ReplyTo, 6: &m.ContentType, 10: &m.GroupID} {
+		if dst == nil {
+			continue
+		}
+		if *dst, err = str(i); err != nil {
+			return err
+		}
+	}
+	ts := func(i int) (int64, bool, error) {
+		b := f.get(i)
+		if b == nil {
+			return 0, false, nil
+		}
+		if b[0] != tTimestamp || len(b) < 9 {
+			return 0, false, fmt.Errorf("property %d is not a timestamp", i)
+		}
+		return int64(binary.BigEndian.Uint64(b[1:])), true, nil
+	}
+	if m.AbsoluteExpiryTime, m.HasAbsoluteExpiryTime, err = ts(8); err != nil {
+		return err
+	}
+	if m.CreationTime, m.HasCreationTime, err = ts(9); err != nil {
+		return err
+	}
+	if m.HasGSeq = f.get(11) != nil; m.HasGSeq {
+		m.GroupSequence, err = f.uint(11, 0)
+	}
+	return err
+}
+
+// bytesAt returns the content of a binary, string or symbol value, in
+// place.
+func bytesAt(b []byte) ([]byte, error) {
+	if len(b) == 0 {
+		return nil, errShort
+	}
+	switch b[0] {
+	case tStr8, tSym8, tVbin8:
+		if len(b) < 2 || len(b) < 2+int(b[1]) {
+			return nil, errShort
+		}
+		return b[2 : 2+int(b[1]) : 2+int(b[1])], nil
+	case tStr32, tSym32, tVbin32:
+		if len(b) < 5 {
+			return nil, errShort
+		}
+		n := binary.BigEndian.Uint32(b[1:])
+		if uint64(n) > uint64(len(b)-5) {
+			return nil, errShort
+		}
+		return b[5 : 5+n : 5+n], nil
+	}
+	return nil, fmt.Errorf("amqp: expected a string or binary, got constructor %#02x", b[0])
+}
+
+// BytesAt returns the content of an encoded binary, string or symbol
+// value, in place; ok is false for another type.
+func BytesAt(b []byte) (content []byte, ok bool) {
+	if len(b) == 0 {
+		return nil, false
+	}
+	switch b[0] {
+	case tStr8, tSym8, tVbin8, tStr32, tSym32, tVbin32:
+		c, err := bytesAt(b)
+		return c, err == nil
+	}
+	return nil, false
+}
+
+// IsString reports whether an encoded value is a string; IsBinary whether
+// it is a binary.
+func IsString(b []byte) bool { return len(b) > 0 && (b[0] == tStr8 || b[0] == tStr32) }
+
+// IsBinary reports whether an encoded value is a binary.
+func IsBinary(b []byte) bool { return len(b) > 0 && (b[0] == tVbin8 || b[0] == tVbin32) }
+
+// IsNull reports whether an encoded value is null.
+func IsNull(b []byte) bool { return len(b) > 0 && b[0] == tNull }
+
+// MapItems splits an encoded map into its keys and values, alternating,
+// appended to out[:0].
+func MapItems(b []byte, out [][]byte) ([][]byte, error) {
+	if len(b) == 0 {
+		return out[:0], nil
+	}
+	if b[0] != tMap8 && b[0] != tMap32 && b[0] != tNull {
+		return nil, fmt.Errorf("amqp: expected a map, got constructor %#02x", b[0])
+	}
+	return listItems(b, math.MaxInt, out)
+}
+
+// MapLookup returns the encoded value under the string or symbol key in an
+// encoded map, without decoding the rest: found is false when the key is
+// absent (or b is no map).
+func MapLookup(b []byte, key string) (v []byte, found bool, err error) {
+	if len(b) == 0 || b[0] == tNull {
+		return nil, false, nil
+	}
+	var count int
+	switch b[0] {
+	case tMap8:
+		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
+			return nil, false, errShort
+		}
+		count, b = int(b[2]), b[3:2+int(b[1])]
+	case tMap32:
+		if len(b) < 9 {
+			return nil, false, errShort
+		}
+		size := binary.BigEndian.Uint32(b[1:5])
+		if size < 4 || uint64(size) > uint64(len(b)-5) {
+			return nil, false, errShort
+		}
+		count, b = int(binary.BigEndian.Uint32(b[5:9])), b[9:5+int(size)]
+	default:
+		return nil, false, fmt.Errorf("amqp: expected a map, got constructor %#02x", b[0])
+	}
+	for i := 0; i+1 < count; i += 2 {
+		kn, err := valueLen(b, 0)
+		if err != nil {
+			return nil, false, err
+		}
+		k := b[:kn]
+		b = b[kn:]
+		vn, err := valueLen(b, 0)
+		if err != nil {
+			return nil, false, err
+		}
+		if (k[0] == tSym8 || k[0] == tSym32 || k[0] == tStr8 || k[0] == tStr32) && len(k) > 1 {
+			if c, err := bytesAt(k); err == nil && string(c) == key {
+				return b[:vn], true, nil
+			}
+		}
+		b = b[vn:]
+	}
+	return nil, false, nil
 }

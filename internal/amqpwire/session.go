@@ -9,8 +9,9 @@ import (
 	"sync/atomic"
 )
 
-// Session windows we advertise: we receive no transfers, and never limit
-// our own outgoing window below the peer's incoming one.
+// Session windows we advertise: the incoming window is reopened whenever
+// half of it is used, and we never limit our own outgoing window below the
+// peer's incoming one.
 const (
 	ourIncomingWindow = 1 << 16
 	ourOutgoingWindow = math.MaxUint32
@@ -27,7 +28,8 @@ type Session struct {
 	endSent  bool
 
 	nextOutgoingID uint32 // transfer-id of our next transfer frame
-	nextIncomingID uint32 // the peer's next-outgoing-id: it sends us no transfers
+	nextIncomingID uint32 // transfer-id of the peer's next transfer frame
+	incomingLeft   uint32 // transfer frames the peer may still send us
 	remoteIncoming uint32 // transfer frames the peer still accepts
 	nextDeliveryID uint32
 	handleMax      uint32
@@ -38,6 +40,10 @@ type Session struct {
 	unsettled   map[uint32]*Delivery
 	freeHandles []uint32
 	nextHandle  uint32
+
+	receivers       map[uint32]*Receiver // by our handle
+	remoteReceivers map[uint32]*Receiver // by the peer's handle
+	receiverByName  map[string]*Receiver
 }
 
 // NewSession begins a session.
@@ -57,7 +63,9 @@ func (c *Conn) NewSession(ctx context.Context) (*Session, error) {
 		}
 	}
 	s := &Session{c: c, ch: ch, links: map[uint32]*Sender{}, remoteLinks: map[uint32]*Sender{},
-		byName: map[string]*Sender{}, unsettled: make(map[uint32]*Delivery, 256)}
+		byName: map[string]*Sender{}, unsettled: make(map[uint32]*Delivery, 256),
+		receivers: map[uint32]*Receiver{}, remoteReceivers: map[uint32]*Receiver{}, receiverByName: map[string]*Receiver{},
+		incomingLeft: ourIncomingWindow}
 	c.sessions[ch] = s
 	c.wbuf = appendBegin(c.wbuf, ch, 0, ourIncomingWindow, ourOutgoingWindow, ourHandleMax)
 	c.flushNowLocked()
@@ -94,6 +102,10 @@ func (s *Session) endLocked(err error) {
 	for _, l := range s.links {
 		l.detachLocked(s.err)
 	}
+	for _, r := range s.receivers {
+		r.detachLocked(s.err)
+		r.markClosed()
+	}
 	s.failDeliveriesLocked(nil, s.err)
 	s.c.notifyLocked()
 }
@@ -119,8 +131,11 @@ func (s *Session) handleLocked(fr *frame) error {
 		if err != nil {
 			return &Error{Condition: CondDecodeError, Description: "attach: " + err.Error()}
 		}
+		if !a.role {
+			return s.receiverAttachedLocked(&a)
+		}
 		l := s.byName[a.name]
-		if l == nil || !a.role {
+		if l == nil {
 			return &Error{Condition: CondNotAllowed, Description: fmt.Sprintf("attach of unknown link %q", a.name)}
 		}
 		l.remoteHandle, l.hasRemote = a.handle, true
@@ -147,6 +162,14 @@ func (s *Session) handleLocked(fr *frame) error {
 		}
 		var l *Sender
 		if fl.handle != nil {
+			if r := s.remoteReceivers[*fl.handle]; r != nil {
+				if fl.echo {
+					s.appendReceiverFlowLocked(r)
+					c.kickLocked()
+				}
+				c.notifyLocked()
+				return nil
+			}
 			if l = s.remoteLinks[*fl.handle]; l == nil {
 				return nil // a link we detached
 			}
@@ -173,6 +196,7 @@ func (s *Session) handleLocked(fr *frame) error {
 				lf = &linkFlow{handle: l.handle, deliveryCount: l.deliveryCount, credit: l.credit, drain: fl.drain}
 			}
 			c.wbuf = appendFlow(c.wbuf, s.ch, s.nextIncomingID, ourIncomingWindow, s.nextOutgoingID, ourOutgoingWindow, lf)
+			s.incomingLeft = ourIncomingWindow
 			c.kickLocked()
 		}
 		c.notifyLocked()
@@ -203,6 +227,10 @@ func (s *Session) handleLocked(fr *frame) error {
 		dt, err := decodeDetach(fr.fields)
 		if err != nil {
 			return &Error{Condition: CondDecodeError, Description: "detach: " + err.Error()}
+		}
+		if r := s.remoteReceivers[dt.handle]; r != nil {
+			s.receiverDetachedLocked(r, &dt)
+			return nil
 		}
 		l := s.remoteLinks[dt.handle]
 		if l == nil {
@@ -235,11 +263,29 @@ func (s *Session) handleLocked(fr *frame) error {
 		}
 		s.endLocked(&SessionError{Remote: e.err})
 	case codeTransfer:
-		return &Error{Condition: CondNotAllowed, Description: "transfer to a sender-only client"}
+		t, err := decodeTransfer(fr.fields)
+		if err != nil {
+			return &Error{Condition: CondDecodeError, Description: "transfer: " + err.Error()}
+		}
+		return s.transferLocked(&t, fr.payload)
 	default:
 		return &Error{Condition: CondFramingError, Description: fmt.Sprintf("unexpected performative %#x", fr.code)}
 	}
 	return nil
+}
+
+// allocHandleLocked returns a free link handle.
+func (s *Session) allocHandleLocked() (uint32, error) {
+	if n := len(s.freeHandles); n > 0 {
+		h := s.freeHandles[n-1]
+		s.freeHandles = s.freeHandles[:n-1]
+		return h, nil
+	}
+	if s.nextHandle > s.handleMax || s.nextHandle > ourHandleMax {
+		return 0, errors.New("no free link handle on the session")
+	}
+	s.nextHandle++
+	return s.nextHandle - 1, nil
 }
 
 func (s *Session) settleLocked(id uint32, st State) {
@@ -301,22 +347,15 @@ func (s *Session) NewSender(ctx context.Context, o SenderOptions) (*Sender, erro
 	if s.err != nil {
 		return nil, s.err
 	}
-	var h uint32
-	if n := len(s.freeHandles); n > 0 {
-		h, s.freeHandles = s.freeHandles[n-1], s.freeHandles[:n-1]
-	} else {
-		if s.nextHandle > s.handleMax || s.nextHandle > ourHandleMax {
-			return nil, errors.New("no free link handle on the session")
-		}
-		h = s.nextHandle
-		s.nextHandle++
+	h, err := s.allocHandleLocked()
+	if err != nil {
+		return nil, err
 	}
 	name := o.Name
 	if name == "" {
 		name = randomName("sender-")
 	}
 	l := &Sender{s: s, name: name, handle: h}
-	var err error
 	if c.wbuf, err = appendAttach(c.wbuf, s.ch, attachParams{name: name, handle: h, target: o.Target,
 		durable: o.Durable, capabilities: o.Capabilities, properties: o.Properties}); err != nil {
 		s.freeHandles = append(s.freeHandles, h)

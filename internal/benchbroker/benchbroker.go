@@ -31,6 +31,7 @@ import (
 
 	"solace.dev/go/messaging/pkg/solace/config"
 
+	"github.com/connect-solace/connect-solace/internal/gcfloor"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -45,8 +46,18 @@ func init() {
 // serve runs the broker and answers commands until stdin closes.
 //
 // With CONNECT_SOLACE_BENCH_BROKER_CPUPROFILE set to a path, the child
-// writes a CPU profile of the broker there, to profile the broker alone.
+// writes a CPU profile of the broker there, to profile the broker alone;
+// with CONNECT_SOLACE_BENCH_BROKER_MEMPROFILE, an allocation profile when it
+// ends (go tool pprof -sample_index=alloc_space).
 func serve(in io.Reader, out io.Writer) int {
+	if path := os.Getenv(envServe + "_MEMPROFILE"); path != "" {
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				_ = f.Close()
+			}
+		}()
+	}
 	if path := os.Getenv(envServe + "_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {
 			defer f.Close()
@@ -55,6 +66,10 @@ func serve(in io.Reader, out io.Writer) int {
 			}
 		}
 	}
+	// The broker runs with the connect-solace binary's collector floor, as
+	// `connect-solace devbroker` does: benchmarks measure plugins against
+	// the broker as shipped.
+	gcfloor.Start(gcfloor.DefaultFloor)
 	br, err := solacetest.Start(solacetest.Config{})
 	if err != nil {
 		fmt.Fprintf(out, "error %v\n", err)
@@ -315,8 +330,8 @@ func (m *Meter) BytesPerMsg() float64 { return float64(m.Bytes) / float64(m.Msgs
 // machine, which hits one round, does not decide the result; the rates and
 // costs per message are totals.
 func Report(b *testing.B, name string, plugin, raw *Meter) {
-	writeProfiles(b, name, plugin)
-	writeProfiles(b, "raw", raw)
+	WriteProfiles(b, name, plugin)
+	WriteProfiles(b, "raw", raw)
 	b.ReportMetric(raw.Rate(), "raw_msgs/s")
 	b.ReportMetric(plugin.Rate(), name+"_msgs/s")
 	b.ReportMetric(pairedMedian(plugin, raw, func(p, r round) float64 {
@@ -333,8 +348,9 @@ func Report(b *testing.B, name string, plugin, raw *Meter) {
 	b.ReportMetric(plugin.BytesPerMsg(), name+"_B/msg")
 }
 
-// writeProfiles writes m's round profiles into envProfileDir.
-func writeProfiles(b *testing.B, side string, m *Meter) {
+// WriteProfiles writes m's round profiles into envProfileDir, named by the
+// benchmark and side; Report does it for the plugin and raw meters.
+func WriteProfiles(b *testing.B, side string, m *Meter) {
 	dir := os.Getenv(envProfileDir)
 	if dir == "" {
 		return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/Azure/go-amqp"
 
+	"github.com/connect-solace/connect-solace/internal/amqpwire"
 	"github.com/connect-solace/connect-solace/internal/redact"
 )
 
@@ -36,13 +37,12 @@ type DialConfig struct {
 	LinkCacheSize int
 }
 
-// Conn is one go-amqp connection with one session, for receivers. Senders
-// use SendConn, on amqpwire.
+// Conn is one receiving connection, on amqpwire, with one session for its
+// receiver links. Senders use SendConn; both are opened by openWire.
 type Conn struct {
-	amqp *amqp.Conn
+	wire *amqpwire.Conn
 	url  string
-	caps []string
-	sess *amqp.Session
+	sess *amqpwire.Session
 }
 
 // ErrAuth marks a failure to authenticate, so callers can tell it from an
@@ -141,41 +141,44 @@ func dialNet(ctx context.Context, cfg DialConfig, rawURL string) (dialed, error)
 	return d, nil
 }
 
-// Dial connects to one broker URL with go-amqp, authenticates and begins a
-// session, for receivers.
+// Dial connects to one broker URL, authenticates and begins a session, for
+// receivers.
 func Dial(ctx context.Context, cfg DialConfig, rawURL string) (*Conn, error) {
-	d, err := dialNet(ctx, cfg, rawURL)
+	wc, sess, safe, err := openWire(ctx, cfg, rawURL)
 	if err != nil {
 		return nil, err
 	}
-	safe, user := d.safe, d.user
-	sniff := newOpenSniffer(newCoalescingConn(d.nc))
-	opts := &amqp.ConnOptions{
-		HostName:    d.host,
-		ContainerID: cfg.ContainerID,
-		IdleTimeout: cfg.IdleTimeout,
-		SASLType:    amqp.SASLTypeAnonymous(),
-	}
-	if user != "" {
-		opts.SASLType = amqp.SASLTypePlain(user, d.pass)
-	}
-	ac, err := amqp.NewConn(ctx, sniff, opts)
+	return &Conn{wire: wc, sess: sess, url: safe}, nil
+}
+
+// openWire connects to one broker URL (TCP, TLS, SASL, AMQP open) and
+// begins a session: what sending and receiving connections share.
+func openWire(ctx context.Context, cfg DialConfig, rawURL string) (*amqpwire.Conn, *amqpwire.Session, string, error) {
+	d, err := dialNet(ctx, cfg, rawURL)
 	if err != nil {
-		_ = sniff.Close()
-		// go-amqp reports a refused login as plain text; the sasl-outcome
-		// code read off the wire says what happened.
-		if code, ok := sniff.SASLOutcome(); ok && code != saslCodeOK {
-			return nil, saslRefusal(safe, user, code, err)
+		return nil, nil, "", err
+	}
+	idle := cfg.IdleTimeout
+	if idle == 0 {
+		idle = defaultIdleTimeout
+	}
+	wc, err := amqpwire.Open(ctx, d.nc, amqpwire.Config{
+		HostName: d.host, ContainerID: cfg.ContainerID, Username: d.user, Password: d.pass, IdleTimeout: idle,
+	})
+	if err != nil {
+		_ = d.nc.Close()
+		var se *amqpwire.SASLError
+		if errors.As(err, &se) {
+			return nil, nil, "", saslRefusal(d.safe, d.user, int(se.Code), err)
 		}
-		return nil, fmt.Errorf("opening AMQP connection to %s: %w", safe, err)
+		return nil, nil, "", fmt.Errorf("opening AMQP connection to %s: %w", d.safe, err)
 	}
-	sess, err := ac.NewSession(ctx, nil)
+	sess, err := wc.NewSession(ctx)
 	if err != nil {
-		_ = ac.Close()
-		return nil, fmt.Errorf("beginning AMQP session on %s: %w", safe, err)
+		_ = wc.Close()
+		return nil, nil, "", fmt.Errorf("beginning AMQP session on %s: %w", d.safe, err)
 	}
-	caps, _ := sniff.OfferedCapabilities()
-	return &Conn{amqp: ac, sess: sess, url: safe, caps: caps}, nil
+	return wc, sess, d.safe, nil
 }
 
 // saslRefusal is the error for a SASL login refused with code.
@@ -190,22 +193,20 @@ func saslRefusal(safe, user string, code int, err error) error {
 func (c *Conn) URL() string { return c.url }
 
 // OfferedCapabilities are the capabilities of the broker's open frame.
-func (c *Conn) OfferedCapabilities() []string { return c.caps }
+func (c *Conn) OfferedCapabilities() []string { return c.wire.OfferedCapabilities() }
 
 // Properties are the broker's open-frame connection properties.
-func (c *Conn) Properties() map[string]any { return c.amqp.Properties() }
+func (c *Conn) Properties() map[string]any { return c.wire.Properties() }
 
 // Done is closed when the connection has ended.
-func (c *Conn) Done() <-chan struct{} { return c.amqp.Done() }
+func (c *Conn) Done() <-chan struct{} { return c.wire.Done() }
 
 // Close ends the connection and, with it, every link.
-func (c *Conn) Close() error { return c.amqp.Close() }
+func (c *Conn) Close() error { return c.wire.Close() }
 
-// SASL outcome codes (AMQP 1.0 part 5.3.3.6).
-const (
-	saslCodeOK   = 0
-	saslCodeAuth = 1
-)
+// saslCodeAuth is the SASL outcome code of a wrong user or password (AMQP
+// 1.0 part 5.3.3.6).
+const saslCodeAuth = 1
 
 // RefusedError is a broker's refusal of an address: retrying or reconnecting
 // will not help, so only the messages for that address fail.
@@ -234,7 +235,7 @@ var refusalConditions = map[amqp.ErrCond]bool{
 // Lost reports whether the connection ended, so the Conn must be replaced.
 func (c *Conn) Lost() bool {
 	select {
-	case <-c.amqp.Done():
+	case <-c.wire.Done():
 		return true
 	default:
 		return false

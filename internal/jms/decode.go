@@ -3,6 +3,7 @@ package jms
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -11,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/Azure/go-amqp"
+	"github.com/connect-solace/connect-solace/internal/amqpwire"
 )
 
 // Message types the decoder reports besides those the encoder produces.
@@ -125,45 +126,51 @@ func (o *DecodeOptions) destName(kind DestKind, address string) any {
 	return o.Addresser.NameOf(kind, address)
 }
 
-// Decode maps m to its JMS message, the inverse of Encode: headers become
-// jms_* metadata, application properties metadata of their own names with
-// their types kept, and the body is chosen by x-opt-jms-msg-type and the
-// body section (mapping section 3.2.5; without the annotation, inferred as
-// Qpid JMS does). It never fails: anything that does not fit the mapping is
-// reported in Inbound.Err and the body is passed on raw.
-func Decode(m *amqp.Message, o *DecodeOptions) Inbound {
-	return DecodeAppend(nil, m, o)
+// Decode maps payload, an encoded AMQP message, to its JMS message, the
+// inverse of Encode: headers become jms_* metadata, application properties
+// metadata of their own names with their types kept, and the body is chosen
+// by x-opt-jms-msg-type and the body section (mapping section 3.2.5;
+// without the annotation, inferred as Qpid JMS does). It never fails:
+// anything that does not fit the mapping is reported in Inbound.Err and the
+// body is passed on raw. The sections are read in place (a data body
+// aliases payload), without building a go-amqp Message.
+func Decode(payload []byte, o *DecodeOptions) Inbound {
+	return DecodeAppend(nil, payload, o)
 }
 
 // DecodeAppend is Decode with Inbound.Meta appended to dst[:0], so a caller
 // that is done with one message's metadata can reuse its storage for the
 // next.
-func DecodeAppend(dst []MetaField, m *amqp.Message, o *DecodeOptions) Inbound {
+func DecodeAppend(dst []MetaField, payload []byte, o *DecodeOptions) Inbound {
 	var in Inbound
 	var problems []string
-	if want := len(m.ApplicationProperties) + 16; cap(dst) < want {
+	var m rawMessage
+	var data [2][]byte // most messages have one data section: no allocation
+	m.Data = data[:0]
+	if err := amqpwire.ParseMessage(payload, &m.Received); err != nil {
+		// Not a message this decoder can split into sections: passed on
+		// whole, as bytes, rather than lost.
+		if cap(dst) < 4 {
+			dst = make([]MetaField, 0, 4)
+		}
+		in.Meta = dst[:0]
+		in.Type, in.Body = BodyBytes, payload
+		msg := "the AMQP message cannot be decoded (" + err.Error() + "): passed on as its raw encoding"
+		in.Meta = append(in.Meta, MetaField{MetaMessageType, in.Type.boxedName()}, MetaField{MetaDecodeError, msg})
+		in.Err = fmt.Errorf("JMS decoding: %s", msg)
+		return in
+	}
+	problems = m.prepare(problems)
+	if want := len(m.props)/2 + 16; cap(dst) < want {
 		dst = make([]MetaField, 0, want)
 	}
 	in.Meta = dst[:0]
 
-	if len(m.ApplicationProperties) > 0 {
-		names := make([]string, 0, len(m.ApplicationProperties))
-		for k := range m.ApplicationProperties {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			v, err := propertyMeta(m.ApplicationProperties[k], o.MaxPropertyBytes)
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("property %q left out: %v", k, err))
-				continue
-			}
-			in.Meta = append(in.Meta, MetaField{k, v})
-		}
+	if len(m.props) > 0 {
+		problems = in.decodeProperties(&m, o, problems)
 	}
-
-	problems = in.decodeHeaders(m, o, problems)
-	problems = in.decodeBody(m, problems)
+	problems = in.decodeHeaders(&m, o, problems)
+	problems = in.decodeBody(&m, problems)
 	in.Meta = append(in.Meta, MetaField{MetaMessageType, in.Type.boxedName()})
 	if len(problems) > 0 {
 		msg := strings.Join(problems, "; ")
@@ -171,6 +178,93 @@ func DecodeAppend(dst []MetaField, m *amqp.Message, o *DecodeOptions) Inbound {
 		in.Meta = append(in.Meta, MetaField{MetaDecodeError, msg})
 	}
 	return in
+}
+
+// rawMessage is a received message's sections and what Decode decoded of
+// them up front: the annotation and property maps split into items, and
+// the amqp-value and amqp-sequence bodies as Go values.
+type rawMessage struct {
+	amqpwire.Received
+	props [][]byte // application properties: key, value, ...
+	// value is the amqp-value body (nil for none, as for null); seq the
+	// amqp-sequence sections' items.
+	value any
+	seq   [][]any
+}
+
+func (m *rawMessage) prepare(problems []string) []string {
+	var err error
+	if m.Annotations != nil {
+		if _, _, err = amqpwire.MapLookup(m.Annotations, ""); err != nil {
+			problems = append(problems, "message annotations left out: "+err.Error())
+			m.Annotations = nil
+		}
+	}
+	if m.ApplicationProperties != nil {
+		if m.props, err = amqpwire.MapItems(m.ApplicationProperties, nil); err != nil {
+			problems = append(problems, "application properties left out: "+err.Error())
+			m.props = nil
+		}
+	}
+	if m.Value != nil {
+		if m.value, err = amqpwire.Value(m.Value); err != nil {
+			// Passed on as its encoding, which a consumer can still read.
+			problems = append(problems, "amqp-value body cannot be decoded ("+err.Error()+"): passed on as its raw encoding")
+			m.value = append([]byte(nil), m.Value...)
+		}
+	}
+	for _, sq := range m.Sequences {
+		v, err := amqpwire.Value(sq)
+		if err != nil {
+			problems = append(problems, "amqp-sequence section cannot be decoded: "+err.Error())
+			continue
+		}
+		l, ok := v.([]any)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("amqp-sequence section holds %T, not a list", v))
+			continue
+		}
+		m.seq = append(m.seq, l)
+	}
+	return problems
+}
+
+// decodeProperties adds the application properties, in name order.
+func (in *Inbound) decodeProperties(m *rawMessage, o *DecodeOptions, problems []string) []string {
+	type prop struct {
+		name string
+		raw  []byte
+	}
+	ps := make([]prop, 0, len(m.props)/2)
+	for i := 0; i+1 < len(m.props); i += 2 {
+		k, ok := amqpwire.BytesAt(m.props[i])
+		if !ok || !amqpwire.IsString(m.props[i]) && !isSymbol(m.props[i]) {
+			problems = append(problems, fmt.Sprintf("application property %d left out: its key is not a string", i/2))
+			continue
+		}
+		ps = append(ps, prop{string(k), m.props[i+1]})
+	}
+	sort.Slice(ps, func(a, b int) bool { return ps[a].name < ps[b].name })
+	for i, p := range ps {
+		if i > 0 && ps[i-1].name == p.name {
+			continue // a duplicate key: the first wins
+		}
+		v, err := amqpwire.Value(p.raw)
+		if err == nil {
+			v, err = propertyMeta(v, o.MaxPropertyBytes)
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("property %q left out: %v", p.name, err))
+			continue
+		}
+		in.Meta = append(in.Meta, MetaField{p.name, v})
+	}
+	return problems
+}
+
+func isSymbol(b []byte) bool {
+	c, ok := amqpwire.BytesAt(b)
+	return ok && c != nil && !amqpwire.IsString(b) && !amqpwire.IsBinary(b)
 }
 
 func (in *Inbound) add(k string, v any) { in.Meta = append(in.Meta, MetaField{k, v}) }
@@ -193,6 +287,27 @@ func init() {
 	}
 }
 
+// Content types most messages carry, boxed once.
+var (
+	boxedOctetStream any = ContentTypeOctetStream
+	boxedTextPlain   any = "text/plain"
+	boxedSerialized  any = ContentTypeSerializedObject
+)
+
+// boxedContentType is ct as metadata, without an allocation for the
+// content types JMS producers set.
+func boxedContentType(ct []byte) any {
+	switch string(ct) {
+	case ContentTypeOctetStream:
+		return boxedOctetStream
+	case "text/plain":
+		return boxedTextPlain
+	case ContentTypeSerializedObject:
+		return boxedSerialized
+	}
+	return string(ct)
+}
+
 func (k DestKind) boxedName() any {
 	if v, ok := boxedKinds[k]; ok {
 		return v
@@ -207,12 +322,13 @@ func (t BodyType) boxedName() any {
 	return string(t)
 }
 
-func (in *Inbound) decodeHeaders(m *amqp.Message, o *DecodeOptions, problems []string) []string {
+func (in *Inbound) decodeHeaders(m *rawMessage, o *DecodeOptions, problems []string) []string {
 	priority, persistent, deliveries := int64(DefaultPriority), false, int64(0)
 	var ttl time.Duration
-	if h := m.Header; h != nil {
-		priority, persistent, deliveries, ttl = int64(h.Priority), h.Durable, int64(h.DeliveryCount), h.TTL
-		if deliveries == 0 && !h.FirstAcquirer && o.FirstAcquirerMarksRedelivery {
+	if m.HasHeader {
+		priority, persistent, deliveries = int64(m.Priority), m.Durable, int64(m.DeliveryCount)
+		ttl = time.Duration(m.TTL) * time.Millisecond
+		if deliveries == 0 && !m.FirstAcquirer && o.FirstAcquirerMarksRedelivery {
 			deliveries = 1
 		}
 	}
@@ -226,60 +342,61 @@ func (in *Inbound) decodeHeaders(m *amqp.Message, o *DecodeOptions, problems []s
 	// JMSXDeliveryCount counts this delivery; AMQP counts the earlier ones.
 	in.add(MetaDeliveryCount, deliveries+1)
 
-	destKind, destOK := annotationKind(m.Annotations, AnnDest)
+	destKind, destOK := m.annotationKind(AnnDest)
 	if !destOK {
 		destKind = o.Kind
 	}
 	dest := o.Source
 	var timestamp, expiration int64
-	if p := m.Properties; p != nil {
-		if p.MessageID != nil {
-			id, err := messageIDString(p.MessageID)
+	if m.HasProperties {
+		if m.MessageID != nil {
+			id, err := messageIDString(m.MessageID)
 			if err != nil {
 				problems = append(problems, "message-id: "+err.Error())
 			} else {
 				in.add(MetaMessageID, id)
 			}
 		}
-		if p.CorrelationID != nil {
-			id, err := correlationIDString(p.CorrelationID)
+		if m.CorrelationID != nil {
+			id, err := correlationIDString(m.CorrelationID)
 			if err != nil {
 				problems = append(problems, "correlation-id: "+err.Error())
 			} else {
 				in.add(MetaCorrelationID, id)
 			}
 		}
-		if p.Subject != nil {
-			in.add(MetaType, *p.Subject)
+		if m.Subject != nil {
+			in.add(MetaType, string(m.Subject))
 		}
-		if p.To != nil && *p.To != "" {
-			dest = *p.To
+		if len(m.To) > 0 && string(m.To) != dest {
+			dest = string(m.To)
 		}
-		if p.ReplyTo != nil {
-			kind, ok := annotationKind(m.Annotations, AnnReplyType)
+		if m.ReplyTo != nil {
+			replyTo := string(m.ReplyTo)
+			kind, ok := m.annotationKind(AnnReplyType)
 			if !ok {
-				kind = o.Addresser.KindOf(*p.ReplyTo, KindQueue)
+				kind = o.Addresser.KindOf(replyTo, KindQueue)
 			}
-			in.add(MetaReplyTo, o.Addresser.NameOf(kind, *p.ReplyTo))
+			in.add(MetaReplyTo, o.Addresser.NameOf(kind, replyTo))
 			in.add(MetaReplyToType, kind.boxedName())
 		}
-		if p.GroupID != nil {
-			in.add(MetaGroupID, *p.GroupID)
+		if m.GroupID != nil {
+			in.add(MetaGroupID, string(m.GroupID))
 		}
-		if p.GroupSequence != nil {
-			in.add(MetaGroupSeq, int64(*p.GroupSequence))
+		if m.HasGSeq {
+			in.add(MetaGroupSeq, int64(m.GroupSequence))
 		}
-		if len(p.UserID) > 0 {
-			in.add(MetaUserID, string(p.UserID))
+		if len(m.UserID) > 0 {
+			in.add(MetaUserID, string(m.UserID))
 		}
-		if p.ContentType != nil {
-			in.add(MetaContentType, *p.ContentType)
+		if m.ContentType != nil {
+			in.add(MetaContentType, boxedContentType(m.ContentType))
 		}
-		if p.CreationTime != nil && !p.CreationTime.IsZero() {
-			timestamp = p.CreationTime.UnixMilli()
+		if m.HasCreationTime && m.CreationTime != 0 {
+			timestamp = m.CreationTime
 		}
-		if p.AbsoluteExpiryTime != nil && !p.AbsoluteExpiryTime.IsZero() {
-			expiration = p.AbsoluteExpiryTime.UnixMilli()
+		if m.HasAbsoluteExpiryTime && m.AbsoluteExpiryTime != 0 {
+			expiration = m.AbsoluteExpiryTime
 		}
 	}
 	if expiration == 0 && ttl > 0 {
@@ -300,8 +417,8 @@ func (in *Inbound) decodeHeaders(m *amqp.Message, o *DecodeOptions, problems []s
 
 // annotationKind reads a destination-type annotation (a signed byte, though
 // some peers send another integer type).
-func annotationKind(ann amqp.Annotations, key string) (DestKind, bool) {
-	v, ok := annotation(ann, key)
+func (m *rawMessage) annotationKind(key string) (DestKind, bool) {
+	v, ok := m.annotation(key)
 	if !ok {
 		return 0, false
 	}
@@ -312,14 +429,16 @@ func annotationKind(ann amqp.Annotations, key string) (DestKind, bool) {
 	return DestKind(n), true
 }
 
-// annotation looks key up as a symbol, then as a string, the type go-amqp
-// decodes symbol keys into.
-func annotation(ann amqp.Annotations, key string) (any, bool) {
-	if v, ok := ann[amqp.Symbol(key)]; ok {
-		return v, true
+// annotation looks key up among the message annotations (keyed by symbol,
+// or by string from some peers), reading the map in place. A value that
+// cannot be decoded counts as absent.
+func (m *rawMessage) annotation(key string) (any, bool) {
+	raw, ok, err := amqpwire.MapLookup(m.Annotations, key)
+	if !ok || err != nil {
+		return nil, false
 	}
-	v, ok := ann[key]
-	return v, ok
+	v, err := amqpwire.Value(raw)
+	return v, err == nil
 }
 
 func asInt64(v any) (int64, bool) {
@@ -357,15 +476,16 @@ const (
 	idBinaryPrefix = "AMQP_BINARY:"
 )
 
-func messageIDString(v any) (string, error) {
-	switch t := v.(type) {
-	case string:
-		if strings.HasPrefix(t, idPrefix) {
-			return t, nil
+// messageIDString renders an encoded message-id as JMSMessageID.
+func messageIDString(raw []byte) (string, error) {
+	if amqpwire.IsString(raw) {
+		s, _ := amqpwire.BytesAt(raw)
+		if len(s) >= len(idPrefix) && string(s[:len(idPrefix)]) == idPrefix {
+			return string(s), nil
 		}
-		return idPrefix + idNoPrefix + t, nil
+		return idPrefix + idNoPrefix + string(s), nil
 	}
-	s, err := typedIDString(v)
+	s, err := typedIDString(raw)
 	if err != nil {
 		return "", err
 	}
@@ -374,16 +494,30 @@ func messageIDString(v any) (string, error) {
 
 // correlationIDString follows what a JMS consumer sees: a string verbatim,
 // other id types with their AMQP_ type prefix.
-func correlationIDString(v any) (string, error) {
-	if s, ok := v.(string); ok {
-		return s, nil
+func correlationIDString(raw []byte) (string, error) {
+	if amqpwire.IsString(raw) {
+		s, _ := amqpwire.BytesAt(raw)
+		return string(s), nil
 	}
-	return typedIDString(v)
+	return typedIDString(raw)
 }
 
-func typedIDString(v any) (string, error) {
+// typedIDString renders an encoded id of a type other than string (a
+// symbol is not a legal id).
+func typedIDString(raw []byte) (string, error) {
+	v, err := amqpwire.Value(raw)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := v.(string); ok {
+		return "", errors.New("value of type symbol is not a legal AMQP message id")
+	}
+	return typedIDValueString(v)
+}
+
+func typedIDValueString(v any) (string, error) {
 	switch t := v.(type) {
-	case amqp.UUID:
+	case amqpwire.UUID:
 		return idUUIDPrefix + uuidString(t), nil
 	case uint64:
 		return fmt.Sprintf("%s%d", idULongPrefix, t), nil
@@ -411,8 +545,10 @@ func propertyMeta(v any, maxBytes int) (any, error) {
 			return nil, fmt.Errorf("%d bytes is more than max_property_bytes (%d)", len(t), maxBytes)
 		}
 		return t, nil
-	case amqp.UUID:
+	case amqpwire.UUID:
 		return uuidString(t), nil
+	case amqpwire.Char:
+		return string(rune(t)), nil
 	}
 	// Not a type AMQP allows in application-properties (lists, maps,
 	// described values): keep it in its JSON form.
@@ -436,9 +572,9 @@ var msgTypeName = map[int8]string{
 	MsgTypeBytes: "BytesMessage", MsgTypeStream: "StreamMessage", MsgTypeText: "TextMessage",
 }
 
-func (in *Inbound) decodeBody(m *amqp.Message, problems []string) []string {
+func (in *Inbound) decodeBody(m *rawMessage, problems []string) []string {
 	code, hasCode := int8(-1), false
-	if v, ok := annotation(m.Annotations, AnnMsgType); ok {
+	if v, ok := m.annotation(AnnMsgType); ok {
 		if n, ok := asInt64(v); ok && n >= math.MinInt8 && n <= math.MaxInt8 {
 			code, hasCode = int8(n), true
 		} else {
@@ -479,14 +615,14 @@ func codeType(code int8) BodyType {
 	return BodyMessage
 }
 
-func sectionName(m *amqp.Message) string {
+func sectionName(m *rawMessage) string {
 	switch {
 	case len(m.Data) > 0:
 		return "data"
-	case len(m.Sequence) > 0:
+	case len(m.seq) > 0:
 		return "amqp-sequence"
-	case m.Value != nil:
-		return fmt.Sprintf("amqp-value %s", describeAMQP(m.Value))
+	case m.value != nil:
+		return fmt.Sprintf("amqp-value %s", describeAMQP(m.value))
 	}
 	return "missing"
 }
@@ -507,12 +643,12 @@ func describeAMQP(v any) string {
 
 // inferType is the JMS class of a message without (or with an unusable)
 // x-opt-jms-msg-type, as Qpid JMS infers it (mapping section 3.2.5.2).
-func inferType(m *amqp.Message) BodyType {
+func inferType(m *rawMessage) BodyType {
 	switch {
 	case len(m.Data) > 0:
 		ct := ""
-		if m.Properties != nil && m.Properties.ContentType != nil {
-			ct = strings.ToLower(*m.Properties.ContentType)
+		if m.ContentType != nil {
+			ct = strings.ToLower(string(m.ContentType))
 		}
 		switch {
 		case ct == ContentTypeSerializedObject:
@@ -521,10 +657,10 @@ func inferType(m *amqp.Message) BodyType {
 			return BodyText
 		}
 		return BodyBytes
-	case len(m.Sequence) > 0:
+	case len(m.seq) > 0:
 		return BodyStream
-	case m.Value != nil:
-		switch m.Value.(type) {
+	case m.value != nil:
+		switch m.value.(type) {
 		case string:
 			return BodyText
 		case []byte:
@@ -549,43 +685,43 @@ func isTextContentType(ct string) bool {
 }
 
 // bodyFits reports whether the body section can carry the class t.
-func bodyFits(m *amqp.Message, t BodyType) bool {
-	hasData, hasSeq := len(m.Data) > 0, len(m.Sequence) > 0
+func bodyFits(m *rawMessage, t BodyType) bool {
+	hasData, hasSeq := len(m.Data) > 0, len(m.seq) > 0
 	switch t {
 	case BodyText:
 		if hasData {
 			return true
 		}
-		_, ok := m.Value.(string)
-		return ok || (!hasSeq && m.Value == nil)
+		_, ok := m.value.(string)
+		return ok || (!hasSeq && m.value == nil)
 	case BodyBytes:
 		if hasData {
 			return true
 		}
-		_, ok := m.Value.([]byte)
-		return ok || (!hasSeq && m.Value == nil)
+		_, ok := m.value.([]byte)
+		return ok || (!hasSeq && m.value == nil)
 	case BodyMap:
-		switch m.Value.(type) {
+		switch m.value.(type) {
 		case map[string]any, map[any]any:
 			return true
 		}
-		return !hasData && !hasSeq && m.Value == nil
+		return !hasData && !hasSeq && m.value == nil
 	case BodyStream:
-		_, ok := m.Value.([]any)
-		return ok || hasSeq || (!hasData && m.Value == nil)
+		_, ok := m.value.([]any)
+		return ok || hasSeq || (!hasData && m.value == nil)
 	case BodyObject:
-		return hasData || m.Value != nil
+		return hasData || m.value != nil
 	case BodyMessage:
-		return !hasData && !hasSeq && m.Value == nil
+		return !hasData && !hasSeq && m.value == nil
 	}
 	return false
 }
 
-func (in *Inbound) setBody(m *amqp.Message, t BodyType, problems []string) []string {
+func (in *Inbound) setBody(m *rawMessage, t BodyType, problems []string) []string {
 	in.Type = t
 	switch t {
 	case BodyText:
-		if s, ok := m.Value.(string); ok {
+		if s, ok := m.value.(string); ok {
 			in.Body = []byte(s)
 			return problems
 		}
@@ -594,31 +730,31 @@ func (in *Inbound) setBody(m *amqp.Message, t BodyType, problems []string) []str
 			problems = append(problems, "TextMessage body is not valid UTF-8: passed on as raw bytes")
 		}
 	case BodyBytes, BodyObject:
-		if b, ok := m.Value.([]byte); ok {
+		if b, ok := m.value.([]byte); ok {
 			in.Body = b
 			return problems
 		}
-		if len(m.Data) > 0 || m.Value == nil {
+		if len(m.Data) > 0 || m.value == nil {
 			in.Body = joinData(m.Data)
 			return problems
 		}
 		// An AMQP-typed ObjectMessage (amqp-value of another type): its JSON.
-		problems = in.setJSON(m.Value, "", problems)
+		problems = in.setJSON(m.value, "", problems)
 	case BodyMap:
-		if m.Value == nil {
+		if m.value == nil {
 			in.Body = []byte("{}")
 			return problems
 		}
-		problems = in.setJSON(m.Value, MetaMapTypes, problems)
+		problems = in.setJSON(m.value, MetaMapTypes, problems)
 	case BodyStream:
 		var items []any
 		switch {
-		case len(m.Sequence) > 0:
-			for _, s := range m.Sequence {
+		case len(m.seq) > 0:
+			for _, s := range m.seq {
 				items = append(items, s...)
 			}
-		case m.Value != nil:
-			items, _ = m.Value.([]any)
+		case m.value != nil:
+			items, _ = m.value.([]any)
 		}
 		if items == nil {
 			items = []any{}
@@ -691,8 +827,10 @@ func jsonValue(v any, depth int) (any, any, error) {
 		return base64.StdEncoding.EncodeToString(t), "bytes", nil
 	case time.Time:
 		return t.UTC().Format(time.RFC3339Nano), "timestamp", nil
-	case amqp.UUID:
+	case amqpwire.UUID:
 		return uuidString(t), "uuid", nil
+	case amqpwire.Char:
+		return string(rune(t)), "char", nil
 	case map[string]any:
 		out, types := make(map[string]any, len(t)), make(map[string]any, len(t))
 		for k, ev := range t {

@@ -5,8 +5,11 @@
 // address conventions of each broker family, and manages the connections,
 // sessions and links the jms output sends on and the jms input receives on.
 //
-// Sending runs on internal/amqpwire (SendConn, Sender), which writes
-// transfers straight into the socket buffer; receiving runs on go-amqp
-// (Conn, Receiver). The plugins speak in Benthos terms and this package in
+// Both directions run on internal/amqpwire: sending (SendConn, Sender)
+// writes transfers straight into the socket buffer, receiving (Conn,
+// Receiver) queues each delivery's bytes once and Decode reads its sections
+// in place. go-amqp's own send and receive paths cost several times the CPU
+// per message, and its automatic credit renewal stalls on RabbitMQ 3.10 (see
+// CreditWindow). The plugins speak in Benthos terms and this package in
 // AMQP/JMS terms.
 package jms

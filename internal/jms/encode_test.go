@@ -280,3 +280,6 @@ func TestAnnotationKeysAreSymbols(t *testing.T) {
 		assert.True(t, bytes.Contains(wire, enc), "wire lacks %s as sym8 + byte %d", key, val)
 	}
 }
+
+// sym8 is the sym8 encoding of s.
+func sym8(s string) []byte { return append([]byte{0xa3, byte(len(s))}, s...) }

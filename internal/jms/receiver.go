@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/Azure/go-amqp"
+
+	"github.com/connect-solace/connect-solace/internal/amqpwire"
 )
 
 // Source capabilities of the JMS mapping for shared subscriptions.
@@ -18,7 +20,7 @@ const (
 
 // SelectorFilterName is the source filter that carries a JMS message
 // selector (AMQP filter registry; what Qpid JMS sends).
-const SelectorFilterName = "apache.org:selector-filter:string"
+const SelectorFilterName = amqpwire.SelectorFilterName
 
 // SubscriptionNameDelimiter separates a subscription name from the suffixes
 // the mapping's link names add ("|global", "|volatile1").
@@ -65,7 +67,7 @@ func (c ReceiverConfig) LinkName() string {
 	return ""
 }
 
-func (c ReceiverConfig) options() *amqp.ReceiverOptions {
+func (c ReceiverConfig) options() amqpwire.ReceiverOptions {
 	caps := append([]string(nil), c.Source.Capabilities...)
 	if c.Shared {
 		caps = append(caps, CapShared)
@@ -73,31 +75,32 @@ func (c ReceiverConfig) options() *amqp.ReceiverOptions {
 			caps = append(caps, CapGlobal)
 		}
 	}
-	o := &amqp.ReceiverOptions{
-		// Manual credit: the receiver tops it up as the pipeline settles, so
-		// at most Prefetch deliveries are unsettled or on their way.
-		Credit:             -1,
-		Name:               c.LinkName(),
-		SourceCapabilities: caps,
+	o := amqpwire.ReceiverOptions{
+		Name:         c.LinkName(),
+		Source:       c.Source.Address,
+		Capabilities: caps,
+		Selector:     c.Selector,
 	}
 	switch {
 	case c.Durable:
 		// The subscription outlives the link and the connection: a
 		// durable source that never expires (mapping 5.3).
-		o.SourceDurability = amqp.DurabilityUnsettledState
-		o.SourceExpiryPolicy = amqp.ExpiryPolicyNever
+		o.Durability, o.ExpiryPolicy = durabilityUnsettledState, "never"
 	case c.Source.Kind.isTopic():
-		o.SourceExpiryPolicy = amqp.ExpiryPolicyLinkDetach
+		o.ExpiryPolicy = "link-detach"
 	case c.Source.Durable:
 		// RabbitMQ declares the queue behind /queue/Q with the source's
 		// durability and refuses an attach that disagrees with it.
-		o.SourceDurability = amqp.DurabilityConfiguration
-	}
-	if c.Selector != "" {
-		o.Filters = []amqp.LinkFilter{amqp.NewSelectorFilter(c.Selector)}
+		o.Durability = durabilityConfiguration
 	}
 	return o
 }
+
+// Terminus durabilities (AMQP 1.0 part 3.5.5).
+const (
+	durabilityConfiguration  = 1
+	durabilityUnsettledState = 2
+)
 
 // Outcome is how a received message is settled.
 type Outcome int
@@ -137,9 +140,15 @@ var ErrStaleDelivery = errors.New("the delivery's link is gone; the broker redel
 // flight, which on RabbitMQ 3.10 starves the link (see CreditWindow);
 // go-amqp's automatic renewal, which the amqp_1 input uses, does overlap
 // them and stalls there (scripts/jms_vs_amqp1_input.py explains how).
+//
+// The link runs on amqpwire rather than go-amqp: go-amqp's receive path
+// (three goroutines per delivery and a Message built section by section)
+// cost the input more CPU per message than a raw go-amqp receiver is
+// allowed, and here a delivery is one copy of its bytes that Decode reads
+// in place.
 type Receiver struct {
 	conn *Conn
-	rcv  *amqp.Receiver
+	rcv  *amqpwire.Receiver
 	// rabbit3 marks RabbitMQ 3.x, whose AMQP 1.0 plugin ends the link on a
 	// modified disposition (amqp:invalid-field) and flags redeliveries only
 	// with first-acquirer=false.
@@ -148,6 +157,10 @@ type Receiver struct {
 	mu     sync.Mutex
 	credit CreditWindow
 }
+
+// Delivery is a received message: its encoded sections (for Decode) and
+// what settling it needs.
+type Delivery = amqpwire.Incoming
 
 // NewReceiver attaches a receiver link on the connection's session. With a
 // selector it checks that the broker echoed the selector filter: a broker
@@ -161,11 +174,11 @@ func (c *Conn) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receiver, 
 		// It echoes the selector filter in its attach but does not apply it.
 		return nil, fmt.Errorf("broker on %s is RabbitMQ 3.x, which accepts a JMS selector filter but ignores it and would deliver every message: remove selector (or filter in the pipeline)", c.url)
 	}
-	rcv, err := c.sess.NewReceiver(ctx, cfg.Source.Address, cfg.options())
+	rcv, err := c.sess.NewReceiver(ctx, cfg.options())
 	if err != nil {
 		return nil, c.receiverAttachError(err, cfg.Source.Address)
 	}
-	if cfg.Selector != "" && rcv.LinkSourceFilterValue(SelectorFilterName) == nil {
+	if cfg.Selector != "" && !rcv.HasFilter(SelectorFilterName) {
 		// The link is not closed: for a durable subscription a closing
 		// detach would delete it. The caller drops the connection.
 		return nil, fmt.Errorf("broker on %s attached %q without the selector filter, so it does not apply JMS selectors and would deliver every message: remove selector, or use a broker that supports them (ActiveMQ, Artemis, Solace, Qpid)", c.url, cfg.Source.Address)
@@ -178,10 +191,10 @@ func (c *Conn) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receiver, 
 }
 
 func (c *Conn) receiverAttachError(err error, address string) error {
-	var ae *amqp.Error
-	var ce *amqp.ConnError
-	if errors.As(err, &ae) && refusalConditions[ae.Condition] && !errors.As(err, &ce) {
-		return &RefusedError{Address: address, Err: ae}
+	var we *amqpwire.Error
+	var ce *amqpwire.ConnError
+	if errors.As(err, &we) && refusalConditions[amqp.ErrCond(we.Condition)] && !errors.As(err, &ce) {
+		return &RefusedError{Address: address, Err: &amqp.Error{Condition: amqp.ErrCond(we.Condition), Description: we.Description}}
 	}
 	return fmt.Errorf("attaching receiver link to %q on %s: %w", address, c.url, err)
 }
@@ -206,21 +219,24 @@ func (r *Receiver) ModifiedUnsupported() bool { return r.rabbit3 }
 func (r *Receiver) Conn() *Conn { return r.conn }
 
 // LinkName is the link's name, as attached.
-func (r *Receiver) LinkName() string { return r.rcv.LinkName() }
+func (r *Receiver) LinkName() string { return r.rcv.Name() }
 
-// Receive waits for the next message.
-func (r *Receiver) Receive(ctx context.Context) (*amqp.Message, error) {
-	m, err := r.rcv.Receive(ctx, nil)
-	if err != nil {
-		return nil, err
+// Receive waits for the next message. Once the link or connection has
+// ended it fails, even with messages still buffered: they cannot be
+// settled, and the broker redelivers them.
+func (r *Receiver) Receive(ctx context.Context) (Delivery, error) {
+	for {
+		d, err := r.rcv.Receive(ctx)
+		if err != nil {
+			return d, err
+		}
+		if r.handedOut(d) {
+			return d, nil
+		}
 	}
-	r.handedOut()
-	return m, nil
 }
 
-// Lost reports whether the receiver's connection has ended. Messages still
-// buffered from it cannot be settled and the broker redelivers them, so a
-// caller drops them rather than pass on duplicates.
+// Lost reports whether the receiver's connection has ended.
 func (r *Receiver) Lost() bool {
 	select {
 	case <-r.conn.Done():
@@ -230,75 +246,93 @@ func (r *Receiver) Lost() bool {
 	}
 }
 
-// TryReceive returns a buffered message, or nil without waiting.
-func (r *Receiver) TryReceive() *amqp.Message {
-	m := r.rcv.Prefetched()
-	if m != nil {
-		r.handedOut()
+// TryReceive returns a buffered message without waiting; ok is false when
+// there is none (or the link has ended).
+func (r *Receiver) TryReceive() (Delivery, bool) {
+	for {
+		d, ok, err := r.rcv.TryReceive()
+		if !ok || err != nil {
+			return Delivery{}, false
+		}
+		if r.handedOut(d) {
+			return d, true
+		}
 	}
-	return m
 }
 
-// handedOut counts a message passed to the caller and renews credit if the
-// window allows.
-func (r *Receiver) handedOut() {
+// handedOut counts a delivery passed to the caller and renews credit if the
+// window allows. An aborted delivery used a credit but is not passed on:
+// it counts as received and settled at once, and handedOut reports false.
+func (r *Receiver) handedOut(d Delivery) bool {
 	r.mu.Lock()
 	n := r.credit.OnReceive()
-	r.mu.Unlock()
-	r.issue(n)
-}
-
-func (r *Receiver) issue(n uint32) {
-	if n == 0 {
-		return
+	if d.Aborted {
+		n += r.credit.OnSettle()
 	}
-	// Fails only while a drain is in progress, which this receiver never
-	// starts, or after the link ended, when credit no longer matters.
-	_ = r.rcv.IssueCredit(n)
+	r.mu.Unlock()
+	if n > 0 {
+		// Fails only after the link ended, when credit no longer matters.
+		_ = r.rcv.IssueCredit(n)
+	}
+	return !d.Aborted
 }
 
-// Settle settles m with outcome o; reason describes a rejection to the
+// Settle settles d with outcome o; reason describes a rejection to the
 // broker. A message whose link or connection is gone yields
 // ErrStaleDelivery.
-func (r *Receiver) Settle(ctx context.Context, m *amqp.Message, o Outcome, reason string) error {
-	select {
-	case <-r.conn.Done():
-		return ErrStaleDelivery
-	default:
-	}
+func (r *Receiver) Settle(ctx context.Context, d Delivery, o Outcome, reason string) error {
+	return r.SettleRange(ctx, d.ID, d.ID, d.Settled, o, reason)
+}
+
+// SettleRange settles the deliveries with ids first..last (consecutive in
+// delivery-id order) with outcome o, in one disposition. presettled says
+// the broker settled them already, so only the credit is counted.
+func (r *Receiver) SettleRange(_ context.Context, first, last uint32, presettled bool, o Outcome, reason string) error {
 	if o == Modified && r.rabbit3 {
 		o = Released
 	}
-	var err error
+	var st amqpwire.State
 	switch o {
 	case Accepted:
-		err = r.rcv.AcceptMessage(ctx, m)
+		st.Kind = amqpwire.StateAccepted
 	case Released:
-		err = r.rcv.ReleaseMessage(ctx, m)
+		st.Kind = amqpwire.StateReleased
 	case Modified:
-		err = r.rcv.ModifyMessage(ctx, m, &amqp.ModifyMessageOptions{DeliveryFailed: true})
+		st = amqpwire.State{Kind: amqpwire.StateModified, DeliveryFailed: true}
 	case Rejected:
-		var e *amqp.Error
+		st.Kind = amqpwire.StateRejected
 		if reason != "" {
-			e = &amqp.Error{Condition: "connect-solace:pipeline-rejected", Description: truncate(reason, 256)}
+			st.Error = &amqpwire.Error{Condition: "connect-solace:pipeline-rejected", Description: truncate(reason, 256)}
 		}
-		err = r.rcv.RejectMessage(ctx, m, e)
 	default:
 		return fmt.Errorf("unknown outcome %v", o)
 	}
+	r.mu.Lock()
+	var n uint32
+	for id := first; ; id++ {
+		n += r.credit.OnSettle()
+		if id == last {
+			break
+		}
+	}
+	r.mu.Unlock()
+	var err error
+	if presettled {
+		if n > 0 {
+			err = r.rcv.IssueCredit(n)
+		}
+	} else {
+		err = r.rcv.Settle(first, last, st, n)
+	}
 	if err != nil {
-		var le *amqp.LinkError
-		var se *amqp.SessionError
-		var ce *amqp.ConnError
+		var le *amqpwire.LinkError
+		var se *amqpwire.SessionError
+		var ce *amqpwire.ConnError
 		if errors.As(err, &le) || errors.As(err, &se) || errors.As(err, &ce) {
 			return fmt.Errorf("%w: %v", ErrStaleDelivery, err)
 		}
 		return fmt.Errorf("settling message %s: %w", o, err)
 	}
-	r.mu.Lock()
-	n := r.credit.OnSettle()
-	r.mu.Unlock()
-	r.issue(n)
 	return nil
 }
 
@@ -322,7 +356,7 @@ func (r *Receiver) Close(ctx context.Context, unsubscribe bool) error {
 		return nil
 	}
 	if err := r.rcv.Close(ctx); err != nil {
-		return fmt.Errorf("closing receiver link %q to unsubscribe: %w", strings.TrimSpace(r.rcv.LinkName()), err)
+		return fmt.Errorf("closing receiver link %q to unsubscribe: %w", strings.TrimSpace(r.rcv.Name()), err)
 	}
 	return nil
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/connect-solace/connect-solace/internal/amqpwire"
 )
 
-// defaultIdleTimeout is the idle timeout a SendConn advertises when none is
-// configured (go-amqp's default, which the receivers keep): the broker
-// heartbeats at least this often, so a dead broker is noticed.
+// defaultIdleTimeout is the idle timeout a connection advertises when none
+// is configured (go-amqp's default): the broker heartbeats at least this
+// often, so a dead broker is noticed.
 const defaultIdleTimeout = time.Minute
 
 // SendConn is one sending connection, on amqpwire, with one session and its
@@ -63,34 +63,14 @@ type SendLink struct {
 // DialSend connects to one broker URL, authenticates and begins a session
 // for sending.
 func DialSend(ctx context.Context, cfg DialConfig, rawURL string) (*SendConn, error) {
-	d, err := dialNet(ctx, cfg, rawURL)
+	wc, sess, safe, err := openWire(ctx, cfg, rawURL)
 	if err != nil {
 		return nil, err
-	}
-	idle := cfg.IdleTimeout
-	if idle == 0 {
-		idle = defaultIdleTimeout
-	}
-	wc, err := amqpwire.Open(ctx, d.nc, amqpwire.Config{
-		HostName: d.host, ContainerID: cfg.ContainerID, Username: d.user, Password: d.pass, IdleTimeout: idle,
-	})
-	if err != nil {
-		_ = d.nc.Close()
-		var se *amqpwire.SASLError
-		if errors.As(err, &se) {
-			return nil, saslRefusal(d.safe, d.user, int(se.Code), err)
-		}
-		return nil, fmt.Errorf("opening AMQP connection to %s: %w", d.safe, err)
-	}
-	sess, err := wc.NewSession(ctx)
-	if err != nil {
-		_ = wc.Close()
-		return nil, fmt.Errorf("beginning AMQP session on %s: %w", d.safe, err)
 	}
 	return &SendConn{
 		wire:      wc,
 		sess:      sess,
-		url:       d.safe,
+		url:       safe,
 		relay:     cfg.AnonymousRelay && slices.Contains(wc.OfferedCapabilities(), CapAnonymousRelay),
 		cacheSize: max(cfg.LinkCacheSize, 1),
 		links:     map[linkKey]*linkEntry{},
@@ -283,3 +263,7 @@ func (c *SendConn) attachError(err error, address string) error {
 	}
 	return fmt.Errorf("attaching %s on %s: %w", what, c.url, err)
 }
+
+// CapAnonymousRelay is the connection capability for sender links without a
+// target address whose messages carry their own `to`.
+const CapAnonymousRelay = "ANONYMOUS-RELAY"

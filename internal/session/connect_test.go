@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -286,4 +287,41 @@ func TestConnectRereadsPasswordFile(t *testing.T) {
 	s, err := Connect(t.Context(), c, nil, Events{})
 	require.NoError(t, err)
 	require.NoError(t, s.Close(t.Context()))
+}
+
+// TestPublishBatchIntoReusesDst checks that PublishBatchInto writes its
+// results into the caller's scratch slice, clearing what an earlier batch
+// left there, for direct and persistent delivery, and grows a slice too
+// small.
+func TestPublishBatchIntoReusesDst(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "iq"}))
+	for _, persistent := range []bool{true, false} {
+		t.Run(fmt.Sprintf("persistent=%v", persistent), func(t *testing.T) {
+			s, err := Connect(t.Context(), testConfig(b), nil, Events{})
+			require.NoError(t, err)
+			defer func() { _ = s.Close(context.Background()) }()
+			pub, err := NewPublisher(s, PublisherOptions{Persistent: persistent, BackPressure: BackPressure{BufferSize: 10}})
+			require.NoError(t, err)
+			defer func() { _ = pub.Close(context.Background()) }()
+			msgs := []*Outbound{
+				{Payload: []byte("a"), Destination: Destination{Name: "iq", Queue: true}},
+				{Payload: []byte("b"), Destination: Destination{Name: "iq", Queue: true}},
+			}
+			stale := errors.New("left from an earlier batch")
+			dst := make([]Result, 1, 4)
+			dst = append(dst[:0], Result{Err: stale}, Result{Err: stale}, Result{Err: stale})
+			res := pub.PublishBatchInto(t.Context(), msgs, dst[:0])
+			require.Len(t, res, 2)
+			assert.Same(t, &dst[0], &res[0], "the results live in dst")
+			for i, r := range res {
+				require.NoError(t, r.Err, "message %d", i)
+			}
+			grown := pub.PublishBatchInto(t.Context(), msgs, make([]Result, 0, 1))
+			require.Len(t, grown, 2)
+			for i, r := range grown {
+				require.NoError(t, r.Err, "message %d", i)
+			}
+		})
+	}
 }

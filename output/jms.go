@@ -147,15 +147,7 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 			service.NewOutputMaxInFlightField(),
 			service.NewBatchPolicyField(jmsFieldBatching),
 		).
-		LintRule(`
-let q = this.queue.or("") != ""
-let t = this.topic.or("") != ""
-root = match {
-  !$q && !$t => [ "field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe" ],
-  $q && $t => [ "fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them" ],
-`+jms.ConnectionLintArms+`  _ => [],
-}
-`).
+		LintRule(jmsOutputLint).
 		Example("Orders to an ActiveMQ queue", "Sends each message as a persistent TextMessage, with a correlation ID and a property from metadata.", `
 output:
   jms:
@@ -178,6 +170,22 @@ output:
     delivery_mode: non_persistent
     ttl: 1m
 `)
+}
+
+// jmsOutputLint is the lint rule: the constructor's destination rule first.
+var jmsOutputLint = jms.RegisterLint("jms_output_lint", func(conf map[string]any) error {
+	return jmsDestinationError(jms.LintSet(conf, jmsFieldQueue), jms.LintSet(conf, jmsFieldTopic))
+})
+
+// jmsDestinationError is the rule that exactly one of queue and topic is set.
+func jmsDestinationError(queue, topic bool) error {
+	switch {
+	case !queue && !topic:
+		return errors.New("field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe")
+	case queue && topic:
+		return errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
+	}
+	return nil
 }
 
 func init() {
@@ -256,14 +264,12 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		return nil, err
 	}
 
-	q, t := conf.Contains(jmsFieldQueue), conf.Contains(jmsFieldTopic)
+	t := conf.Contains(jmsFieldTopic)
+	if err = jmsDestinationError(conf.Contains(jmsFieldQueue), t); err != nil {
+		return nil, err
+	}
 	destField := jmsFieldQueue // o.tmpl.DestKind is jms.KindQueue
-	switch {
-	case !q && !t:
-		return nil, errors.New("field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe")
-	case q && t:
-		return nil, errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
-	case t:
+	if t {
 		o.tmpl.DestKind, destField = jms.KindTopic, jmsFieldTopic
 	}
 	if o.dest, err = interp.Required(conf, destField); err != nil {
@@ -315,7 +321,6 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 			return nil, err
 		}
 	}
-
 	if o.sendConf.Retry, err = conf.FieldBackOff(jmsFieldRetry); err != nil {
 		return nil, err
 	}
@@ -377,10 +382,7 @@ func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *int
 	}
 	if o.meta != nil {
 		props := map[string]any{}
-		_ = o.meta.WalkMut(msg, func(k string, v any) error {
-			props[k] = v
-			return nil
-		})
+		_ = o.meta.WalkMut(msg, func(k string, v any) error { props[k] = v; return nil })
 		if p.Properties, err = jms.Properties(props); err != nil {
 			return err
 		}

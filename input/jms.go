@@ -36,6 +36,10 @@ const (
 	jiNackRejected = "rejected"
 )
 
+// jiLintRule is the lint rule: the connection fields' contradictions (see
+// jms.RegisterLint).
+var jiLintRule = jms.RegisterLint("jms_input_lint", nil)
+
 func jmsInputSpec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
@@ -145,10 +149,7 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 				Default(1<<20).
 				Advanced(),
 		).
-		LintRule(`root = match {
-`+jms.ConnectionLintArms+`  _ => [],
-}
-`).
+		LintRule(jiLintRule).
 		Example("ActiveMQ queue to a file", "Consumes an ActiveMQ 5 queue (started with `transport.transformer=jms`); JMS properties become metadata and a failing message is redelivered up to the broker's limit, then sent to `ActiveMQ.DLQ`.", `
 input:
   jms:

@@ -586,6 +586,11 @@ type receiverAttachParams struct {
 	expiryPolicy string // "" for the default (session-end)
 	selector     string // "" for none
 	capabilities []string
+	// maxMessageSize is the largest message the receiver takes: sent so
+	// that the broker does not deliver a larger one, which the receiver
+	// would detach the link for (and, redelivered, again after every
+	// reconnect).
+	maxMessageSize uint64
 }
 
 // Selector filter of the AMQP filter registry (what Qpid JMS sends).
@@ -654,6 +659,12 @@ func appendReceiverAttach(b []byte, channel uint16, a receiverAttachParams) ([]b
 		t := beginComposite(b, codeTarget)
 		return t.end()
 	})
+	if a.maxMessageSize > 0 {
+		c.omit() // unsettled
+		c.omit() // incomplete-unsettled
+		c.omit() // initial-delivery-count: the sender's
+		c.ulong(a.maxMessageSize)
+	}
 	return endFrameBuf(c.end(), fs), nil
 }
 

@@ -118,7 +118,8 @@ func (s *Session) NewReceiver(ctx context.Context, o ReceiverOptions) (*Receiver
 		r.maxSize = DefaultMaxMessageSize
 	}
 	if c.wbuf, err = appendReceiverAttach(c.wbuf, s.ch, receiverAttachParams{name: name, handle: h, source: o.Source,
-		durability: o.Durability, expiryPolicy: o.ExpiryPolicy, selector: o.Selector, capabilities: o.Capabilities}); err != nil {
+		durability: o.Durability, expiryPolicy: o.ExpiryPolicy, selector: o.Selector, capabilities: o.Capabilities,
+		maxMessageSize: r.maxSize}); err != nil {
 		s.freeHandles = append(s.freeHandles, h)
 		return nil, err
 	}
@@ -325,9 +326,10 @@ func (r *Receiver) Err() error {
 }
 
 // Receive waits for the next delivery. Once the link has ended it returns
-// why (a *LinkError, *SessionError or *ConnError), even with deliveries
-// still queued: they cannot be settled any more, and the peer redelivers
-// them.
+// why (a *LinkError, *SessionError or *ConnError), even with unsettled
+// deliveries still queued: they cannot be settled any more, and the peer
+// redelivers them. Queued deliveries the peer sent settled are still
+// returned first: it never sends those again.
 func (r *Receiver) Receive(ctx context.Context) (Incoming, error) {
 	for {
 		in, ok, err := r.TryReceive()
@@ -348,6 +350,18 @@ func (r *Receiver) TryReceive() (in Incoming, ok bool, err error) {
 	r.qmu.Lock()
 	defer r.qmu.Unlock()
 	if r.qerr != nil {
+		// Deliveries the broker settled on sending are ours alone: it
+		// never redelivers them, so they are still handed out. The
+		// unsettled ones are dropped (it redelivers those).
+		for r.qhead < len(r.queue) {
+			in = r.queue[r.qhead]
+			r.queue[r.qhead] = Incoming{}
+			r.qhead++
+			if in.Settled && !in.Aborted {
+				return in, true, nil
+			}
+		}
+		r.queue, r.qhead = nil, 0
 		return Incoming{}, false, r.qerr
 	}
 	if r.qhead == len(r.queue) {

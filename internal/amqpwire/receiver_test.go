@@ -474,3 +474,102 @@ func TestReceiverMergesBufferedSettlements(t *testing.T) {
 		assert.Equal(t, want, d)
 	}
 }
+
+// transferSettled sends a single-frame delivery the peer settled already.
+func (p *sourcePeer) transferSettled(id uint32, payload []byte) {
+	b, fs := beginFrameBuf(nil, frameAMQP, 3)
+	c := beginComposite(b, codeTransfer)
+	c.uint(9)
+	c.uint(id)
+	c.binary([]byte{byte(id)})
+	c.uint(0)
+	c.bool(true) // settled
+	p.write(endFrameBuf(append(c.end(), payload...), fs))
+}
+
+// flow sends the peer's flow on the session, or on its link handle 9 when
+// link is set, asking for the client's state when echo is set.
+func (p *sourcePeer) flow(link, echo bool) {
+	p.write(peerFrame(frameAMQP, 3, codeFlow, func(c *composite) {
+		c.uint(0)
+		c.uint(100)
+		c.uint(0)
+		c.uint(100)
+		if link {
+			c.uint(9)
+			c.uint(0)
+			c.uint(0)
+		} else {
+			c.omit()
+			c.omit()
+			c.omit()
+		}
+		c.omit()
+		c.bool(false)
+		c.bool(echo)
+	}))
+}
+
+// TestReceiverAttachAdvertisesMaxMessageSize: the limit the receiver
+// enforces is sent in its attach, so a broker does not send a larger
+// message that the receiver would detach the link for, again at every
+// redelivery.
+func TestReceiverAttachAdvertisesMaxMessageSize(t *testing.T) {
+	for _, tc := range []struct {
+		set, want uint64
+	}{{set: 4096, want: 4096}, {set: 0, want: DefaultMaxMessageSize}} {
+		p, s := newSourcePeer(t)
+		_, a := openReceiver(t, p, s, ReceiverOptions{Source: "q", MaxMessageSize: tc.set}, 0)
+		b := a.get(10)
+		require.NotNil(t, b, "max-message-size is sent")
+		v, _, err := ulongAt(b)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, v)
+	}
+}
+
+// TestReceiverKeepsPresettledDeliveriesAfterDetach: deliveries the broker
+// settled on sending are the client's alone once received, so a link that
+// ends with them queued still hands them out (before its error); the
+// unsettled ones in between are dropped (the broker redelivers them).
+func TestReceiverKeepsPresettledDeliveriesAfterDetach(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	require.NoError(t, r.IssueCredit(3))
+	p.expect(codeFlow)
+	p.transferSettled(0, []byte("a"))
+	p.transfer(1, true, false, false, []byte("b"))
+	p.transferSettled(2, []byte("c"))
+	p.detach(&Error{Condition: "amqp:link:detach-forced", Description: "gone"})
+	p.expect(codeDetach) // the client took the detach
+
+	for _, want := range []string{"a", "c"} {
+		d, err := r.Receive(t.Context())
+		require.NoError(t, err)
+		assert.True(t, d.Settled)
+		assert.Equal(t, want, string(d.Payload))
+	}
+	_, err := r.Receive(t.Context())
+	require.ErrorAs(t, err, new(*LinkError))
+	_, ok, err := r.TryReceive()
+	assert.False(t, ok)
+	require.ErrorAs(t, err, new(*LinkError))
+}
+
+// TestReceiverSendsNoFlowAfterItsDetach: a link flow of the peer asking for
+// an echo can cross the client's detach; the handle is detached on the
+// client's side then, so it answers nothing (a flow on it would be an
+// unattached-handle error that ends the session).
+func TestReceiverSendsNoFlowAfterItsDetach(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q", MaxMessageSize: 4}, 0)
+	require.NoError(t, r.IssueCredit(1))
+	p.expect(codeFlow)
+	p.transfer(0, true, false, false, []byte("12345"))
+	p.expect(codeDetach) // over the size limit: the client detached
+	p.flow(true, true)
+	p.flow(false, true)
+	fl, err := decodeFlow(p.expect(codeFlow))
+	require.NoError(t, err)
+	assert.Nil(t, fl.handle, "only the session flow is answered")
+}

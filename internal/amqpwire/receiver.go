@@ -445,7 +445,8 @@ type bufferedDisposition struct {
 
 // Close detaches the link with closed=true (which deletes a durable
 // subscription) and waits for the peer's detach, or ctx. A detach of the
-// peer with an error is returned.
+// peer with an error is returned, and so is the session's end or the
+// connection's loss before the peer's detach (the closing is unconfirmed).
 func (r *Receiver) Close(ctx context.Context) error {
 	c := r.s.c
 	c.mu.Lock()
@@ -470,6 +471,11 @@ func (r *Receiver) Close(ctx context.Context) error {
 	defer c.mu.Unlock()
 	if r.remoteErr != nil {
 		return &LinkError{Remote: r.remoteErr}
+	}
+	if !r.remoteDetached && r.s.err != nil {
+		// The session ended before the peer answered the detach: the
+		// closing is unconfirmed (a durable subscription may remain).
+		return r.s.err
 	}
 	return nil
 }

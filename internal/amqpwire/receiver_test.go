@@ -573,3 +573,27 @@ func TestReceiverSendsNoFlowAfterItsDetach(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, fl.handle, "only the session flow is answered")
 }
+
+// TestReceiverCloseReportsSessionEnd: a peer that ends the session instead
+// of answering the closing detach has not confirmed it (a durable
+// subscription may survive), so Close fails with the session's error rather
+// than reporting the link closed.
+func TestReceiverCloseReportsSessionEnd(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	done := make(chan error, 1)
+	go func() { done <- r.Close(t.Context()) }()
+	p.expect(codeDetach)
+	p.write(peerFrame(frameAMQP, 3, codeEnd, func(c *composite) {
+		c.raw(func(b []byte) []byte {
+			ec := beginComposite(b, codeError)
+			ec.symbol("amqp:internal-error")
+			return ec.end()
+		})
+	}))
+	err := <-done
+	var se *SessionError
+	require.ErrorAs(t, err, &se)
+	require.NotNil(t, se.Remote)
+	assert.Equal(t, "amqp:internal-error", se.Remote.Condition)
+}

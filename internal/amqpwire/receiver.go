@@ -64,6 +64,7 @@ type Receiver struct {
 	remoteHandle   uint32
 	hasRemote      bool
 	remoteDetached bool
+	remoteClosed   bool // the peer's detach closed the link
 	attached       bool
 	refused        bool
 	detachSent     bool
@@ -166,7 +167,7 @@ func (s *Session) receiverAttachedLocked(a *attachFrame) error {
 func (s *Session) receiverDetachedLocked(r *Receiver, dt *closingFrame) {
 	c := s.c
 	delete(s.remoteReceivers, dt.handle)
-	r.hasRemote, r.remoteDetached = false, true
+	r.hasRemote, r.remoteDetached, r.remoteClosed = false, true, dt.closed
 	if dt.err == nil && r.refused {
 		dt.err = &Error{Condition: "amqp:not-found", Description: "the broker attached the link without a source"}
 	}
@@ -471,6 +472,11 @@ func (r *Receiver) Close(ctx context.Context) error {
 	defer c.mu.Unlock()
 	if r.remoteErr != nil {
 		return &LinkError{Remote: r.remoteErr}
+	}
+	if r.remoteDetached && !r.remoteClosed {
+		// Its detach crossed ours: the link is detached, not closed.
+		return &LinkError{Local: true, Cause: &Error{Condition: "amqp:link:detach-forced",
+			Description: "the peer detached the link without closing it: its terminus (a durable subscription) remains"}}
 	}
 	if !r.remoteDetached && r.s.err != nil {
 		// The session ended before the peer answered the detach: the

@@ -597,3 +597,21 @@ func TestReceiverCloseReportsSessionEnd(t *testing.T) {
 	require.NotNil(t, se.Remote)
 	assert.Equal(t, "amqp:internal-error", se.Remote.Condition)
 }
+
+// TestReceiverCloseReportsNonClosingDetach: a peer whose detach crossed the
+// closing one (closed=false) has not closed the link, so a durable
+// subscription survives; Close says so instead of reporting success.
+func TestReceiverCloseReportsNonClosingDetach(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	done := make(chan error, 1)
+	go func() { done <- r.Close(t.Context()) }()
+	dt, err := decodeDetach(p.expect(codeDetach))
+	require.NoError(t, err)
+	require.True(t, dt.closed)
+	p.write(appendDetach(nil, 3, 9, false))
+	err = <-done
+	var le *LinkError
+	require.ErrorAs(t, err, &le)
+	assert.Contains(t, err.Error(), "without closing")
+}

@@ -57,9 +57,11 @@ func (e *Error) Error() string {
 // Error conditions the sender produces or reacts to.
 const (
 	CondMessageSizeExceeded = "amqp:link:message-size-exceeded"
-	CondFramingError        = "amqp:connection:framing-error"
-	CondDecodeError         = "amqp:decode-error"
-	CondNotAllowed          = "amqp:not-allowed"
+	// CondTransferLimitExceeded: the peer sent far past the link's credit.
+	CondTransferLimitExceeded = "amqp:link:transfer-limit-exceeded"
+	CondFramingError          = "amqp:connection:framing-error"
+	CondDecodeError           = "amqp:decode-error"
+	CondNotAllowed            = "amqp:not-allowed"
 )
 
 func decodeError(b []byte) (*Error, error) {

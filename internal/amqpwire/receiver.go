@@ -21,6 +21,11 @@ import (
 // no limit: a peer cannot make the client buffer without end.
 const DefaultMaxMessageSize = 256 << 20
 
+// creditOverrunMargin is how many deliveries past twice its largest grant
+// a link takes before it detaches the peer for sending without credit
+// (see Receiver.transferLocked).
+const creditOverrunMargin = 64
+
 // ReceiverOptions describe a receiver link.
 type ReceiverOptions struct {
 	Name   string // random when empty
@@ -77,6 +82,7 @@ type Receiver struct {
 
 	deliveryCount uint32 // the sender's, as we count it
 	credit        int64  // credit left as we count it (below 0 when the peer sent past it)
+	maxCredit     int64  // the largest link-credit we sent, which bounds how far past it the peer may go
 
 	partial   []byte // the frames so far of a multi-frame delivery
 	inPartial bool
@@ -224,6 +230,16 @@ func (r *Receiver) transferLocked(t *transferFrame, payload []byte) error {
 		r.partialID, r.partialSt = t.deliveryID, t.settled
 		r.deliveryCount++
 		r.credit--
+		if -r.credit > 2*r.maxCredit+creditOverrunMargin {
+			// Sending past the credit is tolerated a little: RabbitMQ 3.x
+			// sends up to the deliveries in flight too many (see
+			// jms.CreditWindow). Far past it the queue would grow without
+			// end.
+			r.partial, r.inPartial = nil, false
+			r.failLocked(&Error{Condition: CondTransferLimitExceeded,
+				Description: fmt.Sprintf("%d deliveries past the link's credit", -r.credit)})
+			return nil
+		}
 	} else if t.settled {
 		r.partialSt = true
 	}
@@ -395,7 +411,8 @@ func (r *Receiver) IssueCredit(n uint32) error {
 }
 
 func (s *Session) appendReceiverFlowLocked(r *Receiver) {
-	credit := uint32(max(r.credit, 0))
+	credit := uint32(min(max(r.credit, 0), 1<<32-1))
+	r.maxCredit = max(r.maxCredit, int64(credit))
 	s.c.wbuf = appendFlow(s.c.wbuf, s.ch, s.nextIncomingID, ourIncomingWindow, s.nextOutgoingID, ourOutgoingWindow,
 		&linkFlow{handle: r.handle, deliveryCount: r.deliveryCount, credit: credit})
 	s.incomingLeft = ourIncomingWindow

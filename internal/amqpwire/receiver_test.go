@@ -615,3 +615,34 @@ func TestReceiverCloseReportsNonClosingDetach(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	assert.Contains(t, err.Error(), "without closing")
 }
+
+// TestReceiverDetachesAPeerFarPastItsCredit: a peer that keeps sending
+// without credit would fill the link's queue without end; past twice the
+// largest credit granted (plus a margin for a broker that miscounts
+// deliveries in flight, as RabbitMQ 3.x can) the receiver detaches the
+// link with transfer-limit-exceeded, keeping it (not closing).
+func TestReceiverDetachesAPeerFarPastItsCredit(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	require.NoError(t, r.IssueCredit(2))
+	p.expect(codeFlow)
+	var all bytes.Buffer
+	for i := range uint32(2 + 2*2 + creditOverrunMargin + 1) {
+		b, fs := beginFrameBuf(nil, frameAMQP, 3)
+		c := beginComposite(b, codeTransfer)
+		c.uint(9)
+		c.uint(i)
+		c.binary(nil)
+		all.Write(endFrameBuf(append(c.end(), 'x'), fs))
+	}
+	go func() { _, _ = p.nc.Write(all.Bytes()) }()
+	dt, err := decodeDetach(p.expect(codeDetach))
+	require.NoError(t, err)
+	require.NotNil(t, dt.err)
+	assert.Equal(t, CondTransferLimitExceeded, dt.err.Condition)
+	assert.False(t, dt.closed)
+	_, err = r.Receive(t.Context())
+	var we *Error
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, CondTransferLimitExceeded, we.Condition)
+}

@@ -346,7 +346,8 @@ func (r *Receiver) Err() error {
 // why (a *LinkError, *SessionError or *ConnError), even with unsettled
 // deliveries still queued: they cannot be settled any more, and the peer
 // redelivers them. Queued deliveries the peer sent settled are still
-// returned first: it never sends those again.
+// returned first: it never sends those again. One goroutine receives at
+// a time: a wake-up is one token, which a second waiter could miss.
 func (r *Receiver) Receive(ctx context.Context) (Incoming, error) {
 	for {
 		in, ok, err := r.TryReceive()

@@ -646,3 +646,42 @@ func TestReceiverDetachesAPeerFarPastItsCredit(t *testing.T) {
 	require.ErrorAs(t, err, &we)
 	assert.Equal(t, CondTransferLimitExceeded, we.Condition)
 }
+
+// TestReceiverSettleThenCloseSendsTheSettlement: a settlement still
+// buffered (its flush kicked off, not yet run) when the connection closes
+// goes out before the close frame, so an ack made just before shutdown is
+// not lost.
+func TestReceiverSettleThenCloseSendsTheSettlement(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	require.NoError(t, r.Settle(7, 9, State{Kind: StateAccepted}, 0))
+	closed := make(chan error, 1)
+	go func() { closed <- s.c.Close() }()
+	d, err := decodeDisposition(p.expect(codeDisposition))
+	require.NoError(t, err)
+	assert.Equal(t, dispositionFrame{role: true, first: 7, last: 9, settled: true, state: State{Kind: StateAccepted}, terminal: true}, d)
+	p.expect(codeClose)
+	p.write(appendClose(nil, nil))
+	require.NoError(t, <-closed)
+}
+
+// TestReceiverDeliveryCountWraps: the delivery-count is a serial number;
+// past 2^32-1 it wraps to 0, and the credit sent is counted from there.
+func TestReceiverDeliveryCountWraps(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 1<<32-2)
+	require.NoError(t, r.IssueCredit(3))
+	p.expect(codeFlow)
+	for i := range uint32(3) {
+		p.transfer(i, true, false, false, []byte("m"))
+	}
+	for range 3 {
+		_, err := r.Receive(t.Context())
+		require.NoError(t, err)
+	}
+	require.NoError(t, r.IssueCredit(2))
+	fl, err := decodeFlow(p.expect(codeFlow))
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, *fl.deliveryCount, "2^32-2 + 3, wrapped")
+	assert.EqualValues(t, 2, *fl.linkCredit)
+}

@@ -169,7 +169,10 @@ func (s *Session) handleLocked(fr *frame) error {
 		var l *Sender
 		if fl.handle != nil {
 			if r := s.remoteReceivers[*fl.handle]; r != nil {
-				// A flow that crossed our detach is not answered: the
+				// The sender's delivery-count is not adopted: it advances
+				// it without sending only to answer a drain, which this
+				// receiver never asks for, so the transfers counted are
+				// its count exactly. A flow that crossed our detach is not answered: the
 				// handle is unattached on our side.
 				if fl.echo && !r.detachSent {
 					s.appendReceiverFlowLocked(r)

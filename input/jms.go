@@ -36,6 +36,10 @@ const (
 	jiNackRejected = "rejected"
 )
 
+// jiLintRule is the lint rule: the connection fields' contradictions (see
+// jms.RegisterLint).
+var jiLintRule = jms.RegisterLint("jms_input_lint", nil)
+
 func jmsInputSpec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
@@ -145,10 +149,7 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 				Default(1<<20).
 				Advanced(),
 		).
-		LintRule(`root = match {
-`+jms.ConnectionLintArms+`  _ => [],
-}
-`).
+		LintRule(jiLintRule).
 		Example("ActiveMQ queue to a file", "Consumes an ActiveMQ 5 queue (started with `transport.transformer=jms`); JMS properties become metadata and a failing message is redelivered up to the broker's limit, then sent to `ActiveMQ.DLQ`.", `
 input:
   jms:
@@ -480,11 +481,11 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 // nack outcome.
 func (r *jmsReader) ackOne(rcv *jms.Receiver, d jms.Delivery) service.AckFunc {
 	id, presettled := d.ID, d.Settled
-	return func(ctx context.Context, err error) error {
+	return func(_ context.Context, err error) error {
 		if err != nil {
-			return r.settle(ctx, rcv, id, id, presettled, r.nack, err.Error())
+			return r.settle(rcv, id, id, presettled, r.nack, err.Error())
 		}
-		return r.settle(ctx, rcv, id, id, presettled, jms.Accepted, "")
+		return r.settle(rcv, id, id, presettled, jms.Accepted, "")
 	}
 }
 
@@ -501,7 +502,7 @@ func (r *jmsReader) ackFunc(rcv *jms.Receiver, batch service.MessageBatch, ds []
 	if len(batch) > 1 {
 		ix = batch.Index()
 	}
-	return func(ctx context.Context, err error) error {
+	return func(_ context.Context, err error) error {
 		var failed []bool
 		reason := ""
 		if err != nil {
@@ -521,7 +522,7 @@ func (r *jmsReader) ackFunc(rcv *jms.Receiver, batch service.MessageBatch, ds []
 			for j < len(ds) && ds[j].ID == ds[j-1].ID+1 && ds[j].Settled == ds[i].Settled && outcome(j) == o {
 				j++
 			}
-			if e := r.settle(ctx, rcv, ds[i].ID, ds[j-1].ID, ds[i].Settled, o, reason); e != nil {
+			if e := r.settle(rcv, ds[i].ID, ds[j-1].ID, ds[i].Settled, o, reason); e != nil {
 				errs = append(errs, e)
 			}
 			i = j
@@ -561,8 +562,8 @@ func (r *jmsReader) failedIndexes(ix *service.Indexer, n int, err error) []bool 
 
 // settle settles the deliveries first..last and counts them. A delivery
 // whose link is gone is not an error: the broker redelivers it.
-func (r *jmsReader) settle(ctx context.Context, rcv *jms.Receiver, first, last uint32, presettled bool, o jms.Outcome, reason string) error {
-	err := rcv.SettleRange(ctx, first, last, presettled, o, reason)
+func (r *jmsReader) settle(rcv *jms.Receiver, first, last uint32, presettled bool, o jms.Outcome, reason string) error {
+	err := rcv.Settle(first, last, presettled, o, reason)
 	n := int64(last-first) + 1
 	switch {
 	case err == nil:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -146,15 +147,7 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 			service.NewOutputMaxInFlightField(),
 			service.NewBatchPolicyField(jmsFieldBatching),
 		).
-		LintRule(`
-let q = this.queue.or("") != ""
-let t = this.topic.or("") != ""
-root = match {
-  !$q && !$t => [ "field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe" ],
-  $q && $t => [ "fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them" ],
-`+jms.ConnectionLintArms+`  _ => [],
-}
-`).
+		LintRule(jmsOutputLint).
 		Example("Orders to an ActiveMQ queue", "Sends each message as a persistent TextMessage, with a correlation ID and a property from metadata.", `
 output:
   jms:
@@ -177,6 +170,22 @@ output:
     delivery_mode: non_persistent
     ttl: 1m
 `)
+}
+
+// jmsOutputLint is the lint rule: the constructor's destination rule first.
+var jmsOutputLint = jms.RegisterLint("jms_output_lint", func(conf map[string]any) error {
+	return jmsDestinationError(jms.LintSet(conf, jmsFieldQueue), jms.LintSet(conf, jmsFieldTopic))
+})
+
+// jmsDestinationError is the rule that exactly one of queue and topic is set.
+func jmsDestinationError(queue, topic bool) error {
+	switch {
+	case !queue && !topic:
+		return errors.New("field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe")
+	case queue && topic:
+		return errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
+	}
+	return nil
 }
 
 func init() {
@@ -220,13 +229,10 @@ type jmsOutput struct {
 	link     jms.LinkSettings
 	sendConf jms.SenderConfig
 
-	dest        *interp.Field // the queue or topic name
-	destKind    jms.DestKind
-	msgType     jms.BodyType
-	persistent  bool
-	replyToKind jms.DestKind
-	headers     []jmsHeader // the interpolated header fields that are set
-	meta        *service.MetadataFilter
+	dest    *interp.Field // the queue or topic name
+	tmpl    jms.Outgoing  // every message's start: the static fields applied
+	headers []jmsHeader   // the header fields that vary per message
+	meta    *service.MetadataFilter
 
 	mSent       *tally.Tally // jms_messages_sent, handed over in batches
 	mFailures   *service.MetricCounter
@@ -234,8 +240,8 @@ type jmsOutput struct {
 	mReconnects *service.MetricCounter
 	mLatency    *tally.Sampled // jms_send_latency_ns, at most one batch per 10 ms
 
-	mu        sync.Mutex
-	sender    *jms.Sender
+	sender    atomic.Pointer[jms.Sender] // nil while not connected
+	mu        sync.Mutex                 // guards the rest and replacing sender
 	urlIndex  int
 	connected bool // a connection was made before, so the next is a reconnect
 	closed    bool // Close was called: Connect must not dial again
@@ -250,29 +256,23 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		mReconnects: mgr.Metrics().NewCounter("jms_reconnects"),
 		mLatency:    tally.NewSampled(mgr.Metrics().NewTimer("jms_send_latency_ns")),
 	}
-	conn, err := jms.ConnConfigFromParsed(conf)
-	if err != nil {
+	var err error
+	if o.connConf, err = jms.ConnConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
-	o.connConf = conn
 	if o.link, err = jms.LinkSettingsFromParsed(conf); err != nil {
 		return nil, err
 	}
 
-	q, t := conf.Contains(jmsFieldQueue), conf.Contains(jmsFieldTopic)
-	switch {
-	case !q && !t:
-		return nil, errors.New("field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe")
-	case q && t:
-		return nil, errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
-	case t:
-		o.destKind = jms.KindTopic
-		o.dest, err = interp.Required(conf, jmsFieldTopic)
-	default:
-		o.destKind = jms.KindQueue
-		o.dest, err = interp.Required(conf, jmsFieldQueue)
+	t := conf.Contains(jmsFieldTopic)
+	if err = jmsDestinationError(conf.Contains(jmsFieldQueue), t); err != nil {
+		return nil, err
 	}
-	if err != nil {
+	destField := jmsFieldQueue // o.tmpl.DestKind is jms.KindQueue
+	if t {
+		o.tmpl.DestKind, destField = jms.KindTopic, jmsFieldTopic
+	}
+	if o.dest, err = interp.Required(conf, destField); err != nil {
 		return nil, err
 	}
 
@@ -280,12 +280,11 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if err != nil {
 		return nil, err
 	}
-	o.msgType = jms.BodyType(mt)
 	dm, err := conf.FieldString(jmsFieldDeliveryMode)
 	if err != nil {
 		return nil, err
 	}
-	o.persistent = dm == jmsDeliveryPersistent
+	o.tmpl.Message = jms.Message{Type: jms.BodyType(mt), Persistent: dm == jmsDeliveryPersistent, Priority: jms.DefaultPriority}
 
 	for _, h := range []jmsHeader{
 		{field: jmsFieldPriority, set: func(p *jms.Outgoing, s string) (err error) { p.Priority, err = jms.ParsePriority(s); return }},
@@ -297,34 +296,31 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		{field: jmsFieldGroupID, set: func(p *jms.Outgoing, s string) error { p.GroupID = s; return nil }},
 		{field: jmsFieldGroupSequence, set: func(p *jms.Outgoing, s string) (err error) { p.GroupSequence, err = jms.ParseGroupSequence(s); return }},
 	} {
-		if h.Field, err = interp.Optional(conf, h.field); err != nil || h.Field == nil {
-			if err != nil {
-				return nil, err
-			}
+		if h.Field, err = interp.Optional(conf, h.field); err != nil {
+			return nil, err
+		} else if h.Field == nil {
 			continue
 		}
-		// A static value is checked once, here, by the code that checks a
-		// dynamic one per message.
-		if v, ok := h.Static(); ok {
-			if err := h.set(&jms.Outgoing{}, v); err != nil {
-				return nil, fmt.Errorf("field %s: %w", h.field, err)
-			}
+		// A static value is applied once, here, to the template, by the code
+		// that applies a dynamic one per message.
+		if v, ok := h.Static(); !ok {
+			o.headers = append(o.headers, h)
+		} else if err := h.set(&o.tmpl, v); err != nil {
+			return nil, fmt.Errorf("field %s: %w", h.field, err)
 		}
-		o.headers = append(o.headers, h)
 	}
 	rt, err := conf.FieldString(jmsFieldReplyToType)
 	if err != nil {
 		return nil, err
 	}
 	if rt == "topic" {
-		o.replyToKind = jms.KindTopic
+		o.tmpl.ReplyToKind = jms.KindTopic
 	}
 	if conf.Contains(jmsFieldMetadata) {
 		if o.meta, err = conf.FieldMetadataFilter(jmsFieldMetadata); err != nil {
 			return nil, err
 		}
 	}
-
 	if o.sendConf.Retry, err = conf.FieldBackOff(jmsFieldRetry); err != nil {
 		return nil, err
 	}
@@ -348,40 +344,37 @@ type jmsHeader struct {
 	*interp.Field
 }
 
-// prepare evaluates interpolations and builds the JMS view of message i. Its
-// message ID is fixed here, so a resend carries the same one.
-func (o *jmsOutput) prepare(batch service.MessageBatch, ev *interp.Batch, i int) (*jms.Outgoing, error) {
-	p := &jms.Outgoing{
-		Message:  jms.Message{Type: o.msgType, Persistent: o.persistent, Priority: jms.DefaultPriority},
-		DestKind: o.destKind, ReplyToKind: o.replyToKind,
-	}
+// prepare evaluates interpolations and builds in p the JMS view of message
+// i. Its message ID is fixed here, so a resend carries the same one.
+func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *interp.Batch, i int) error {
+	*p = o.tmpl
 	var err error
 	if p.DestName, err = ev.String(o.dest, i); err != nil {
-		return nil, err
+		return err
 	}
 	if p.DestName == "" {
-		return nil, fmt.Errorf("the %s name resolved to an empty string", o.destKind)
+		return fmt.Errorf("the %s name resolved to an empty string", p.DestKind)
 	}
 	msg := batch[i]
-	if o.msgType == jms.BodyMap {
+	if p.Type == jms.BodyMap {
 		v, err := msg.AsStructured()
 		if err != nil {
-			return nil, fmt.Errorf("message_type map needs a JSON object payload: %w", err)
+			return fmt.Errorf("message_type map needs a JSON object payload: %w", err)
 		}
 		if p.Map, err = jms.MapBody(v); err != nil {
-			return nil, err
+			return err
 		}
 	} else if p.Body, err = msg.AsBytes(); err != nil {
-		return nil, err
+		return err
 	}
 	for k := range o.headers {
 		h := &o.headers[k]
 		v, err := ev.String(h.Field, i)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := h.set(p, v); err != nil {
-			return nil, fmt.Errorf("field %s: %w", h.field, err)
+			return fmt.Errorf("field %s: %w", h.field, err)
 		}
 	}
 	if p.MessageID == "" {
@@ -389,28 +382,25 @@ func (o *jmsOutput) prepare(batch service.MessageBatch, ev *interp.Batch, i int)
 	}
 	if o.meta != nil {
 		props := map[string]any{}
-		_ = o.meta.WalkMut(msg, func(k string, v any) error {
-			props[k] = v
-			return nil
-		})
+		_ = o.meta.WalkMut(msg, func(k string, v any) error { props[k] = v; return nil })
 		if p.Properties, err = jms.Properties(props); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	p.CreationTime = time.Now()
-	return p, nil
+	return nil
 }
 
 // Connect dials without holding the output's mutex, so a slow dial blocks
 // neither writers (they report ErrNotConnected) nor Close.
 func (o *jmsOutput) Connect(ctx context.Context) error {
 	o.mu.Lock()
-	closed, have, start := o.closed, o.sender != nil, o.urlIndex
+	closed, start := o.closed, o.urlIndex
 	o.mu.Unlock()
 	if closed {
-		return errors.New("jms output is closed")
+		return errJMSClosed
 	}
-	if have {
+	if o.sender.Load() != nil {
 		return nil
 	}
 	s, idx, err := o.connConf.DialSender(ctx, o.link, start, o.sendConf)
@@ -420,33 +410,29 @@ func (o *jmsOutput) Connect(ctx context.Context) error {
 
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed || o.sender != nil {
+	if o.closed || o.sender.Load() != nil {
 		_ = s.Close()
 		if o.closed {
-			return errors.New("jms output is closed")
+			return errJMSClosed
 		}
 		return nil
 	}
 	if o.connected {
 		o.mReconnects.Incr(1)
 	}
-	o.sender, o.urlIndex, o.connected = s, idx, true
+	o.sender.Store(s)
+	o.urlIndex, o.connected = idx, true
 	o.log.Infof("jms output connected to %s (address style %s, anonymous relay %v)", s.Conn().URL(), s.Addresser().Style(), s.Conn().UsesRelay())
 	return nil
 }
 
-func (o *jmsOutput) currentSender() *jms.Sender {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.sender
-}
+var errJMSClosed = errors.New("jms output is closed")
 
 // disconnect forgets s after its connection failed, so the next Connect
 // dials afresh, starting with the next URL.
 func (o *jmsOutput) disconnect(s *jms.Sender) {
 	o.mu.Lock()
-	if o.sender == s {
-		o.sender = nil
+	if o.sender.CompareAndSwap(s, nil) {
 		o.urlIndex = (o.urlIndex + 1) % len(o.connConf.Dial.URLs)
 	}
 	o.mu.Unlock()
@@ -454,17 +440,17 @@ func (o *jmsOutput) disconnect(s *jms.Sender) {
 }
 
 func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) error {
-	s := o.currentSender()
+	s := o.sender.Load()
 	if s == nil {
 		return service.ErrNotConnected
 	}
-	msgs := make([]*jms.Outgoing, len(batch))
-	res := make([]jms.Result, len(batch))
+	w := jms.GetWork(len(batch))
+	defer w.Release()
+	msgs, res := w.Msgs, w.Res
 	ev := interp.NewBatch(batch)
 	for i := range batch {
-		var err error
-		if msgs[i], err = o.prepare(batch, ev, i); err != nil {
-			res[i].Err = &jms.MessageError{Label: jms.LabelEncoding, Err: err}
+		if err := o.prepare(msgs[i], batch, ev, i); err != nil {
+			msgs[i], res[i].Err = nil, &jms.MessageError{Label: jms.LabelEncoding, Err: err}
 		}
 	}
 	if err := s.Send(ctx, msgs, res); err != nil {
@@ -481,14 +467,11 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 		o.disconnect(s)
 		return service.ErrNotConnected
 	}
-	var (
-		bErr    *service.BatchError
-		sent    int64
-		latency time.Duration // of the batch: until its last settlement
-	)
+	var bErr *service.BatchError
+	var sent, latency int64 // latency of the batch: until its last settlement
 	for i, r := range res {
 		if r.Err == nil {
-			sent, latency = sent+1, max(latency, r.Latency)
+			sent, latency = sent+1, max(latency, r.Latency.Nanoseconds())
 			continue
 		}
 		o.mFailures.Incr(1, jms.FailureLabel(r.Err))
@@ -499,7 +482,7 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 	}
 	if sent > 0 {
 		o.mSent.Add(sent)
-		o.mLatency.Timing(latency.Nanoseconds())
+		o.mLatency.Timing(latency)
 	}
 	if bErr != nil {
 		return bErr
@@ -511,8 +494,7 @@ func (o *jmsOutput) Close(ctx context.Context) error {
 	defer o.mSent.Flush()
 	o.mu.Lock()
 	o.closed = true
-	s := o.sender
-	o.sender = nil
+	s := o.sender.Swap(nil)
 	o.mu.Unlock()
 	if s == nil {
 		return nil

@@ -157,7 +157,8 @@ func TestJMSPrepare(t *testing.T) {
 				m.MetaSetMut(k, v)
 			}
 			batch := service.MessageBatch{m}
-			p, err := o.prepare(batch, interp.NewBatch(batch), 0)
+			p := new(jms.Outgoing)
+			err := o.prepare(p, batch, interp.NewBatch(batch), 0)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -228,7 +229,7 @@ func TestJMSPasswordFile(t *testing.T) {
 
 // current returns the connection and its addresser, nil when disconnected.
 func (o *jmsOutput) current() (*jms.SendConn, jms.Addresser) {
-	if s := o.currentSender(); s != nil {
+	if s := o.sender.Load(); s != nil {
 		return s.Conn(), s.Addresser()
 	}
 	return nil, jms.Addresser{}

@@ -763,12 +763,13 @@ func appendDetach(b []byte, channel uint16, handle uint32, closed bool) []byte {
 	return endFrameBuf(c.end(), fs)
 }
 
-// appendDetachError writes a closing detach that carries e.
+// appendDetachError writes a detach that carries e; not closing, so the
+// terminus (a durable subscription) survives.
 func appendDetachError(b []byte, channel uint16, handle uint32, e *Error) []byte {
 	b, fs := beginFrameBuf(b, frameAMQP, channel)
 	c := beginComposite(b, codeDetach)
 	c.uint(handle)
-	c.bool(true)
+	c.bool(false)
 	c.raw(func(b []byte) []byte {
 		ec := beginComposite(b, codeError)
 		ec.symbol(e.Condition)

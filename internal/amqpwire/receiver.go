@@ -126,7 +126,9 @@ func (s *Session) NewReceiver(ctx context.Context, o ReceiverOptions) (*Receiver
 	c.flushNowLocked()
 	for {
 		if err := ctx.Err(); err != nil {
-			r.closeLocked()
+			// Detached without closing: closing would delete a durable
+			// subscription the caller only gave up attaching to.
+			r.detachSelfLocked(false)
 			return nil, err
 		}
 		if r.attached || r.err != nil {
@@ -441,7 +443,7 @@ func (r *Receiver) Close(ctx context.Context) error {
 		}
 		return err
 	}
-	r.closeLocked()
+	r.detachSelfLocked(true)
 	c.mu.Unlock()
 	select {
 	case <-r.closed:
@@ -458,12 +460,13 @@ func (r *Receiver) Close(ctx context.Context) error {
 	return nil
 }
 
-// closeLocked sends a closing detach and fails the link at once.
-func (r *Receiver) closeLocked() {
+// detachSelfLocked sends a detach (closing with closed) and fails the link
+// at once.
+func (r *Receiver) detachSelfLocked(closed bool) {
 	c := r.s.c
 	if !r.detachSent && r.s.err == nil && c.err == nil {
 		r.detachSent = true
-		c.wbuf = appendDetach(c.wbuf, r.s.ch, r.handle, true)
+		c.wbuf = appendDetach(c.wbuf, r.s.ch, r.handle, closed)
 		c.kickLocked()
 	}
 	r.detachLocked(&LinkError{Local: true})

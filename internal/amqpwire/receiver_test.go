@@ -320,7 +320,7 @@ func TestReceiverRemoteDetachMidStream(t *testing.T) {
 	require.ErrorAs(t, r.IssueCredit(1), &le)
 }
 
-func TestReceiverStaleAfterConnectionLoss(t *testing.T) {
+func TestReceiverStaleSettleAfterReconnect(t *testing.T) {
 	p, s := newSourcePeer(t)
 	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
 	require.NoError(t, r.IssueCredit(1))
@@ -333,7 +333,22 @@ func TestReceiverStaleAfterConnectionLoss(t *testing.T) {
 	var ce *ConnError
 	_, err = r.Receive(t.Context())
 	require.ErrorAs(t, err, &ce)
+
+	// Reconnected: the new link gets the message again (same delivery-id
+	// on its own session); the late settlement of the old one fails as
+	// stale and sends nothing, the new one settles.
+	p2, s2 := newSourcePeer(t)
+	r2, _ := openReceiver(t, p2, s2, ReceiverOptions{Source: "q"}, 0)
+	require.NoError(t, r2.IssueCredit(1))
+	p2.expect(codeFlow)
+	p2.transfer(0, true, false, false, []byte("a"))
+	d2, err := r2.Receive(t.Context())
+	require.NoError(t, err)
 	require.ErrorAs(t, r.Settle(d.ID, d.ID, State{Kind: StateAccepted}, 0), &ce, "settling after the connection ended")
+	require.NoError(t, r2.Settle(d2.ID, d2.ID, State{Kind: StateAccepted}, 0))
+	disp, err := decodeDisposition(p2.expect(codeDisposition))
+	require.NoError(t, err)
+	assert.Equal(t, dispositionFrame{role: true, first: 0, last: 0, settled: true, state: State{Kind: StateAccepted}, terminal: true}, disp)
 }
 
 func TestReceiverAttachRefused(t *testing.T) {
@@ -364,6 +379,7 @@ func TestReceiverMessageTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, dt.err)
 	assert.Equal(t, CondMessageSizeExceeded, dt.err.Condition)
+	assert.False(t, dt.closed, "a durable subscription survives")
 	_, err = r.Receive(t.Context())
 	var we *Error
 	require.ErrorAs(t, err, &we)
@@ -397,6 +413,22 @@ func TestReceiverReopensSessionWindow(t *testing.T) {
 		_, err := r.Receive(ctx)
 		require.NoError(t, err)
 	}
+}
+
+func TestReceiverAbandonedAttachKeepsTheTerminus(t *testing.T) {
+	p, s := newSourcePeer(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	ch := make(chan error, 1)
+	go func() {
+		_, err := s.NewReceiver(ctx, ReceiverOptions{Name: "durable-sub", Source: "t", Durability: 2})
+		ch <- err
+	}()
+	p.expect(codeAttach)
+	cancel()
+	require.ErrorIs(t, <-ch, context.Canceled)
+	dt, err := decodeDetach(p.expect(codeDetach))
+	require.NoError(t, err)
+	assert.False(t, dt.closed, "giving up an attach must not delete a durable subscription")
 }
 
 func TestReceiverCloseDetachesClosed(t *testing.T) {

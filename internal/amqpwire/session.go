@@ -24,7 +24,8 @@ type Session struct {
 	ch       uint16
 	remoteCh uint16
 	begun    bool
-	err      error // why the session ended; nil while it is up
+	err      error       // why the session ended; nil while it is up
+	ended    atomic.Bool // err is set; read without the connection's mutex
 	endSent  bool
 
 	nextOutgoingID uint32 // transfer-id of our next transfer frame
@@ -94,10 +95,15 @@ func (s *Session) Err() error {
 	return s.err
 }
 
+// Ended reports whether the session ended (Err is set) without taking the
+// connection's mutex: a sender checks it before every batch.
+func (s *Session) Ended() bool { return s.ended.Load() }
+
 // endLocked marks the session ended with err and fails what it carried.
 func (s *Session) endLocked(err error) {
 	if s.err == nil {
 		s.err = err
+		s.ended.Store(true)
 	}
 	for _, l := range s.links {
 		l.detachLocked(s.err)
@@ -584,8 +590,8 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 			s.remoteIncoming--
 		}
 		for len(c.wbuf) >= maxPendingWrite && c.err == nil {
-			if !c.flushing {
-				c.flushNowLocked()
+			if c.takeFlushLocked() {
+				c.flushLocked()
 				continue
 			}
 			if err := c.waitLocked(ctx); err != nil {
@@ -602,8 +608,7 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 func (l *Sender) awaitLocked(ctx context.Context, first bool) error {
 	s, c := l.s, l.s.c
 	for l.err == nil && ((first && l.credit == 0) || s.remoteIncoming == 0) {
-		if len(c.wbuf) > 0 && !c.flushing {
-			c.flushing = true
+		if len(c.wbuf) > 0 && c.takeFlushLocked() {
 			c.flushLocked()
 			continue
 		}

@@ -65,15 +65,6 @@ A name that already starts with the style's prefix is not prefixed again.`).
 	}
 }
 
-// ConnectionLintArms are the Bloblang match arms that flag contradictory
-// connection fields; a component's lint rule embeds them in its own match.
-const ConnectionLintArms = `
-  (this.queue_prefix.or("") != "" || this.topic_prefix.or("") != "") && !["custom", "artemis"].contains(this.address_style.or("auto")) => [ "fields queue_prefix and topic_prefix only apply with address_style: custom or artemis; set address_style: custom or remove the prefixes" ],
-  this.password.or("") != "" && this.password_file.or("") != "" => [ "fields password and password_file are both set: keep one (remove password to read it from the file, which keeps it out of the streams API)" ],
-  this.password.or("") != "" && this.username.or("") == "" => [ "field password is set without username: set username too, or remove password to use SASL ANONYMOUS" ],
-  this.password_file.or("") != "" && this.username.or("") == "" => [ "field password_file is set without username: set username too, or remove password_file to use SASL ANONYMOUS" ],
-`
-
 // ConnConfig is a parsed connection: how to dial, where the password comes
 // from and how names become addresses.
 type ConnConfig struct {

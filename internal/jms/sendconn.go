@@ -181,7 +181,7 @@ func (c *SendConn) Release(l *SendLink) {
 // ensureSessionLocked begins a new session when the last one ended. Links of
 // the old session died with it and are forgotten.
 func (c *SendConn) ensureSessionLocked(ctx context.Context) error {
-	if !c.sessionLost && c.sess.Err() == nil {
+	if !c.sessionLost && !c.sess.Ended() {
 		return nil
 	}
 	if err := c.wire.Err(); err != nil {

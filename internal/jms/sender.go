@@ -34,6 +34,39 @@ type Result struct {
 	Latency time.Duration
 }
 
+// Work is the messages and results of one Send, pooled (a WriteBatch then
+// allocates neither): Msgs[i] points at a zeroed Outgoing to fill, or is set
+// to nil for a message not to send. Release it once nothing refers to them.
+type Work struct {
+	Msgs []*Outgoing
+	Res  []Result
+	outs []Outgoing
+}
+
+var works = sync.Pool{New: func() any { return new(Work) }}
+
+// GetWork returns a Work for n messages.
+func GetWork(n int) *Work {
+	w := works.Get().(*Work)
+	if cap(w.outs) < n {
+		w.outs, w.Msgs, w.Res = make([]Outgoing, n), make([]*Outgoing, n), make([]Result, n)
+	}
+	w.outs, w.Msgs, w.Res = w.outs[:n], w.Msgs[:n], w.Res[:n]
+	for i := range w.outs {
+		w.Msgs[i] = &w.outs[i]
+	}
+	return w
+}
+
+// Release returns w to the pool, keeping no message reachable.
+func (w *Work) Release() {
+	clear(w.outs)
+	clear(w.Res)
+	if cap(w.outs) <= 1024 {
+		works.Put(w)
+	}
+}
+
 // SenderConfig says how a Sender sends.
 type SenderConfig struct {
 	// SendTimeout bounds how long deliveries may be outstanding without any

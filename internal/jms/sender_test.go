@@ -2,6 +2,7 @@ package jms
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -359,5 +360,24 @@ func TestSenderConcurrentBatches(t *testing.T) {
 		for i := range size {
 			assert.Equal(t, fmt.Sprintf("%s-%d", got[k][:2], i), got[k+i], "batch transfers are contiguous and in order")
 		}
+	}
+}
+
+// TestWorkComesZeroed checks a pooled Work hands out zeroed messages and
+// results however its last user left them.
+func TestWorkComesZeroed(t *testing.T) {
+	for range 3 {
+		w := GetWork(3)
+		require.Len(t, w.Msgs, 3)
+		require.Len(t, w.Res, 3)
+		for i, m := range w.Msgs {
+			require.NotNil(t, m, "message %d", i)
+			require.Zero(t, *m, "message %d", i)
+			require.Zero(t, w.Res[i], "result %d", i)
+		}
+		w.Msgs[1].Body, w.Msgs[2].MessageID = []byte("x"), "ID:1"
+		w.Res[2].Err = errors.New("failed")
+		w.Msgs[0] = nil // a message not to send
+		w.Release()
 	}
 }

@@ -434,9 +434,10 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 		return nil, nil, service.ErrNotConnected
 	}
 	first, err := rcv.Receive(ctx)
-	if err == nil && rcv.Lost() {
+	if err == nil && !first.Settled && rcv.Lost() {
 		// Buffered before the connection ended: the broker redelivers it,
-		// so passing this copy on would only add a duplicate.
+		// so passing this copy on would only add a duplicate. One the
+		// broker sent settled it never sends again: that is passed on.
 		err = errors.New("connection closed")
 	}
 	if err != nil {

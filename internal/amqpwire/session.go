@@ -169,7 +169,9 @@ func (s *Session) handleLocked(fr *frame) error {
 		var l *Sender
 		if fl.handle != nil {
 			if r := s.remoteReceivers[*fl.handle]; r != nil {
-				if fl.echo {
+				// A flow that crossed our detach is not answered: the
+				// handle is unattached on our side.
+				if fl.echo && !r.detachSent {
 					s.appendReceiverFlowLocked(r)
 					c.kickLocked()
 				}

@@ -59,3 +59,36 @@ func TestReceiverSettleAfterLossIsStale(t *testing.T) {
 		})
 	}
 }
+
+// TestReceiverPresettledAfterLoss: settling a message the broker sent
+// settled is no stale delivery after the connection is lost, but a no-op
+// (the broker never sends it again), even when it would have renewed the
+// credit.
+func TestReceiverPresettledAfterLoss(t *testing.T) {
+	p := amqppeer.New(t, func(p *amqppeer.Peer) {
+		p.Send = []string{"m1", "m2"}
+		p.Presettle = true
+		p.SourceEnd = -1
+	})
+	c, err := Dial(t.Context(), DialConfig{}, p.URL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	addr, err := NewAddresser(StyleActiveMQ, "", "", nil)
+	require.NoError(t, err)
+	src, err := addr.Resolve(KindQueue, "presettled")
+	require.NoError(t, err)
+	r, err := c.NewReceiver(t.Context(), ReceiverConfig{Source: src, Prefetch: 1})
+	require.NoError(t, err)
+	var ds []Delivery
+	for range 2 {
+		d, err := r.Receive(t.Context())
+		require.NoError(t, err)
+		require.True(t, d.Settled)
+		ds = append(ds, d)
+	}
+	// Two handed out, none settled: settling the first renews the credit.
+	require.NoError(t, c.Close())
+	for _, d := range ds {
+		require.NoError(t, r.Settle(d.ID, d.ID, true, Accepted, ""))
+	}
+}

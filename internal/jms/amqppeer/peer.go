@@ -356,6 +356,8 @@ type Peer struct {
 	// nothing), so a test can receive them before the link is lost.
 	Send      []string
 	SourceEnd Action
+	// Presettle sends Send's messages settled.
+	Presettle bool
 
 	mu       sync.Mutex
 	got      []Delivery
@@ -630,7 +632,7 @@ func (pc *peerConn) flow(ch uint16, d *described) bool {
 	for src.sent != src.limit && int(src.sent) < len(pc.p.Send) {
 		tag := binary.BigEndian.AppendUint32(nil, pc.nextID)
 		body := enc(nil, &described{code: secValue, value: pc.p.Send[src.sent]})
-		_ = pc.write(0, ch, perf(pTransfer, h, pc.nextID, tag, uint32(0), false), body)
+		_ = pc.write(0, ch, perf(pTransfer, h, pc.nextID, tag, uint32(0), pc.p.Presettle), body)
 		pc.nextID++
 		src.sent++
 	}

@@ -494,7 +494,7 @@ func (r *Receiver) Close(ctx context.Context) error {
 	if r.remoteDetached && !r.remoteClosed {
 		// Its detach crossed ours: the link is detached, not closed.
 		return &LinkError{Local: true, Cause: &Error{Condition: "amqp:link:detach-forced",
-			Description: "the peer detached the link without closing it: its terminus (a durable subscription) remains"}}
+			Description: "the peer detached the link without closing it: its terminus (a durable subscription) may remain"}}
 	}
 	if !r.remoteDetached && r.s.err != nil {
 		// The session ended before the peer answered the detach: the

@@ -74,10 +74,25 @@ _rmq_main() {
 
 	local ctl="rabbitmqctl -q -n $node"
 	local up=0
-	if [ -s "$base/pid" ] && kill -0 "$(cat "$base/pid")" 2>/dev/null &&
-		$ctl status >/dev/null 2>&1; then
-		up=1
-		echo "rabbitmq: reusing running node (pid $(cat "$base/pid"))"
+	if [ -s "$base/pid" ] && kill -0 "$(cat "$base/pid")" 2>/dev/null; then
+		if $ctl status >/dev/null 2>&1; then
+			up=1
+			echo "rabbitmq: reusing running node (pid $(cat "$base/pid"))"
+		elif $ctl eval 'ok.' >/dev/null 2>&1 &&
+			timeout 120 $ctl start_app >/dev/null 2>&1 && $ctl await_startup >/dev/null 2>&1; then
+			# The node was up with its app stopped (a broker-restart test
+			# that did not get to start_app): start the app, keep its data.
+			up=1
+			echo "rabbitmq: started the app of running node (pid $(cat "$base/pid"))"
+		else
+			# A node that does not answer still holds the ports and its
+			# data directory: stop it before starting afresh.
+			local old
+			old="$(cat "$base/pid")"
+			kill "$old" 2>/dev/null || true
+			for _i in $(seq 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.2; done
+			kill -9 "$old" 2>/dev/null || true
+		fi
 	fi
 
 	if [ "$up" = 0 ]; then

@@ -434,9 +434,10 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 		return nil, nil, service.ErrNotConnected
 	}
 	first, err := rcv.Receive(ctx)
-	if err == nil && rcv.Lost() {
+	if err == nil && !first.Settled && rcv.Lost() {
 		// Buffered before the connection ended: the broker redelivers it,
-		// so passing this copy on would only add a duplicate.
+		// so passing this copy on would only add a duplicate. One the
+		// broker sent settled it never sends again: that is passed on.
 		err = errors.New("connection closed")
 	}
 	if err != nil {
@@ -481,11 +482,11 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 // nack outcome.
 func (r *jmsReader) ackOne(rcv *jms.Receiver, d jms.Delivery) service.AckFunc {
 	id, presettled := d.ID, d.Settled
-	return func(ctx context.Context, err error) error {
+	return func(_ context.Context, err error) error {
 		if err != nil {
-			return r.settle(ctx, rcv, id, id, presettled, r.nack, err.Error())
+			return r.settle(rcv, id, id, presettled, r.nack, err.Error())
 		}
-		return r.settle(ctx, rcv, id, id, presettled, jms.Accepted, "")
+		return r.settle(rcv, id, id, presettled, jms.Accepted, "")
 	}
 }
 
@@ -502,7 +503,7 @@ func (r *jmsReader) ackFunc(rcv *jms.Receiver, batch service.MessageBatch, ds []
 	if len(batch) > 1 {
 		ix = batch.Index()
 	}
-	return func(ctx context.Context, err error) error {
+	return func(_ context.Context, err error) error {
 		var failed []bool
 		reason := ""
 		if err != nil {
@@ -522,7 +523,7 @@ func (r *jmsReader) ackFunc(rcv *jms.Receiver, batch service.MessageBatch, ds []
 			for j < len(ds) && ds[j].ID == ds[j-1].ID+1 && ds[j].Settled == ds[i].Settled && outcome(j) == o {
 				j++
 			}
-			if e := r.settle(ctx, rcv, ds[i].ID, ds[j-1].ID, ds[i].Settled, o, reason); e != nil {
+			if e := r.settle(rcv, ds[i].ID, ds[j-1].ID, ds[i].Settled, o, reason); e != nil {
 				errs = append(errs, e)
 			}
 			i = j
@@ -562,8 +563,8 @@ func (r *jmsReader) failedIndexes(ix *service.Indexer, n int, err error) []bool 
 
 // settle settles the deliveries first..last and counts them. A delivery
 // whose link is gone is not an error: the broker redelivers it.
-func (r *jmsReader) settle(ctx context.Context, rcv *jms.Receiver, first, last uint32, presettled bool, o jms.Outcome, reason string) error {
-	err := rcv.SettleRange(ctx, first, last, presettled, o, reason)
+func (r *jmsReader) settle(rcv *jms.Receiver, first, last uint32, presettled bool, o jms.Outcome, reason string) error {
+	err := rcv.Settle(first, last, presettled, o, reason)
 	n := int64(last-first) + 1
 	switch {
 	case err == nil:

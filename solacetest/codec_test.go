@@ -171,3 +171,27 @@ func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// TestSlab checks that frames carved from one chunk cannot grow into each
+// other, and that large frames and a nil slab get slices of their own.
+func TestSlab(t *testing.T) {
+	var sl slab
+	a, b := sl.alloc(100), sl.alloc(100)
+	require.Len(t, a, 100)
+	require.Equal(t, 100, cap(a), "capped, so an append copies")
+	a = append(a, 'x')
+	require.Equal(t, byte('x'), a[100])
+	require.Zero(t, b[0], "b untouched by a's append")
+	big := sl.alloc(slabMax + 1)
+	require.Len(t, big, slabMax+1)
+	require.Equal(t, slabChunk-200, len(sl.free), "a large frame does not use the chunk")
+	var none *slab
+	require.Len(t, none.alloc(10), 10)
+	// A frame read through a slab decodes as one read without.
+	fr := &frame{Proto: protoTrMsg, TTL: 1, Params: []param{{Type: pTopic, Value: cstr("a/b")}}, Payload: []byte("hello")}
+	in := fr.encode(nil)
+	got, err := readFrameInto(bufio.NewReader(bytes.NewReader(in)), nil, &sl)
+	require.NoError(t, err)
+	require.Equal(t, []byte("hello"), got.Payload)
+	require.Equal(t, in, got.rawBytes)
+}

@@ -209,6 +209,7 @@ func (c *conn) readLoop() {
 	var deadlineFor time.Duration // the timeout the deadline was set with; 0 none
 	var deadlineAt time.Time      // the arrival it was set from
 	var cur frame                 // reused for every frame (see readFrameInto)
+	var sl slab                   // the frames' bytes
 	last := time.Now()
 	for {
 		switch {
@@ -221,7 +222,7 @@ func (c *conn) readLoop() {
 			_ = c.nc.SetReadDeadline(time.Time{})
 			deadlineFor = 0
 		}
-		f, err := readFrameInto(r, &cur)
+		f, err := readFrameInto(r, &cur, &sl)
 		last = time.Now()
 		if err == nil {
 			f.rxAt = last

@@ -152,10 +152,13 @@ type Conn struct {
 	wbuf     []byte
 	spare    []byte
 	flushing bool
-	err      *ConnError // set once the connection ended
-	closing  bool       // we sent close
-	sessions map[uint16]*Session
-	remote   map[uint16]*Session // by the peer's channel
+	// kickPending says the flush in progress is a kicked goroutine that has
+	// not started yet (see takeFlushLocked).
+	kickPending bool
+	err         *ConnError // set once the connection ended
+	closing     bool       // we sent close
+	sessions    map[uint16]*Session
+	remote      map[uint16]*Session // by the peer's channel
 	// changed is closed and replaced when state waiters care about changes
 	// (credit, window, buffer space, a failure).
 	changed chan struct{}
@@ -452,20 +455,40 @@ func (c *Conn) waitLocked(ctx context.Context) error {
 // flushNowLocked writes the buffer unless a flush is in progress, which
 // then writes it.
 func (c *Conn) flushNowLocked() {
-	if !c.flushing {
-		c.flushing = true
+	if c.takeFlushLocked() {
 		c.flushLocked()
 	}
+}
+
+// takeFlushLocked makes the caller the flusher, and reports whether it is:
+// when no flush is in progress, or when one was kicked off but its
+// goroutine has not run yet. A frame that the peer waits for (credit, a
+// sender's transfer) is then written at once rather than after however
+// long the scheduler takes to start that goroutine, which under load is
+// the better part of a round trip.
+func (c *Conn) takeFlushLocked() bool {
+	switch {
+	case !c.flushing:
+		c.flushing = true
+		return true
+	case c.kickPending:
+		c.kickPending = false
+		return true
+	}
+	return false
 }
 
 // kickLocked has the buffer written without blocking the caller (the
 // reader must never block on the socket's write side).
 func (c *Conn) kickLocked() {
 	if !c.flushing && len(c.wbuf) > 0 {
-		c.flushing = true
+		c.flushing, c.kickPending = true, true
 		go func() {
 			c.mu.Lock()
-			c.flushLocked()
+			if c.kickPending { // else another caller took the flush over
+				c.kickPending = false
+				c.flushLocked()
+			}
 			c.mu.Unlock()
 		}()
 	}

@@ -80,26 +80,16 @@ func listItems(b []byte, max int, out [][]byte) ([][]byte, error) {
 	if len(b) == 0 {
 		return nil, errShort
 	}
-	var count int
 	switch b[0] {
 	case tNull, tList0:
 		return out[:0], nil
-	case tList8, tMap8:
-		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
-			return nil, errShort
-		}
-		count, b = int(b[2]), b[3:2+int(b[1])]
-	case tList32, tMap32:
-		if len(b) < 9 {
-			return nil, errShort
-		}
-		size := binary.BigEndian.Uint32(b[1:5])
-		if size < 4 || uint64(size) > uint64(len(b)-5) {
-			return nil, errShort
-		}
-		count, b = int(binary.BigEndian.Uint32(b[5:9])), b[9:5+int(size)]
+	case tList8, tMap8, tList32, tMap32:
 	default:
 		return nil, fmt.Errorf("amqp: expected a list or map, got constructor %#02x", b[0])
+	}
+	count, b, err := compoundBody(b)
+	if err != nil {
+		return nil, err
 	}
 	if count > len(b) { // every element takes at least one byte
 		return nil, errShort
@@ -116,6 +106,26 @@ func listItems(b []byte, max int, out [][]byte) ([][]byte, error) {
 		b = b[n:]
 	}
 	return out, nil
+}
+
+// compoundBody reads the size and count of a list, map or array (8- or
+// 32-bit form, by its constructor at b[0]) and returns the count and the
+// elements' bytes (for an array, its element constructor first).
+func compoundBody(b []byte) (int, []byte, error) {
+	if b[0]>>4 == 0xc || b[0]>>4 == 0xe { // list8, map8, array8
+		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
+			return 0, nil, errShort
+		}
+		return int(b[2]), b[3 : 2+int(b[1])], nil
+	}
+	if len(b) < 9 {
+		return 0, nil, errShort
+	}
+	size := binary.BigEndian.Uint32(b[1:5])
+	if size < 4 || uint64(size) > uint64(len(b)-5) {
+		return 0, nil, errShort
+	}
+	return int(binary.BigEndian.Uint32(b[5:9])), b[9 : 5+int(size)], nil
 }
 
 // described splits a described value into its numeric descriptor and value.
@@ -235,23 +245,8 @@ func (f fields) str(i int) (string, error) {
 }
 
 func stringAt(b []byte) (string, error) {
-	switch b[0] {
-	case tStr8, tSym8, tVbin8:
-		if len(b) < 2 || len(b) < 2+int(b[1]) {
-			return "", errShort
-		}
-		return string(b[2 : 2+int(b[1])]), nil
-	case tStr32, tSym32, tVbin32:
-		if len(b) < 5 {
-			return "", errShort
-		}
-		n := binary.BigEndian.Uint32(b[1:])
-		if uint64(n) > uint64(len(b)-5) {
-			return "", errShort
-		}
-		return string(b[5 : 5+n]), nil
-	}
-	return "", fmt.Errorf("amqp: expected a string, got constructor %#02x", b[0])
+	c, err := bytesAt(b)
+	return string(c), err
 }
 
 // symbols reads a symbol or an array of symbols.
@@ -268,22 +263,9 @@ func (f fields) symbols(i int) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("amqp: field %d is not symbols", i)
 	}
-	var count int
-	var body []byte
-	if b[0] == tArray8 {
-		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
-			return nil, errShort
-		}
-		count, body = int(b[2]), b[3:2+int(b[1])]
-	} else {
-		if len(b) < 9 {
-			return nil, errShort
-		}
-		size := binary.BigEndian.Uint32(b[1:])
-		if size < 4 || uint64(size) > uint64(len(b)-5) {
-			return nil, errShort
-		}
-		count, body = int(binary.BigEndian.Uint32(b[5:])), b[9:5+size]
+	count, body, err := compoundBody(b)
+	if err != nil {
+		return nil, err
 	}
 	if count == 0 {
 		return nil, nil
@@ -476,22 +458,9 @@ var errDecimal = errors.New("amqp: decimal values are not supported")
 // arrayValue decodes an array into []any: one constructor (with its
 // descriptor, for described elements) shared by every element.
 func arrayValue(b []byte, depth int) (any, error) {
-	var count int
-	var body []byte
-	if b[0] == tArray8 {
-		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
-			return nil, errShort
-		}
-		count, body = int(b[2]), b[3:2+int(b[1])]
-	} else {
-		if len(b) < 9 {
-			return nil, errShort
-		}
-		size := binary.BigEndian.Uint32(b[1:])
-		if size < 4 || uint64(size) > uint64(len(b)-5) {
-			return nil, errShort
-		}
-		count, body = int(binary.BigEndian.Uint32(b[5:])), b[9:5+size]
+	count, body, err := compoundBody(b)
+	if err != nil {
+		return nil, err
 	}
 	if count == 0 {
 		return []any{}, nil

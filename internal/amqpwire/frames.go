@@ -57,9 +57,11 @@ func (e *Error) Error() string {
 // Error conditions the sender produces or reacts to.
 const (
 	CondMessageSizeExceeded = "amqp:link:message-size-exceeded"
-	CondFramingError        = "amqp:connection:framing-error"
-	CondDecodeError         = "amqp:decode-error"
-	CondNotAllowed          = "amqp:not-allowed"
+	// CondTransferLimitExceeded: the peer sent far past the link's credit.
+	CondTransferLimitExceeded = "amqp:link:transfer-limit-exceeded"
+	CondFramingError          = "amqp:connection:framing-error"
+	CondDecodeError           = "amqp:decode-error"
+	CondNotAllowed            = "amqp:not-allowed"
 )
 
 func decodeError(b []byte) (*Error, error) {
@@ -586,6 +588,11 @@ type receiverAttachParams struct {
 	expiryPolicy string // "" for the default (session-end)
 	selector     string // "" for none
 	capabilities []string
+	// maxMessageSize is the largest message the receiver takes: sent so
+	// that the broker does not deliver a larger one, which the receiver
+	// would detach the link for (and, redelivered, again after every
+	// reconnect).
+	maxMessageSize uint64
 }
 
 // Selector filter of the AMQP filter registry (what Qpid JMS sends).
@@ -654,6 +661,12 @@ func appendReceiverAttach(b []byte, channel uint16, a receiverAttachParams) ([]b
 		t := beginComposite(b, codeTarget)
 		return t.end()
 	})
+	if a.maxMessageSize > 0 {
+		c.omit() // unsettled
+		c.omit() // incomplete-unsettled
+		c.omit() // initial-delivery-count: the sender's
+		c.ulong(a.maxMessageSize)
+	}
 	return endFrameBuf(c.end(), fs), nil
 }
 
@@ -763,12 +776,13 @@ func appendDetach(b []byte, channel uint16, handle uint32, closed bool) []byte {
 	return endFrameBuf(c.end(), fs)
 }
 
-// appendDetachError writes a closing detach that carries e.
+// appendDetachError writes a detach that carries e; not closing, so the
+// terminus (a durable subscription) survives.
 func appendDetachError(b []byte, channel uint16, handle uint32, e *Error) []byte {
 	b, fs := beginFrameBuf(b, frameAMQP, channel)
 	c := beginComposite(b, codeDetach)
 	c.uint(handle)
-	c.bool(true)
+	c.bool(false)
 	c.raw(func(b []byte) []byte {
 		ec := beginComposite(b, codeError)
 		ec.symbol(e.Condition)

@@ -157,7 +157,10 @@ func TestParseMessageReadsGoAMQP(t *testing.T) {
 	props, err := Value(m.ApplicationProperties)
 	require.NoError(t, err)
 	assert.Equal(t, map[any]any{"k": int32(-1)}, props)
-	assert.Equal(t, [][]byte{[]byte("ab"), []byte("c")}, m.Data)
+	assert.True(t, m.HasData)
+	assert.Equal(t, "ab", string(m.Data))
+	assert.Equal(t, [][]byte{[]byte("c")}, m.MoreData)
+	assert.Equal(t, "abc", string(m.Body()))
 	assert.Nil(t, m.Value)
 
 	// An array body and a char decode; a decimal is an error.
@@ -172,6 +175,40 @@ func TestParseMessageReadsGoAMQP(t *testing.T) {
 	assert.Equal(t, Char('A'), v)
 	_, err = Value([]byte{tDecimal64, 0, 0, 0, 0, 0, 0, 0, 0})
 	assert.Error(t, err)
+}
+
+// servePeerScript plays the fuzz peer on server: it answers the client's
+// protocol headers, sasl-init, open, begin and attach with the scripted
+// frames (attach last), then writes data and discards what the client
+// sends.
+func servePeerScript(server net.Conn, attach, data []byte) {
+	sasl, outcome, open, begin, _ := fuzzPeerScript()
+	br := bufio.NewReader(server)
+	var fr frame
+	var buf []byte
+	step := func(n int, reply []byte) bool {
+		if n == 8 {
+			var h [8]byte
+			if _, err := io.ReadFull(br, h[:]); err != nil {
+				return false
+			}
+		}
+		for range max(0, n-8) {
+			var err error
+			if buf, err = readFrame(br, buf, &fr); err != nil {
+				return false
+			}
+		}
+		_, err := server.Write(reply)
+		return err == nil
+	}
+	// header; sasl-init; header+open; begin; attach.
+	if !step(8, sasl) || !step(9, outcome) || !step(8, nil) || !step(9, open) || !step(9, begin) || !step(9, attach) {
+		_ = server.Close()
+		return
+	}
+	go func() { _, _ = io.Copy(io.Discard, server) }()
+	_, _ = server.Write(data)
 }
 
 // peerFrame builds a frame of the peer's side for the fuzz peer.
@@ -248,38 +285,11 @@ func FuzzConnHostilePeer(f *testing.F) {
 	f.Add(peerFrame(frameAMQP, 0, codeClose, func(c *composite) {}))
 	f.Add([]byte{0, 0, 0, 9, 2, 0, 0, 3, 0})
 	f.Add([]byte{})
-	sasl, outcome, open, begin, attach := fuzzPeerScript()
+	_, _, _, _, attach := fuzzPeerScript()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
 		defer client.Close()
-		go func() {
-			br := bufio.NewReader(server)
-			var fr frame
-			var buf []byte
-			step := func(n int, reply []byte) bool {
-				if n == 8 {
-					var h [8]byte
-					if _, err := io.ReadFull(br, h[:]); err != nil {
-						return false
-					}
-				}
-				for range max(0, n-8) {
-					var err error
-					if buf, err = readFrame(br, buf, &fr); err != nil {
-						return false
-					}
-				}
-				_, err := server.Write(reply)
-				return err == nil
-			}
-			// header; sasl-init; header+open; begin; attach.
-			if !step(8, sasl) || !step(9, outcome) || !step(8, nil) || !step(9, open) || !step(9, begin) || !step(9, attach) {
-				_ = server.Close()
-				return
-			}
-			go func() { _, _ = io.Copy(io.Discard, server) }()
-			_, _ = server.Write(data)
-		}()
+		go servePeerScript(server, attach, data)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		c, err := Open(ctx, client, Config{})
@@ -350,7 +360,6 @@ func FuzzReceiverHostilePeer(f *testing.F) {
 		c.bool(true)
 	}))
 	f.Add([]byte{})
-	sasl, outcome, open, begin, _ := fuzzPeerScript()
 	attach := ch3(codeAttach, func(c *composite) {
 		_ = c.str("r")
 		c.uint(9)
@@ -363,33 +372,7 @@ func FuzzReceiverHostilePeer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
 		defer client.Close()
-		go func() {
-			br := bufio.NewReader(server)
-			var fr frame
-			var buf []byte
-			step := func(n int, reply []byte) bool {
-				if n == 8 {
-					var h [8]byte
-					if _, err := io.ReadFull(br, h[:]); err != nil {
-						return false
-					}
-				}
-				for range max(0, n-8) {
-					var err error
-					if buf, err = readFrame(br, buf, &fr); err != nil {
-						return false
-					}
-				}
-				_, err := server.Write(reply)
-				return err == nil
-			}
-			if !step(8, sasl) || !step(9, outcome) || !step(8, nil) || !step(9, open) || !step(9, begin) || !step(9, attach) {
-				_ = server.Close()
-				return
-			}
-			go func() { _, _ = io.Copy(io.Discard, server) }()
-			_, _ = server.Write(data)
-		}()
+		go servePeerScript(server, attach, data)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		c, err := Open(ctx, client, Config{})

@@ -200,18 +200,40 @@ type Received struct {
 	// ApplicationProperties is the application-properties map, encoded.
 	ApplicationProperties []byte
 
-	// Data are the data sections' bytes; Sequences the amqp-sequence
-	// sections' lists, encoded; Value the amqp-value section's value,
-	// encoded (nil for none).
-	Data      [][]byte
+	// Data is the first data section's bytes (HasData says there is one),
+	// MoreData the later ones: most messages have one, which then costs no
+	// slice of sections. Sequences are the amqp-sequence sections' lists,
+	// encoded; Value the amqp-value section's value, encoded (nil for
+	// none).
+	Data      []byte
+	HasData   bool
+	MoreData  [][]byte
 	Sequences [][]byte
 	Value     []byte
+}
+
+// Body returns the data sections' bytes joined (in place when there is
+// one).
+func (m *Received) Body() []byte {
+	if len(m.MoreData) == 0 {
+		return m.Data
+	}
+	n := len(m.Data)
+	for _, d := range m.MoreData {
+		n += len(d)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, m.Data...)
+	for _, d := range m.MoreData {
+		out = append(out, d...)
+	}
+	return out
 }
 
 // ParseMessage splits b, an encoded message, into m's sections. A section
 // that cannot be read fails the whole message; the caller passes it on raw.
 func ParseMessage(b []byte, m *Received) error {
-	*m = Received{Priority: 4, Data: m.Data[:0], Sequences: m.Sequences[:0]}
+	*m = Received{Priority: 4}
 	for len(b) > 0 {
 		n, err := valueLen(b, 0)
 		if err != nil {
@@ -236,7 +258,11 @@ func ParseMessage(b []byte, m *Received) error {
 		case codeData:
 			var d []byte
 			if d, err = bytesAt(v); err == nil {
-				m.Data = append(m.Data, d)
+				if !m.HasData {
+					m.Data, m.HasData = d, true
+				} else {
+					m.MoreData = append(m.MoreData, d)
+				}
 			}
 		case codeAMQPSequence:
 			m.Sequences = append(m.Sequences, v)
@@ -396,24 +422,12 @@ func MapLookup(b []byte, key string) (v []byte, found bool, err error) {
 	if len(b) == 0 || b[0] == tNull {
 		return nil, false, nil
 	}
-	var count int
-	switch b[0] {
-	case tMap8:
-		if len(b) < 3 || int(b[1]) < 1 || len(b) < 2+int(b[1]) {
-			return nil, false, errShort
-		}
-		count, b = int(b[2]), b[3:2+int(b[1])]
-	case tMap32:
-		if len(b) < 9 {
-			return nil, false, errShort
-		}
-		size := binary.BigEndian.Uint32(b[1:5])
-		if size < 4 || uint64(size) > uint64(len(b)-5) {
-			return nil, false, errShort
-		}
-		count, b = int(binary.BigEndian.Uint32(b[5:9])), b[9:5+int(size)]
-	default:
+	if b[0] != tMap8 && b[0] != tMap32 {
 		return nil, false, fmt.Errorf("amqp: expected a map, got constructor %#02x", b[0])
+	}
+	count, b, err := compoundBody(b)
+	if err != nil {
+		return nil, false, err
 	}
 	for i := 0; i+1 < count; i += 2 {
 		kn, err := valueLen(b, 0)

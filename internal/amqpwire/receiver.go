@@ -21,6 +21,11 @@ import (
 // no limit: a peer cannot make the client buffer without end.
 const DefaultMaxMessageSize = 256 << 20
 
+// creditOverrunMargin is how many deliveries past twice its largest grant
+// a link takes before it detaches the peer for sending without credit
+// (see Receiver.transferLocked).
+const creditOverrunMargin = 64
+
 // ReceiverOptions describe a receiver link.
 type ReceiverOptions struct {
 	Name   string // random when empty
@@ -64,6 +69,7 @@ type Receiver struct {
 	remoteHandle   uint32
 	hasRemote      bool
 	remoteDetached bool
+	remoteClosed   bool // the peer's detach closed the link
 	attached       bool
 	refused        bool
 	detachSent     bool
@@ -76,6 +82,7 @@ type Receiver struct {
 
 	deliveryCount uint32 // the sender's, as we count it
 	credit        int64  // credit left as we count it (below 0 when the peer sent past it)
+	maxCredit     int64  // the largest link-credit we sent, which bounds how far past it the peer may go
 
 	partial   []byte // the frames so far of a multi-frame delivery
 	inPartial bool
@@ -118,7 +125,8 @@ func (s *Session) NewReceiver(ctx context.Context, o ReceiverOptions) (*Receiver
 		r.maxSize = DefaultMaxMessageSize
 	}
 	if c.wbuf, err = appendReceiverAttach(c.wbuf, s.ch, receiverAttachParams{name: name, handle: h, source: o.Source,
-		durability: o.Durability, expiryPolicy: o.ExpiryPolicy, selector: o.Selector, capabilities: o.Capabilities}); err != nil {
+		durability: o.Durability, expiryPolicy: o.ExpiryPolicy, selector: o.Selector, capabilities: o.Capabilities,
+		maxMessageSize: r.maxSize}); err != nil {
 		s.freeHandles = append(s.freeHandles, h)
 		return nil, err
 	}
@@ -126,7 +134,9 @@ func (s *Session) NewReceiver(ctx context.Context, o ReceiverOptions) (*Receiver
 	c.flushNowLocked()
 	for {
 		if err := ctx.Err(); err != nil {
-			r.closeLocked()
+			// Detached without closing: closing would delete a durable
+			// subscription the caller only gave up attaching to.
+			r.detachSelfLocked(false)
 			return nil, err
 		}
 		if r.attached || r.err != nil {
@@ -163,7 +173,7 @@ func (s *Session) receiverAttachedLocked(a *attachFrame) error {
 func (s *Session) receiverDetachedLocked(r *Receiver, dt *closingFrame) {
 	c := s.c
 	delete(s.remoteReceivers, dt.handle)
-	r.hasRemote, r.remoteDetached = false, true
+	r.hasRemote, r.remoteDetached, r.remoteClosed = false, true, dt.closed
 	if dt.err == nil && r.refused {
 		dt.err = &Error{Condition: "amqp:not-found", Description: "the broker attached the link without a source"}
 	}
@@ -220,6 +230,16 @@ func (r *Receiver) transferLocked(t *transferFrame, payload []byte) error {
 		r.partialID, r.partialSt = t.deliveryID, t.settled
 		r.deliveryCount++
 		r.credit--
+		if -r.credit > 2*r.maxCredit+creditOverrunMargin {
+			// Sending past the credit is tolerated a little: RabbitMQ 3.x
+			// sends up to the deliveries in flight too many (see
+			// jms.CreditWindow). Far past it the queue would grow without
+			// end.
+			r.partial, r.inPartial = nil, false
+			r.failLocked(&Error{Condition: CondTransferLimitExceeded,
+				Description: fmt.Sprintf("%d deliveries past the link's credit", -r.credit)})
+			return nil
+		}
 	} else if t.settled {
 		r.partialSt = true
 	}
@@ -323,9 +343,11 @@ func (r *Receiver) Err() error {
 }
 
 // Receive waits for the next delivery. Once the link has ended it returns
-// why (a *LinkError, *SessionError or *ConnError), even with deliveries
-// still queued: they cannot be settled any more, and the peer redelivers
-// them.
+// why (a *LinkError, *SessionError or *ConnError), even with unsettled
+// deliveries still queued: they cannot be settled any more, and the peer
+// redelivers them. Queued deliveries the peer sent settled are still
+// returned first: it never sends those again. One goroutine receives at
+// a time: a wake-up is one token, which a second waiter could miss.
 func (r *Receiver) Receive(ctx context.Context) (Incoming, error) {
 	for {
 		in, ok, err := r.TryReceive()
@@ -346,6 +368,18 @@ func (r *Receiver) TryReceive() (in Incoming, ok bool, err error) {
 	r.qmu.Lock()
 	defer r.qmu.Unlock()
 	if r.qerr != nil {
+		// Deliveries the broker settled on sending are ours alone: it
+		// never redelivers them, so they are still handed out. The
+		// unsettled ones are dropped (it redelivers those).
+		for r.qhead < len(r.queue) {
+			in = r.queue[r.qhead]
+			r.queue[r.qhead] = Incoming{}
+			r.qhead++
+			if in.Settled && !in.Aborted {
+				return in, true, nil
+			}
+		}
+		r.queue, r.qhead = nil, 0
 		return Incoming{}, false, r.qerr
 	}
 	if r.qhead == len(r.queue) {
@@ -378,7 +412,8 @@ func (r *Receiver) IssueCredit(n uint32) error {
 }
 
 func (s *Session) appendReceiverFlowLocked(r *Receiver) {
-	credit := uint32(max(r.credit, 0))
+	credit := uint32(min(max(r.credit, 0), 1<<32-1))
+	r.maxCredit = max(r.maxCredit, int64(credit))
 	s.c.wbuf = appendFlow(s.c.wbuf, s.ch, s.nextIncomingID, ourIncomingWindow, s.nextOutgoingID, ourOutgoingWindow,
 		&linkFlow{handle: r.handle, deliveryCount: r.deliveryCount, credit: credit})
 	s.incomingLeft = ourIncomingWindow
@@ -429,7 +464,8 @@ type bufferedDisposition struct {
 
 // Close detaches the link with closed=true (which deletes a durable
 // subscription) and waits for the peer's detach, or ctx. A detach of the
-// peer with an error is returned.
+// peer with an error is returned, and so is the session's end or the
+// connection's loss before the peer's detach (the closing is unconfirmed).
 func (r *Receiver) Close(ctx context.Context) error {
 	c := r.s.c
 	c.mu.Lock()
@@ -441,7 +477,7 @@ func (r *Receiver) Close(ctx context.Context) error {
 		}
 		return err
 	}
-	r.closeLocked()
+	r.detachSelfLocked(true)
 	c.mu.Unlock()
 	select {
 	case <-r.closed:
@@ -455,15 +491,26 @@ func (r *Receiver) Close(ctx context.Context) error {
 	if r.remoteErr != nil {
 		return &LinkError{Remote: r.remoteErr}
 	}
+	if r.remoteDetached && !r.remoteClosed {
+		// Its detach crossed ours: the link is detached, not closed.
+		return &LinkError{Local: true, Cause: &Error{Condition: "amqp:link:detach-forced",
+			Description: "the peer detached the link without closing it: its terminus (a durable subscription) may remain"}}
+	}
+	if !r.remoteDetached && r.s.err != nil {
+		// The session ended before the peer answered the detach: the
+		// closing is unconfirmed (a durable subscription may remain).
+		return r.s.err
+	}
 	return nil
 }
 
-// closeLocked sends a closing detach and fails the link at once.
-func (r *Receiver) closeLocked() {
+// detachSelfLocked sends a detach (closing with closed) and fails the link
+// at once.
+func (r *Receiver) detachSelfLocked(closed bool) {
 	c := r.s.c
 	if !r.detachSent && r.s.err == nil && c.err == nil {
 		r.detachSent = true
-		c.wbuf = appendDetach(c.wbuf, r.s.ch, r.handle, true)
+		c.wbuf = appendDetach(c.wbuf, r.s.ch, r.handle, closed)
 		c.kickLocked()
 	}
 	r.detachLocked(&LinkError{Local: true})

@@ -320,7 +320,7 @@ func TestReceiverRemoteDetachMidStream(t *testing.T) {
 	require.ErrorAs(t, r.IssueCredit(1), &le)
 }
 
-func TestReceiverStaleAfterConnectionLoss(t *testing.T) {
+func TestReceiverStaleSettleAfterReconnect(t *testing.T) {
 	p, s := newSourcePeer(t)
 	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
 	require.NoError(t, r.IssueCredit(1))
@@ -333,7 +333,22 @@ func TestReceiverStaleAfterConnectionLoss(t *testing.T) {
 	var ce *ConnError
 	_, err = r.Receive(t.Context())
 	require.ErrorAs(t, err, &ce)
+
+	// Reconnected: the new link gets the message again (same delivery-id
+	// on its own session); the late settlement of the old one fails as
+	// stale and sends nothing, the new one settles.
+	p2, s2 := newSourcePeer(t)
+	r2, _ := openReceiver(t, p2, s2, ReceiverOptions{Source: "q"}, 0)
+	require.NoError(t, r2.IssueCredit(1))
+	p2.expect(codeFlow)
+	p2.transfer(0, true, false, false, []byte("a"))
+	d2, err := r2.Receive(t.Context())
+	require.NoError(t, err)
 	require.ErrorAs(t, r.Settle(d.ID, d.ID, State{Kind: StateAccepted}, 0), &ce, "settling after the connection ended")
+	require.NoError(t, r2.Settle(d2.ID, d2.ID, State{Kind: StateAccepted}, 0))
+	disp, err := decodeDisposition(p2.expect(codeDisposition))
+	require.NoError(t, err)
+	assert.Equal(t, dispositionFrame{role: true, first: 0, last: 0, settled: true, state: State{Kind: StateAccepted}, terminal: true}, disp)
 }
 
 func TestReceiverAttachRefused(t *testing.T) {
@@ -364,6 +379,7 @@ func TestReceiverMessageTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, dt.err)
 	assert.Equal(t, CondMessageSizeExceeded, dt.err.Condition)
+	assert.False(t, dt.closed, "a durable subscription survives")
 	_, err = r.Receive(t.Context())
 	var we *Error
 	require.ErrorAs(t, err, &we)
@@ -397,6 +413,22 @@ func TestReceiverReopensSessionWindow(t *testing.T) {
 		_, err := r.Receive(ctx)
 		require.NoError(t, err)
 	}
+}
+
+func TestReceiverAbandonedAttachKeepsTheTerminus(t *testing.T) {
+	p, s := newSourcePeer(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	ch := make(chan error, 1)
+	go func() {
+		_, err := s.NewReceiver(ctx, ReceiverOptions{Name: "durable-sub", Source: "t", Durability: 2})
+		ch <- err
+	}()
+	p.expect(codeAttach)
+	cancel()
+	require.ErrorIs(t, <-ch, context.Canceled)
+	dt, err := decodeDetach(p.expect(codeDetach))
+	require.NoError(t, err)
+	assert.False(t, dt.closed, "giving up an attach must not delete a durable subscription")
 }
 
 func TestReceiverCloseDetachesClosed(t *testing.T) {
@@ -441,4 +473,215 @@ func TestReceiverMergesBufferedSettlements(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, d)
 	}
+}
+
+// transferSettled sends a single-frame delivery the peer settled already.
+func (p *sourcePeer) transferSettled(id uint32, payload []byte) {
+	b, fs := beginFrameBuf(nil, frameAMQP, 3)
+	c := beginComposite(b, codeTransfer)
+	c.uint(9)
+	c.uint(id)
+	c.binary([]byte{byte(id)})
+	c.uint(0)
+	c.bool(true) // settled
+	p.write(endFrameBuf(append(c.end(), payload...), fs))
+}
+
+// flow sends the peer's flow on the session, or on its link handle 9 when
+// link is set, asking for the client's state when echo is set.
+func (p *sourcePeer) flow(link, echo bool) {
+	p.write(peerFrame(frameAMQP, 3, codeFlow, func(c *composite) {
+		c.uint(0)
+		c.uint(100)
+		c.uint(0)
+		c.uint(100)
+		if link {
+			c.uint(9)
+			c.uint(0)
+			c.uint(0)
+		} else {
+			c.omit()
+			c.omit()
+			c.omit()
+		}
+		c.omit()
+		c.bool(false)
+		c.bool(echo)
+	}))
+}
+
+// TestReceiverAttachAdvertisesMaxMessageSize: the limit the receiver
+// enforces is sent in its attach, so a broker does not send a larger
+// message that the receiver would detach the link for, again at every
+// redelivery.
+func TestReceiverAttachAdvertisesMaxMessageSize(t *testing.T) {
+	for _, tc := range []struct {
+		set, want uint64
+	}{{set: 4096, want: 4096}, {set: 0, want: DefaultMaxMessageSize}} {
+		p, s := newSourcePeer(t)
+		_, a := openReceiver(t, p, s, ReceiverOptions{Source: "q", MaxMessageSize: tc.set}, 0)
+		b := a.get(10)
+		require.NotNil(t, b, "max-message-size is sent")
+		v, _, err := ulongAt(b)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, v)
+	}
+}
+
+// TestReceiverKeepsPresettledDeliveriesAfterDetach: deliveries the broker
+// settled on sending are the client's alone once received, so a link that
+// ends with them queued still hands them out (before its error); the
+// unsettled ones in between are dropped (the broker redelivers them).
+func TestReceiverKeepsPresettledDeliveriesAfterDetach(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	require.NoError(t, r.IssueCredit(3))
+	p.expect(codeFlow)
+	p.transferSettled(0, []byte("a"))
+	p.transfer(1, true, false, false, []byte("b"))
+	p.transferSettled(2, []byte("c"))
+	p.detach(&Error{Condition: "amqp:link:detach-forced", Description: "gone"})
+	p.expect(codeDetach) // the client took the detach
+
+	for _, want := range []string{"a", "c"} {
+		d, err := r.Receive(t.Context())
+		require.NoError(t, err)
+		assert.True(t, d.Settled)
+		assert.Equal(t, want, string(d.Payload))
+	}
+	_, err := r.Receive(t.Context())
+	require.ErrorAs(t, err, new(*LinkError))
+	_, ok, err := r.TryReceive()
+	assert.False(t, ok)
+	require.ErrorAs(t, err, new(*LinkError))
+}
+
+// TestReceiverSendsNoFlowAfterItsDetach: a link flow of the peer asking for
+// an echo can cross the client's detach; the handle is detached on the
+// client's side then, so it answers nothing (a flow on it would be an
+// unattached-handle error that ends the session).
+func TestReceiverSendsNoFlowAfterItsDetach(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q", MaxMessageSize: 4}, 0)
+	require.NoError(t, r.IssueCredit(1))
+	p.expect(codeFlow)
+	p.transfer(0, true, false, false, []byte("12345"))
+	p.expect(codeDetach) // over the size limit: the client detached
+	p.flow(true, true)
+	p.flow(false, true)
+	fl, err := decodeFlow(p.expect(codeFlow))
+	require.NoError(t, err)
+	assert.Nil(t, fl.handle, "only the session flow is answered")
+}
+
+// TestReceiverCloseReportsSessionEnd: a peer that ends the session instead
+// of answering the closing detach has not confirmed it (a durable
+// subscription may survive), so Close fails with the session's error rather
+// than reporting the link closed.
+func TestReceiverCloseReportsSessionEnd(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	done := make(chan error, 1)
+	go func() { done <- r.Close(t.Context()) }()
+	p.expect(codeDetach)
+	p.write(peerFrame(frameAMQP, 3, codeEnd, func(c *composite) {
+		c.raw(func(b []byte) []byte {
+			ec := beginComposite(b, codeError)
+			ec.symbol("amqp:internal-error")
+			return ec.end()
+		})
+	}))
+	err := <-done
+	var se *SessionError
+	require.ErrorAs(t, err, &se)
+	require.NotNil(t, se.Remote)
+	assert.Equal(t, "amqp:internal-error", se.Remote.Condition)
+}
+
+// TestReceiverCloseReportsNonClosingDetach: a peer whose detach crossed the
+// closing one (closed=false) has not closed the link, so a durable
+// subscription survives; Close says so instead of reporting success.
+func TestReceiverCloseReportsNonClosingDetach(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	done := make(chan error, 1)
+	go func() { done <- r.Close(t.Context()) }()
+	dt, err := decodeDetach(p.expect(codeDetach))
+	require.NoError(t, err)
+	require.True(t, dt.closed)
+	p.write(appendDetach(nil, 3, 9, false))
+	err = <-done
+	var le *LinkError
+	require.ErrorAs(t, err, &le)
+	assert.Contains(t, err.Error(), "without closing")
+}
+
+// TestReceiverDetachesAPeerFarPastItsCredit: a peer that keeps sending
+// without credit would fill the link's queue without end; past twice the
+// largest credit granted (plus a margin for a broker that miscounts
+// deliveries in flight, as RabbitMQ 3.x can) the receiver detaches the
+// link with transfer-limit-exceeded, keeping it (not closing).
+func TestReceiverDetachesAPeerFarPastItsCredit(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	require.NoError(t, r.IssueCredit(2))
+	p.expect(codeFlow)
+	var all bytes.Buffer
+	for i := range uint32(2 + 2*2 + creditOverrunMargin + 1) {
+		b, fs := beginFrameBuf(nil, frameAMQP, 3)
+		c := beginComposite(b, codeTransfer)
+		c.uint(9)
+		c.uint(i)
+		c.binary(nil)
+		all.Write(endFrameBuf(append(c.end(), 'x'), fs))
+	}
+	go func() { _, _ = p.nc.Write(all.Bytes()) }()
+	dt, err := decodeDetach(p.expect(codeDetach))
+	require.NoError(t, err)
+	require.NotNil(t, dt.err)
+	assert.Equal(t, CondTransferLimitExceeded, dt.err.Condition)
+	assert.False(t, dt.closed)
+	_, err = r.Receive(t.Context())
+	var we *Error
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, CondTransferLimitExceeded, we.Condition)
+}
+
+// TestReceiverSettleThenCloseSendsTheSettlement: a settlement still
+// buffered (its flush kicked off, not yet run) when the connection closes
+// goes out before the close frame, so an ack made just before shutdown is
+// not lost.
+func TestReceiverSettleThenCloseSendsTheSettlement(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 0)
+	require.NoError(t, r.Settle(7, 9, State{Kind: StateAccepted}, 0))
+	closed := make(chan error, 1)
+	go func() { closed <- s.c.Close() }()
+	d, err := decodeDisposition(p.expect(codeDisposition))
+	require.NoError(t, err)
+	assert.Equal(t, dispositionFrame{role: true, first: 7, last: 9, settled: true, state: State{Kind: StateAccepted}, terminal: true}, d)
+	p.expect(codeClose)
+	p.write(appendClose(nil, nil))
+	require.NoError(t, <-closed)
+}
+
+// TestReceiverDeliveryCountWraps: the delivery-count is a serial number;
+// past 2^32-1 it wraps to 0, and the credit sent is counted from there.
+func TestReceiverDeliveryCountWraps(t *testing.T) {
+	p, s := newSourcePeer(t)
+	r, _ := openReceiver(t, p, s, ReceiverOptions{Source: "q"}, 1<<32-2)
+	require.NoError(t, r.IssueCredit(3))
+	p.expect(codeFlow)
+	for i := range uint32(3) {
+		p.transfer(i, true, false, false, []byte("m"))
+	}
+	for range 3 {
+		_, err := r.Receive(t.Context())
+		require.NoError(t, err)
+	}
+	require.NoError(t, r.IssueCredit(2))
+	fl, err := decodeFlow(p.expect(codeFlow))
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, *fl.deliveryCount, "2^32-2 + 3, wrapped")
+	assert.EqualValues(t, 2, *fl.linkCredit)
 }

@@ -169,7 +169,12 @@ func (s *Session) handleLocked(fr *frame) error {
 		var l *Sender
 		if fl.handle != nil {
 			if r := s.remoteReceivers[*fl.handle]; r != nil {
-				if fl.echo {
+				// The sender's delivery-count is not adopted: it advances
+				// it without sending only to answer a drain, which this
+				// receiver never asks for, so the transfers counted are
+				// its count exactly. A flow that crossed our detach is not answered: the
+				// handle is unattached on our side.
+				if fl.echo && !r.detachSent {
 					s.appendReceiverFlowLocked(r)
 					c.kickLocked()
 				}
@@ -590,8 +595,8 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 			s.remoteIncoming--
 		}
 		for len(c.wbuf) >= maxPendingWrite && c.err == nil {
-			if !c.flushing {
-				c.flushNowLocked()
+			if c.takeFlushLocked() {
+				c.flushLocked()
 				continue
 			}
 			if err := c.waitLocked(ctx); err != nil {
@@ -608,8 +613,7 @@ func (l *Sender) Transfer(ctx context.Context, payloads [][]byte, ds []Delivery,
 func (l *Sender) awaitLocked(ctx context.Context, first bool) error {
 	s, c := l.s, l.s.c
 	for l.err == nil && ((first && l.credit == 0) || s.remoteIncoming == 0) {
-		if len(c.wbuf) > 0 && !c.flushing {
-			c.flushing = true
+		if len(c.wbuf) > 0 && c.takeFlushLocked() {
 			c.flushLocked()
 			continue
 		}

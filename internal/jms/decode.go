@@ -145,8 +145,6 @@ func DecodeAppend(dst []MetaField, payload []byte, o *DecodeOptions) Inbound {
 	var in Inbound
 	var problems []string
 	var m rawMessage
-	var data [2][]byte // most messages have one data section: no allocation
-	m.Data = data[:0]
 	if err := amqpwire.ParseMessage(payload, &m.Received); err != nil {
 		// Not a message this decoder can split into sections: passed on
 		// whole, as bytes, rather than lost.
@@ -617,7 +615,7 @@ func codeType(code int8) BodyType {
 
 func sectionName(m *rawMessage) string {
 	switch {
-	case len(m.Data) > 0:
+	case m.HasData:
 		return "data"
 	case len(m.seq) > 0:
 		return "amqp-sequence"
@@ -645,7 +643,7 @@ func describeAMQP(v any) string {
 // x-opt-jms-msg-type, as Qpid JMS infers it (mapping section 3.2.5.2).
 func inferType(m *rawMessage) BodyType {
 	switch {
-	case len(m.Data) > 0:
+	case m.HasData:
 		ct := ""
 		if m.ContentType != nil {
 			ct = strings.ToLower(string(m.ContentType))
@@ -686,7 +684,7 @@ func isTextContentType(ct string) bool {
 
 // bodyFits reports whether the body section can carry the class t.
 func bodyFits(m *rawMessage, t BodyType) bool {
-	hasData, hasSeq := len(m.Data) > 0, len(m.seq) > 0
+	hasData, hasSeq := m.HasData, len(m.seq) > 0
 	switch t {
 	case BodyText:
 		if hasData {
@@ -725,7 +723,7 @@ func (in *Inbound) setBody(m *rawMessage, t BodyType, problems []string) []strin
 			in.Body = []byte(s)
 			return problems
 		}
-		in.Body = joinData(m.Data)
+		in.Body = m.Body()
 		if !utf8.Valid(in.Body) {
 			problems = append(problems, "TextMessage body is not valid UTF-8: passed on as raw bytes")
 		}
@@ -734,8 +732,8 @@ func (in *Inbound) setBody(m *rawMessage, t BodyType, problems []string) []strin
 			in.Body = b
 			return problems
 		}
-		if len(m.Data) > 0 || m.value == nil {
-			in.Body = joinData(m.Data)
+		if m.HasData || m.value == nil {
+			in.Body = m.Body()
 			return problems
 		}
 		// An AMQP-typed ObjectMessage (amqp-value of another type): its JSON.
@@ -894,24 +892,6 @@ func floatJSON(f float64) any {
 		return "-Infinity"
 	}
 	return f
-}
-
-func joinData(data [][]byte) []byte {
-	switch len(data) {
-	case 0:
-		return nil
-	case 1:
-		return data[0]
-	}
-	n := 0
-	for _, d := range data {
-		n += len(d)
-	}
-	out := make([]byte, 0, n)
-	for _, d := range data {
-		out = append(out, d...)
-	}
-	return out
 }
 
 // NameOf returns the JMS name of address, without the style's prefix for

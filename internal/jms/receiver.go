@@ -277,17 +277,13 @@ func (r *Receiver) handedOut(d Delivery) bool {
 	return !d.Aborted
 }
 
-// Settle settles d with outcome o; reason describes a rejection to the
-// broker. A message whose link or connection is gone yields
-// ErrStaleDelivery.
-func (r *Receiver) Settle(ctx context.Context, d Delivery, o Outcome, reason string) error {
-	return r.SettleRange(ctx, d.ID, d.ID, d.Settled, o, reason)
-}
-
-// SettleRange settles the deliveries with ids first..last (consecutive in
-// delivery-id order) with outcome o, in one disposition. presettled says
-// the broker settled them already, so only the credit is counted.
-func (r *Receiver) SettleRange(_ context.Context, first, last uint32, presettled bool, o Outcome, reason string) error {
+// Settle settles the deliveries with ids first..last (consecutive in
+// delivery-id order) with outcome o, in one disposition; reason describes
+// a rejection to the broker. presettled says the broker settled them
+// already, so only the credit is counted (and nothing fails). Unsettled
+// deliveries whose link or connection is gone yield ErrStaleDelivery. The disposition is buffered,
+// not waited for: the broker's answer to it is no news for a receiver.
+func (r *Receiver) Settle(first, last uint32, presettled bool, o Outcome, reason string) error {
 	if o == Modified && r.rabbit3 {
 		o = Released
 	}
@@ -316,14 +312,16 @@ func (r *Receiver) SettleRange(_ context.Context, first, last uint32, presettled
 		}
 	}
 	r.mu.Unlock()
-	var err error
 	if presettled {
 		if n > 0 {
-			err = r.rcv.IssueCredit(n)
+			// Fails only after the link ended, when credit no longer
+			// matters; the messages are no stale deliveries (the broker
+			// never sends them again), so that is no error.
+			_ = r.rcv.IssueCredit(n)
 		}
-	} else {
-		err = r.rcv.Settle(first, last, st, n)
+		return nil
 	}
+	err := r.rcv.Settle(first, last, st, n)
 	if err != nil {
 		var le *amqpwire.LinkError
 		var se *amqpwire.SessionError

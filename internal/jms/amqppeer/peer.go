@@ -349,6 +349,15 @@ type Peer struct {
 	// after each message it received, so a sender has to wait for the
 	// peer's flows.
 	Window uint32
+	// Send, when set, are the bodies (amqp-value strings) the peer sends,
+	// unsettled and as its credit allows, on a link the client attaches as
+	// receiver; SourceEnd is what it does at the client's first flow after
+	// it sent them all: DetachLink, EndSession or DropConn (anything else:
+	// nothing), so a test can receive them before the link is lost.
+	Send      []string
+	SourceEnd Action
+	// Presettle sends Send's messages settled.
+	Presettle bool
 
 	mu       sync.Mutex
 	got      []Delivery
@@ -379,7 +388,7 @@ func New(t testing.TB, configure func(p *Peer)) *Peer {
 			p.mu.Unlock()
 			go func() {
 				defer c.Close()
-				(&peerConn{p: p, c: c, n: n, links: map[uint32]*peerLink{}, ending: map[uint16]bool{}, detaching: map[uint32]bool{}, frames: map[uint16]uint32{}}).serve()
+				(&peerConn{p: p, c: c, n: n, links: map[uint32]*peerLink{}, ending: map[uint16]bool{}, detaching: map[uint32]bool{}, frames: map[uint16]uint32{}, sources: map[uint32]*peerSource{}}).serve()
 			}()
 		}
 	}()
@@ -428,6 +437,14 @@ type peerConn struct {
 	ending    map[uint16]bool
 	detaching map[uint32]bool
 	frames    map[uint16]uint32 // transfer frames received per channel
+	sources   map[uint32]*peerSource
+	nextID    uint32 // delivery-id of the peer's next transfer
+}
+
+// peerSource is a link on which the peer sends (the client's receiver).
+type peerSource struct {
+	sent  uint32 // deliveries sent, the link's delivery-count
+	limit uint32 // delivery-count up to which the client gave credit
 }
 
 func (pc *peerConn) write(ftype byte, ch uint16, body *described, payload []byte) error {
@@ -513,6 +530,11 @@ func (pc *peerConn) serve() {
 			_ = pc.write(0, ch, perf(pBegin, ch, uint32(0), pc.window(), uint32(math.MaxUint32), uint32(1023)), nil)
 		case pAttach:
 			pc.attach(ch, d)
+		case pFlow:
+			if !pc.flow(ch, d) {
+				pc.drop()
+				return
+			}
 		case pTransfer:
 			if !pc.transfer(ch, d, payload) {
 				pc.drop()
@@ -521,6 +543,7 @@ func (pc *peerConn) serve() {
 		case pDetach:
 			h := asUint(field(d, 0))
 			delete(pc.links, h)
+			delete(pc.sources, h)
 			if pc.detaching[h] {
 				delete(pc.detaching, h)
 				continue
@@ -559,6 +582,13 @@ func (pc *peerConn) attach(ch uint16, d *described) {
 	pc.p.mu.Lock()
 	pc.p.attaches = append(pc.p.attaches, target)
 	pc.p.mu.Unlock()
+	if role, _ := field(d, 2).(bool); role {
+		// The client receives: the peer sends, from delivery-count 0.
+		pc.sources[handle] = &peerSource{}
+		_ = pc.write(0, ch, perf(pAttach, name, handle, false, field(d, 3), field(d, 4), field(d, 5), field(d, 6),
+			nil, nil, uint32(0)), nil)
+		return
+	}
 	if pc.p.Refuse(target) {
 		_ = pc.write(0, ch, perf(pAttach, name, handle, true, field(d, 3), field(d, 4), field(d, 5), nil), nil)
 		cond := pc.p.RefuseCondition
@@ -573,6 +603,40 @@ func (pc *peerConn) attach(ch uint16, d *described) {
 	_ = pc.write(0, ch, perf(pAttach, name, handle, true, field(d, 3), field(d, 4), field(d, 5), field(d, 6)), nil)
 	_ = pc.write(0, ch, perf(pFlow, uint32(0), uint32(math.MaxUint32), uint32(0), uint32(math.MaxUint32),
 		handle, asUint(field(d, 9)), pc.credit()), nil)
+}
+
+// flow sends on a source link what the client's credit allows of Send,
+// or, once all was sent, does SourceEnd; false ends the connection.
+func (pc *peerConn) flow(ch uint16, d *described) bool {
+	h := asUint(field(d, 4))
+	src := pc.sources[h]
+	if field(d, 4) == nil || src == nil {
+		return true
+	}
+	if int(src.sent) >= len(pc.p.Send) {
+		switch pc.p.SourceEnd {
+		case DetachLink:
+			pc.detaching[h] = true
+			delete(pc.sources, h)
+			_ = pc.write(0, ch, perf(pDetach, h, true, perf(pError, sym("amqp:link:detach-forced"), "detached by the test peer")), nil)
+		case EndSession:
+			pc.ending[ch] = true
+			pc.sources = map[uint32]*peerSource{}
+			_ = pc.write(0, ch, perf(pEnd, perf(pError, sym("amqp:internal-error"), "session ended by the test peer")), nil)
+		case DropConn:
+			return false
+		}
+		return true
+	}
+	src.limit = asUint(field(d, 5)) + asUint(field(d, 6))
+	for src.sent != src.limit && int(src.sent) < len(pc.p.Send) {
+		tag := binary.BigEndian.AppendUint32(nil, pc.nextID)
+		body := enc(nil, &described{code: secValue, value: pc.p.Send[src.sent]})
+		_ = pc.write(0, ch, perf(pTransfer, h, pc.nextID, tag, uint32(0), pc.p.Presettle), body)
+		pc.nextID++
+		src.sent++
+	}
+	return true
 }
 
 func (pc *peerConn) window() uint32 {

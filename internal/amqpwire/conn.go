@@ -134,8 +134,11 @@ var ErrClosed = errors.New("connection closed by the client")
 // released. One reader goroutine decodes the peer's frames, settling sent
 // deliveries and queueing received ones on their links.
 type Conn struct {
-	nc  net.Conn
-	cfg Config
+	nc net.Conn
+	// read and write are the reader's and the flushes' path to nc
+	// (socketIO).
+	read, write func([]byte) (int, error)
+	cfg         Config
 
 	// From the peer's open.
 	remoteMaxFrame uint32
@@ -189,6 +192,7 @@ func Open(ctx context.Context, nc net.Conn, cfg Config) (*Conn, error) {
 	c := &Conn{nc: nc, cfg: cfg, sessions: map[uint16]*Session{}, remote: map[uint16]*Session{},
 		changed: make(chan struct{}), done: make(chan struct{}), readDone: make(chan struct{})}
 	c.lastDisp.end = -1
+	c.read, c.write = socketIO(nc)
 	br := bufio.NewReaderSize(&readTimer{c: c}, 64<<10)
 	err := c.handshake(br)
 	if !stop() && err == nil {
@@ -214,7 +218,7 @@ func Open(ctx context.Context, nc net.Conn, cfg Config) (*Conn, error) {
 type readTimer struct{ c *Conn }
 
 func (r *readTimer) Read(p []byte) (int, error) {
-	n, err := r.c.nc.Read(p)
+	n, err := r.c.read(p)
 	if n > 0 {
 		r.c.lastRead.Store(time.Now().UnixNano())
 	}
@@ -508,7 +512,7 @@ func (c *Conn) flushLocked() {
 			err = c.nc.SetWriteDeadline(dl)
 		}
 		if err == nil {
-			_, err = c.nc.Write(out)
+			_, err = c.write(out)
 		}
 		c.wrote.Store(true)
 		c.mu.Lock()

@@ -1,0 +1,97 @@
+//go:build linux
+
+package amqpwire
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// socketIO returns how a connection reads from and writes to nc. On a TCP
+// socket it issues read(2) and write(2) with syscall.RawSyscall inside the
+// socket's RawConn: a socket that has nothing to read or no room to write
+// still parks the goroutine in the poller (EAGAIN), and the deadlines hold.
+//
+// Why raw: the socket is non-blocking, so these calls never sleep in the
+// kernel, but a system call the runtime is told about (syscall.Syscall, as
+// net.Conn uses) wakes the runtime's monitor thread when it ends while the
+// process was idle, and the monitor then polls every 20 us for a
+// millisecond, handing Ps to other threads; a connection pipelining to a
+// broker goes idle and wakes up every few milliseconds. In a jms output
+// pipeline at a broker-bound rate (generate to RabbitMQ, 1 KiB persistent
+// messages) that was a twentieth of the process's CPU, and raw calls cut its
+// context switches from 30 000 to 9 000 and its CPU per message by about a
+// tenth. Other connections (TLS) use nc.
+func socketIO(nc net.Conn) (read, write func([]byte) (int, error)) {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		return nc.Read, nc.Write
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nc.Read, nc.Write
+	}
+	// opErr reports as net.Conn would: the poller's error (deadline,
+	// closed) or the call's, in a *net.OpError; io.EOF as it is.
+	opErr := func(op string, pollErr, callErr error) error {
+		err := pollErr
+		if err == nil {
+			err = callErr
+		}
+		if err == nil || err == io.EOF {
+			return err
+		}
+		return &net.OpError{Op: op, Net: "tcp", Source: tc.LocalAddr(), Addr: tc.RemoteAddr(), Err: err}
+	}
+	read = func(p []byte) (int, error) {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		n := 0
+		var callErr error
+		err := rc.Read(func(fd uintptr) bool {
+			for {
+				r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+				switch e {
+				case 0:
+					if n = int(r); n == 0 {
+						callErr = io.EOF
+					}
+					return true
+				case syscall.EINTR:
+				case syscall.EAGAIN:
+					return false // wait in the poller until readable
+				default:
+					callErr = os.NewSyscallError("read", e)
+					return true
+				}
+			}
+		})
+		return n, opErr("read", err, callErr)
+	}
+	write = func(b []byte) (int, error) {
+		n := 0
+		var callErr error
+		err := rc.Write(func(fd uintptr) bool {
+			for n < len(b) {
+				r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[n])), uintptr(len(b)-n))
+				switch e {
+				case 0:
+					n += int(r)
+				case syscall.EINTR:
+				case syscall.EAGAIN:
+					return false // wait in the poller until writable
+				default:
+					callErr = os.NewSyscallError("write", e)
+					return true
+				}
+			}
+			return true
+		})
+		return n, opErr("write", err, callErr)
+	}
+	return read, write
+}

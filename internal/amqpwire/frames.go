@@ -64,19 +64,25 @@ const (
 	CondNotAllowed            = "amqp:not-allowed"
 )
 
+// describedList reads b as the described list with descriptor code (what
+// names it in the error) and returns up to cap(out) of its items in out.
+func describedList(b []byte, code uint64, what string, out [][]byte) ([][]byte, error) {
+	got, v, err := described(b)
+	if err != nil {
+		return nil, err
+	}
+	if got != code {
+		return nil, fmt.Errorf("amqp: expected %s, got descriptor %#x", what, got)
+	}
+	return listItems(v, cap(out), out)
+}
+
 func decodeError(b []byte) (*Error, error) {
 	if b == nil {
 		return nil, nil
 	}
-	code, v, err := described(b)
-	if err != nil {
-		return nil, err
-	}
-	if code != codeError {
-		return nil, fmt.Errorf("amqp: expected an error, got descriptor %#x", code)
-	}
 	var buf [3][]byte
-	f, err := listItems(v, 3, buf[:0])
+	f, err := describedList(b, codeError, "an error", buf[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -299,15 +305,8 @@ func sourceFilterKeys(b []byte) ([]string, error) {
 	if b == nil {
 		return nil, nil
 	}
-	code, v, err := described(b)
-	if err != nil {
-		return nil, err
-	}
-	if code != codeSource {
-		return nil, fmt.Errorf("amqp: expected a source, got descriptor %#x", code)
-	}
 	var buf [11][]byte
-	sf, err := listItems(v, len(buf), buf[:0])
+	sf, err := describedList(b, codeSource, "a source", buf[:0])
 	if err != nil {
 		return nil, err
 	}

@@ -219,6 +219,27 @@ func peerFrame(typ byte, ch uint16, code byte, fill func(c *composite)) []byte {
 	return endFrameBuf(c.end(), fs)
 }
 
+// fuzzPeerSession opens a connection and a session to servePeerScript
+// playing attach and then data over server, the peer's end of the pipe; the
+// session is nil when the script ends it before it begins. Everything is
+// closed when t ends.
+func fuzzPeerSession(t *testing.T, attach, data []byte) (ctx context.Context, server net.Conn, c *Conn, s *Session) {
+	client, server := net.Pipe()
+	t.Cleanup(func() { client.Close() })
+	go servePeerScript(server, attach, data)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	c, err := Open(ctx, client, Config{})
+	if err != nil {
+		t.Fatalf("handshake: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if s, err = c.NewSession(ctx); err != nil {
+		return ctx, server, c, nil
+	}
+	return ctx, server, c, s
+}
+
 // fuzzPeerScript is what a peer sends a sender up to a granted link: SASL
 // mechanisms, outcome, open, begin, attach and flow.
 func fuzzPeerScript() (sasl, outcome, open, begin, attach []byte) {
@@ -287,18 +308,8 @@ func FuzzConnHostilePeer(f *testing.F) {
 	f.Add([]byte{})
 	_, _, _, _, attach := fuzzPeerScript()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		client, server := net.Pipe()
-		defer client.Close()
-		go servePeerScript(server, attach, data)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		c, err := Open(ctx, client, Config{})
-		if err != nil {
-			t.Fatalf("handshake: %v", err)
-		}
-		defer c.Close()
-		s, err := c.NewSession(ctx)
-		if err != nil {
+		ctx, server, c, s := fuzzPeerSession(t, attach, data)
+		if s == nil {
 			return
 		}
 		l, err := s.NewSender(ctx, SenderOptions{Name: "l", Target: "q"})
@@ -370,18 +381,8 @@ func FuzzReceiverHostilePeer(f *testing.F) {
 		c.raw(func(b []byte) []byte { s := beginComposite(b, codeTarget); return s.end() })
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		client, server := net.Pipe()
-		defer client.Close()
-		go servePeerScript(server, attach, data)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		c, err := Open(ctx, client, Config{})
-		if err != nil {
-			t.Fatalf("handshake: %v", err)
-		}
-		defer c.Close()
-		s, err := c.NewSession(ctx)
-		if err != nil {
+		ctx, server, c, s := fuzzPeerSession(t, attach, data)
+		if s == nil {
 			return
 		}
 		r, err := s.NewReceiver(ctx, ReceiverOptions{Name: "r", Source: "q"})

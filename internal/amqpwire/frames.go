@@ -691,14 +691,7 @@ func appendState(b []byte, st State) []byte {
 	case StateRejected:
 		s := beginComposite(b, codeRejected)
 		if st.Error != nil {
-			s.raw(func(b []byte) []byte {
-				ec := beginComposite(b, codeError)
-				ec.symbol(st.Error.Condition)
-				// A description that is not UTF-8 is left out: the
-				// condition says enough.
-				_ = ec.optStr(st.Error.Description)
-				return ec.end()
-			})
+			s.raw(func(b []byte) []byte { return appendError(b, st.Error) })
 		}
 		return s.end()
 	case StateReleased:
@@ -782,12 +775,7 @@ func appendDetachError(b []byte, channel uint16, handle uint32, e *Error) []byte
 	c := beginComposite(b, codeDetach)
 	c.uint(handle)
 	c.bool(false)
-	c.raw(func(b []byte) []byte {
-		ec := beginComposite(b, codeError)
-		ec.symbol(e.Condition)
-		_ = ec.optStr(e.Description)
-		return ec.end()
-	})
+	c.raw(func(b []byte) []byte { return appendError(b, e) })
 	return endFrameBuf(c.end(), fs)
 }
 
@@ -797,16 +785,21 @@ func appendEnd(b []byte, channel uint16) []byte {
 	return endFrameBuf(c.end(), fs)
 }
 
+// appendError writes e as an AMQP error: its condition, and its
+// description when it has one. A description that is not UTF-8 is left
+// out: the condition says enough.
+func appendError(b []byte, e *Error) []byte {
+	ec := beginComposite(b, codeError)
+	ec.symbol(e.Condition)
+	_ = ec.optStr(e.Description)
+	return ec.end()
+}
+
 func appendClose(b []byte, e *Error) []byte {
 	b, fs := beginFrameBuf(b, frameAMQP, 0)
 	c := beginComposite(b, codeClose)
 	if e != nil {
-		c.raw(func(b []byte) []byte {
-			ec := beginComposite(b, codeError)
-			ec.symbol(e.Condition)
-			_ = ec.optStr(e.Description)
-			return ec.end()
-		})
+		c.raw(func(b []byte) []byte { return appendError(b, e) })
 	}
 	return endFrameBuf(c.end(), fs)
 }

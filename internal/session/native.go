@@ -542,18 +542,13 @@ func learnRGMIDLayout(raw [16]byte, want string) rgmidLayout {
 // messagePointer). Checked once per type through reflection, so a client
 // upgrade that changes the layout turns the native read off (and the
 // receiver counts the fallback) instead of reading garbage.
-var handleLayout sync.Map // reflect.Type -> bool
+var handleLayout typeMemo[bool]
 
 func handleOf(msg message.Message) (uintptr, bool) {
 	if msg == nil {
 		return 0, false
 	}
-	rt := reflect.TypeOf(msg)
-	okAny, known := handleLayout.Load(rt)
-	if !known {
-		okAny, _ = handleLayout.LoadOrStore(rt, layoutHoldsHandle(rt))
-	}
-	if !okAny.(bool) {
+	if !handleLayout.get(reflect.TypeOf(msg), layoutHoldsHandle) {
 		return 0, false
 	}
 	if d, ok := msg.(interface{ IsDisposed() bool }); ok && d.IsDisposed() {
@@ -734,16 +729,38 @@ func outcomeC(o Outcome) C.int {
 // disposed flag (an int32 the API's Dispose sets by compare-and-swap) when
 // the type is laid out as in v1.10.1: the handle first (layoutHoldsHandle),
 // then disposed, in the embedded MessageImpl.
-var disposeLayout sync.Map // reflect.Type -> int: the offset, or -1 when not verified
+var disposeLayout typeMemo[int] // the offset, or -1 when not verified
 
 func disposedOffset(msg message.InboundMessage) (uintptr, bool) {
-	rt := reflect.TypeOf(msg)
-	v, known := disposeLayout.Load(rt)
-	if !known {
-		v, _ = disposeLayout.LoadOrStore(rt, findDisposed(rt))
-	}
-	off := v.(int)
+	off := disposeLayout.get(reflect.TypeOf(msg), findDisposed)
 	return uintptr(off), off >= 0
+}
+
+// typeMemo remembers what compute says of each concrete message type, with
+// the last type asked about in front of the map: every message a client
+// delivers is of one type, and hashing the type for a map lookup, twice per
+// message (read and settle), cost more than the rest of a settlement's Go
+// side.
+type typeMemo[V any] struct {
+	last atomic.Pointer[typeMemoEntry[V]]
+	all  sync.Map // reflect.Type -> V
+}
+
+type typeMemoEntry[V any] struct {
+	rt reflect.Type
+	v  V
+}
+
+func (m *typeMemo[V]) get(rt reflect.Type, compute func(reflect.Type) V) V {
+	if e := m.last.Load(); e != nil && e.rt == rt {
+		return e.v
+	}
+	v, known := m.all.Load(rt)
+	if !known {
+		v, _ = m.all.LoadOrStore(rt, compute(rt))
+	}
+	m.last.Store(&typeMemoEntry[V]{rt: rt, v: v.(V)})
+	return v.(V)
 }
 
 func findDisposed(rt reflect.Type) int {

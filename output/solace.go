@@ -13,6 +13,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging/pkg/solace/subcode"
 
+	"github.com/connect-solace/connect-solace/internal/freelist"
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/tally"
 	"github.com/connect-solace/connect-solace/internal/ttl"
@@ -514,10 +515,12 @@ type soScratch struct {
 	results []session.Result
 }
 
-var soScratchPool = sync.Pool{New: func() any { return new(soScratch) }}
+// soScratches survives garbage collections, which emptied a sync.Pool of
+// part of the max_in_flight writers' scratch space each time.
+var soScratches freelist.List[soScratch]
 
 func soGetScratch(n int) *soScratch {
-	sc := soScratchPool.Get().(*soScratch)
+	sc := soScratches.Get()
 	if cap(sc.vals) < n {
 		sc.vals = make([]session.Outbound, n)
 		sc.outs = make([]*session.Outbound, 0, n)
@@ -532,7 +535,7 @@ func soPutScratch(sc *soScratch) {
 	clear(sc.outs[:cap(sc.outs)])
 	clear(sc.results) // drop error references
 	sc.outs, sc.idx, sc.results = sc.outs[:0], sc.idx[:0], sc.results[:0]
-	soScratchPool.Put(sc)
+	soScratches.Put(sc)
 }
 
 // soFailure is one message of a batch that was not published.

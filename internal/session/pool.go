@@ -66,6 +66,9 @@ func NewPool(ctx context.Context, cfg Config, n int, opts PublisherOptions, log 
 	if n < 1 {
 		n = 1
 	}
+	if !opts.Persistent {
+		opts.sender = &directSender{} // one sender for all the sessions
+	}
 	p := &Pool{cfg: cfg, opts: opts, log: log, events: events, slots: make([]atomic.Pointer[poolSlot], n)}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	errs := make([]error, n)

@@ -34,6 +34,10 @@ type PublisherOptions struct {
 	// OnDirectFailure, if set, hears of direct messages the client accepted
 	// but failed to send (at-most-once losses); it must not block.
 	OnDirectFailure func(error)
+
+	// sender, set by a Pool, is shared by the pool's direct publishers;
+	// a lone publisher gets its own.
+	sender *directSender
 }
 
 // Result is the outcome of one message of a batch.
@@ -66,14 +70,17 @@ type Publisher struct {
 
 	ready chan struct{} // readiness signals after overflow, capacity 1
 
-	// sendMu lets one batch at a time build and send its messages on this
-	// publisher (waits for room or for the connection happen without it).
-	// Benthos calls WriteBatch from max_in_flight goroutines (64 by
-	// default), and that many senders in the client's C library at once
-	// cost about a tenth more CPU per message, in the library's own
-	// contention, than one after another. It orders nothing: the
-	// confirmations are waited for without it.
+	// sendMu lets one persistent batch at a time build and send its
+	// messages on this publisher (waits for room or for the connection
+	// happen without it). Benthos calls WriteBatch from max_in_flight
+	// goroutines (64 by default), and that many senders in the client's C
+	// library at once cost about a tenth more CPU per message, in the
+	// library's own contention, than one after another. It orders nothing:
+	// the confirmations are waited for without it. Direct messages go
+	// through sender instead.
 	sendMu sync.Mutex
+	sender *directSender
+	onHeld func() // tests: a direct message waits for its retry
 
 	mu      sync.Mutex
 	batches map[*batch]struct{} // batches waiting for receipts
@@ -146,6 +153,10 @@ func NewPublisher(s *Session, opts PublisherOptions) (*Publisher, error) {
 		ready:   make(chan struct{}, 1),
 		batches: map[*batch]struct{}{},
 		term:    make(chan struct{}),
+		sender:  opts.sender,
+	}
+	if p.sender == nil {
+		p.sender = &directSender{}
 	}
 	bp := opts.BackPressure
 	if !bp.Reject && bp.BufferSize == 0 {
@@ -332,11 +343,7 @@ func (p *Publisher) PublishBatchInto(ctx context.Context, msgs []*Outbound, dst 
 		return results
 	}
 	if !p.opts.Persistent {
-		p.sendMu.Lock()
-		for i, o := range msgs {
-			results[i].Err = p.publishDirectLocked(ctx, o)
-		}
-		p.sendMu.Unlock()
+		p.publishDirect(ctx, msgs, results)
 		return results
 	}
 
@@ -416,41 +423,6 @@ func (p *Publisher) publishPersistent(ctx context.Context, m message.OutboundMes
 			return fmt.Errorf("%w: %v", ErrConnectionLost, err)
 		}
 		err := p.persistent.Publish(m, topic, nil, ref)
-		if err == nil {
-			return nil
-		}
-		if werr := p.waitOverflow(ctx, err); werr != nil {
-			return werr
-		}
-	}
-}
-
-// publishDirectLocked builds and sends o, with sendMu held; it releases the
-// lock while it waits for room in the buffer or for the connection.
-func (p *Publisher) publishDirectLocked(ctx context.Context, o *Outbound) error {
-	m, topic, err := build(p.builder, &p.topics, o)
-	if err != nil {
-		return err
-	}
-	defer m.Dispose()
-	if p.sess.connected.Load() {
-		if err = p.direct.Publish(m, topic); err == nil {
-			return nil
-		}
-		p.sendMu.Unlock()
-		defer p.sendMu.Lock()
-		if werr := p.waitOverflow(ctx, err); werr != nil {
-			return werr
-		}
-	} else {
-		p.sendMu.Unlock()
-		defer p.sendMu.Lock()
-	}
-	for {
-		if err := p.sess.WaitConnected(ctx); err != nil {
-			return fmt.Errorf("%w: %v", ErrConnectionLost, err)
-		}
-		err := p.direct.Publish(m, topic)
 		if err == nil {
 			return nil
 		}

@@ -1,0 +1,182 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"solace.dev/go/messaging/pkg/solace/message"
+	"solace.dev/go/messaging/pkg/solace/resource"
+
+	"github.com/connect-solace/connect-solace/internal/freelist"
+)
+
+// directSender lets one goroutine at a time build and send direct messages
+// for all the publishers that share it (a Pool's, or a lone Publisher's).
+//
+// Benthos calls WriteBatch from max_in_flight goroutines (64 by default);
+// with the streaming writer each brings one message. When several of them
+// built and sent at once, even on different sessions, every step of the
+// client (allocating, filling, duplicating and freeing the C message, and
+// the Go finalizers it sets) contended with the others in the C library and
+// the Go runtime, and cost the output about a fifth more CPU per message
+// than a single loop over the client; and a mutex per publisher handed its
+// lock over once per message, waking writers that then lost it to a new
+// arrival. Here the writer that finds no one sending becomes the leader:
+// it sends its own batch, then the batches queued meanwhile, wakes each
+// owner once its messages are with the client, and passes the lead to the
+// next writer that queued, so that no leader serves more than one round of
+// the queue and every writer returns in bounded time.
+//
+// A message the client does not take at once (no connection, full buffer in
+// reject mode, an error) is handed back to its owner, who waits and retries
+// without the lead and then queues the rest of its batch again: the waits
+// of one session never hold up the others. Blocking in the client's own
+// wait-mode buffer happens with the lead held, as it did with the lock per
+// publisher: round robin puts the pool's writers on a slow session anyway.
+type directSender struct {
+	mu    sync.Mutex
+	busy  bool          // a leader is sending
+	queue []*directSend // waiting for the leader, in arrival order
+	spare []*directSend // the leader's other queue buffer, reused
+}
+
+// directSend is one writer's turn: messages msgs[next:] of its batch still
+// to send on p.
+type directSend struct {
+	p       *Publisher
+	msgs    []*Outbound
+	results []Result
+	next    int
+
+	// held is the built message msgs[next] that the client did not take,
+	// with the error of that first attempt (errNotConnectedYet when it
+	// was not attempted); the owner retries it without the lead.
+	held      message.OutboundMessage
+	heldTopic *resource.Topic
+	heldErr   error
+
+	lead bool          // set by the leader that wakes this writer to lead next
+	wake chan struct{} // capacity 1: done, or lead
+}
+
+// publishDirect sends msgs on p through its sender, in order, writing each
+// message's outcome into results: nil once the client has the message.
+func (p *Publisher) publishDirect(ctx context.Context, msgs []*Outbound, results []Result) {
+	s := p.sender
+	d := directSends.Get()
+	if d.wake == nil {
+		d.wake = make(chan struct{}, 1)
+	}
+	d.p, d.msgs, d.results, d.next = p, msgs, results, 0
+	s.mu.Lock()
+	for {
+		s.sendLocked(d)
+		if d.held == nil {
+			break
+		}
+		if p.onHeld != nil {
+			p.onHeld()
+		}
+		err := p.retryDirect(ctx, d.held, d.heldTopic, d.heldErr)
+		d.held.Dispose()
+		results[d.next].Err = err
+		d.held, d.heldTopic, d.heldErr = nil, nil, nil
+		if d.next++; d.next == len(msgs) {
+			break
+		}
+		s.mu.Lock()
+	}
+	d.p, d.msgs, d.results = nil, nil, nil
+	directSends.Put(d)
+}
+
+// directSends are the writers' turns, reused.
+var directSends freelist.List[directSend]
+
+// sendLocked, called with s.mu held, returns (without it) once d's messages
+// are sent or one of them is held for d's owner to retry.
+func (s *directSender) sendLocked(d *directSend) {
+	if s.busy {
+		s.queue = append(s.queue, d)
+		s.mu.Unlock()
+		<-d.wake
+		if !d.lead {
+			return // the leader sent them
+		}
+		d.lead = false
+	} else {
+		s.busy = true
+		s.mu.Unlock()
+	}
+
+	// Leading: own batch first, then one round of the queue.
+	d.p.sendReady(d)
+	s.mu.Lock()
+	round := s.queue
+	s.queue = s.spare[:0]
+	s.mu.Unlock()
+	for i, w := range round {
+		w.p.sendReady(w)
+		round[i] = nil
+		w.wake <- struct{}{}
+	}
+	s.mu.Lock()
+	s.spare = round[:0]
+	if len(s.queue) == 0 {
+		s.busy = false
+		s.mu.Unlock()
+		return
+	}
+	next := s.queue[0]
+	n := copy(s.queue, s.queue[1:])
+	s.queue[n] = nil
+	s.queue = s.queue[:n]
+	s.mu.Unlock()
+	next.lead = true
+	next.wake <- struct{}{}
+}
+
+// sendReady builds and sends d's messages as long as the client takes each
+// at once; it stops at the first it does not take, holding it in d.
+func (p *Publisher) sendReady(d *directSend) {
+	for ; d.next < len(d.msgs); d.next++ {
+		m, topic, err := build(p.builder, &p.topics, d.msgs[d.next])
+		if err != nil {
+			d.results[d.next].Err = err
+			continue
+		}
+		err = errNotConnectedYet
+		if p.sess.connected.Load() {
+			err = p.direct.Publish(m, topic)
+		}
+		if err != nil {
+			d.held, d.heldTopic, d.heldErr = m, topic, err
+			return
+		}
+		m.Dispose()
+	}
+}
+
+// retryDirect retries the publish of m after its first attempt failed with
+// err (errNotConnectedYet: not attempted), waiting for room in the buffer or
+// for the connection, until it is sent or fails for good.
+func (p *Publisher) retryDirect(ctx context.Context, m message.OutboundMessage, topic *resource.Topic, err error) error {
+	if err != errNotConnectedYet {
+		if werr := p.waitOverflow(ctx, err); werr != nil {
+			return werr
+		}
+	}
+	for {
+		if err := p.sess.WaitConnected(ctx); err != nil {
+			return fmt.Errorf("%w: %v", ErrConnectionLost, err)
+		}
+		err := p.direct.Publish(m, topic)
+		if err == nil {
+			return nil
+		}
+		if werr := p.waitOverflow(ctx, err); werr != nil {
+			return werr
+		}
+	}
+}

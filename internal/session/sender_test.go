@@ -1,0 +1,183 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging/pkg/solace"
+	"solace.dev/go/messaging/pkg/solace/message"
+	"solace.dev/go/messaging/pkg/solace/resource"
+
+	"github.com/connect-solace/connect-solace/solacetest"
+	"github.com/connect-solace/connect-solace/solacetest/faultproxy"
+)
+
+// concurrentPublishes wraps the client's direct publisher and records how
+// many Publish calls of all the wrapped publishers ran at once.
+type concurrentPublishes struct {
+	solace.DirectMessagePublisher
+	in, most *atomic.Int32
+}
+
+func (c concurrentPublishes) Publish(m message.OutboundMessage, t *resource.Topic) error {
+	n := c.in.Add(1)
+	defer c.in.Add(-1)
+	for {
+		most := c.most.Load()
+		if n <= most || c.most.CompareAndSwap(most, n) {
+			break
+		}
+	}
+	return c.DirectMessagePublisher.Publish(m, t)
+}
+
+// TestDirectPoolSendsOneAtATimeAndReportsEach writes from 64 goroutines, as
+// Benthos's max_in_flight does, to a direct pool of four sessions, each
+// batch with one message that cannot be built (an empty topic). The pool's
+// publishers send one message at a time, whichever session it is for (so
+// that writers do not contend in the client); every writer still gets its
+// own results, the bad message's error included, and the broker gets every
+// good message.
+func TestDirectPoolSendsOneAtATimeAndReportsEach(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	p, err := NewPool(t.Context(), testConfig(b), 4, PublisherOptions{BackPressure: BackPressure{BufferSize: 1000}}, nil, Events{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close(t.Context()) })
+	var in, most atomic.Int32
+	for i := range p.slots {
+		pub := p.slots[i].Load().pub
+		pub.direct = concurrentPublishes{DirectMessagePublisher: pub.direct, in: &in, most: &most}
+	}
+
+	const writers, batches = 64, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var dst []Result
+			for n := range batches {
+				bad := (w + n) % 3
+				msgs := make([]*Outbound, 3)
+				for i := range msgs {
+					msgs[i] = &Outbound{Payload: []byte(fmt.Sprintf("%d/%d/%d", w, n, i)), Destination: Destination{Name: "pool/direct"}}
+				}
+				msgs[bad].Destination.Name = ""
+				dst = p.Publisher().PublishBatchInto(t.Context(), msgs, dst)
+				for i, r := range dst {
+					switch {
+					case i == bad && (r.Err == nil || !strings.Contains(r.Err.Error(), "empty topic name")):
+						errs <- fmt.Errorf("writer %d batch %d: message %d: want its empty-topic error, got %v", w, n, i, r.Err)
+						return
+					case i != bad && r.Err != nil:
+						errs <- fmt.Errorf("writer %d batch %d: message %d: %w", w, n, i, r.Err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	assert.Equal(t, int32(1), most.Load(), "the pool's publishers called the client one at a time")
+	require.Eventually(t, func() bool { return b.PublishedCount("pool/direct") == writers*batches*2 }, 10*time.Second, 10*time.Millisecond,
+		"every good message reaches the broker")
+}
+
+// TestDirectSenderWaitDoesNotHoldUpOtherSessions: publishers that share a
+// sender (as a pool's do) wait for their own session without it. While one
+// session reconnects, a batch for it waits, and a batch for the other
+// session goes out at once; the waiting batch completes once its session is
+// back.
+func TestDirectSenderWaitDoesNotHoldUpOtherSessions(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	proxy, err := faultproxy.New(strings.TrimPrefix(b.SMFURL(), "tcp://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	cut := testConfig(b)
+	cut.URLs = []string{"tcp://" + proxy.Addr()}
+	cut.ReconnectAttempts, cut.ReconnectInterval = -1, 50*time.Millisecond
+
+	opts := PublisherOptions{BackPressure: BackPressure{BufferSize: 100}, sender: &directSender{}}
+	publisher := func(c Config) (*Session, *Publisher) {
+		s, err := Connect(t.Context(), c, nil, Events{})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close(t.Context()) })
+		pub, err := NewPublisher(s, opts)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = pub.Close(t.Context()) })
+		return s, pub
+	}
+	cutSess, cutPub := publisher(cut)
+	_, okPub := publisher(testConfig(b))
+	require.Same(t, cutPub.sender, okPub.sender)
+	held := make(chan struct{}, 1)
+	cutPub.onHeld = func() { held <- struct{}{} }
+
+	proxy.Refuse()
+	proxy.Reset()
+	require.Eventually(t, func() bool { return !cutSess.Connected() }, 5*time.Second, time.Millisecond)
+	waiting := make(chan []Result, 1)
+	go func() {
+		waiting <- cutPub.PublishBatch(t.Context(), []*Outbound{
+			{Payload: []byte("a"), Destination: Destination{Name: "sender/cut"}},
+			{Payload: []byte("b"), Destination: Destination{Name: "sender/cut"}},
+		})
+	}()
+	select {
+	case <-held: // the batch waits for its session, without the sender
+	case <-time.After(10 * time.Second):
+		t.Fatal("the batch for the cut session was not held for a retry")
+	}
+	for i := range 3 {
+		res := okPub.PublishBatch(t.Context(), []*Outbound{{Payload: []byte("x"), Destination: Destination{Name: "sender/ok"}}})
+		require.NoError(t, res[0].Err, "batch %d for the connected session", i)
+	}
+	select {
+	case res := <-waiting:
+		t.Fatalf("a batch for a session without connection completed: %+v", res)
+	default:
+	}
+
+	require.NoError(t, proxy.Accept())
+	select {
+	case res := <-waiting:
+		for i, r := range res {
+			require.NoError(t, r.Err, "message %d after the reconnection", i)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting batch did not complete after the reconnection")
+	}
+	require.Eventually(t, func() bool { return b.PublishedCount("sender/cut") == 2 }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 3, b.PublishedCount("sender/ok"))
+}
+
+// TestDirectPoolReplacementSharesTheSender: a session that a pool replaces
+// gets a publisher on the pool's one sender, like the others.
+func TestDirectPoolReplacementSharesTheSender(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	p, err := NewPool(t.Context(), testConfig(b), 2, PublisherOptions{BackPressure: BackPressure{BufferSize: 10}}, nil, Events{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close(t.Context()) })
+	shared := p.slots[1].Load().pub.sender
+	require.Same(t, shared, p.slots[0].Load().pub.sender, "the pool's publishers share one sender")
+
+	dead := endSession(t, p, 0)
+	require.Eventually(t, func() bool {
+		s := p.slots[0].Load()
+		return s.sess != dead && s.alive()
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.Same(t, shared, p.slots[0].Load().pub.sender, "the replacement publishes through the same sender")
+	res := p.slots[0].Load().pub.PublishBatch(t.Context(), []*Outbound{{Payload: []byte("x"), Destination: Destination{Name: "rep/direct"}}})
+	require.NoError(t, res[0].Err)
+}

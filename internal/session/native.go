@@ -16,10 +16,6 @@ package session
 // through the Go API alone (inbound.go) and says so (see Receiver).
 
 /*
-// cs_settle_n keeps no pointer and calls no Go: its items can live on the
-// caller's stack.
-#cgo noescape cs_settle_n
-#cgo nocallback cs_settle_n
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
@@ -191,7 +187,6 @@ static int cs_rgmid_string(cs_rgmid_t *r, char *out, size_t size) {
 import "C"
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -655,6 +650,15 @@ func flowHandleField(pr solace.PersistentMessageReceiver) (h uintptr, ok bool) {
 // live on the stack).
 const settleChunk = 32
 
+// settleBuf is settleNative's scratch memory.
+type settleBuf struct {
+	items  [settleChunk]C.cs_settle_item_t
+	how    [settleChunk]uint8
+	errStr [256]C.char
+}
+
+var settlePool = sync.Pool{New: func() any { return new(settleBuf) }}
+
 // settleNative settles ins (at most settleChunk, each with its flow's native
 // handle and its message id) with outcome o and disposes of them, in one cgo
 // call (cs_settle_n), and appends a wrapped error (see settleErr) for each
@@ -668,12 +672,18 @@ func (r *Receiver) settleNative(ins []*Inbound, o Outcome, errs []error) []error
 		disposeAfter
 		disposedAlready
 	)
-	var items [settleChunk]C.cs_settle_item_t
-	var how [settleChunk]uint8
-	var errStr [256]C.char
+	// The items live in pooled memory, not on the stack: cgo keeps a stack
+	// object passed to C on the stack only for a function marked
+	// nocallback, and CCSMP may call the Go client's log callback from
+	// inside a settlement.
+	buf := settlePool.Get().(*settleBuf)
+	defer settlePool.Put(buf)
+	items, how, errStr := &buf.items, &buf.how, &buf.errStr
+	errStr[0] = 0
 	for i, in := range ins {
 		it := &items[i]
-		it.flow, it.msgId = C.uintptr_t(in.flow.handle), C.uint64_t(in.msgID)
+		it.flow, it.msgId, it.msg = C.uintptr_t(in.flow.handle), C.uint64_t(in.msgID), 0
+		how[i] = freed
 		off, ok := disposedOffset(in.msg)
 		if !ok {
 			how[i] = disposeAfter
@@ -699,20 +709,10 @@ func (r *Receiver) settleNative(ins []*Inbound, o Outcome, errs []error) []error
 		}
 		if it := &items[i]; it.rc != 0 {
 			errs = append(errs, r.settleErr(in, o, fmt.Errorf("solClient_flow_settleMsg returned %d, subcode %d: %s",
-				int(it.rc), int(it.subCode), cString(errStr[:]))))
+				int(it.rc), int(it.subCode), C.GoString(&errStr[0]))))
 		}
 	}
 	return errs
-}
-
-// cString is the NUL-terminated string in b, copied (C.GoString would move
-// b to the heap).
-func cString(b []C.char) string {
-	bs := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
-	if i := bytes.IndexByte(bs, 0); i >= 0 {
-		bs = bs[:i]
-	}
-	return string(bs)
 }
 
 func outcomeC(o Outcome) C.int {

@@ -2,6 +2,7 @@ package input
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -126,4 +127,48 @@ func TestSolaceInputCountsReceivedAndAcked(t *testing.T) {
 	require.NoError(t, r.Close(t.Context()))
 	require.Equal(t, int64(3), m.get("solace_input_received"))
 	require.Equal(t, int64(3), m.get("solace_input_acked"))
+}
+
+// A batch is settled in one call to the receiver (SettleBatch), and its
+// messages are counted as one: acked on success, nacked with the nack
+// outcome on a pipeline error, and stale, without an error, once the
+// receiver behind the batch is gone.
+func TestSolaceInputCountsBatchSettlements(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	createQueueSEMP(t, b, semp.Queue{QueueName: "batched"}, "batched")
+	newSiPublisher(t, b).send(t, "batched", []string{"a", "b", "c", "d", "e", "f"}, nil)
+	r, m := newSiReaderWithMetrics(t, b, "queue: batched\nbatch_size: 3\n")
+	read3 := func() service.AckFunc {
+		t.Helper()
+		var acks []service.AckFunc
+		for n := 0; n < 3; {
+			batch, ack := readBatch(t, r)
+			n += len(batch)
+			acks = append(acks, ack)
+		}
+		return func(ctx context.Context, err error) error {
+			for _, ack := range acks {
+				if e := ack(ctx, err); e != nil {
+					return e
+				}
+			}
+			return nil
+		}
+	}
+	require.NoError(t, read3()(t.Context(), nil))
+	require.Eventually(t, func() bool { return m.get("solace_input_acked") == 3 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return stats(t, b, "batched").SpooledMsgCount == 3 }, 5*time.Second, 10*time.Millisecond)
+
+	require.NoError(t, read3()(t.Context(), errors.New("pipeline failed")))
+	require.Equal(t, int64(3), m.get("solace_input_nacked"))
+	// FAILED: the broker redelivers the three.
+	late := read3()
+	require.NoError(t, r.Close(t.Context()))
+	require.NoError(t, late(t.Context(), nil), "settling after the receiver closed is not an error")
+	require.Equal(t, int64(3), m.get("solace_input_stale_settlements"))
+	require.Equal(t, int64(3), m.get("solace_input_acked"))
+	require.Eventually(t, func() bool {
+		st := stats(t, b, "batched")
+		return st.SpooledMsgCount == 3 && st.Unacked == 0
+	}, 5*time.Second, 10*time.Millisecond, "nothing settled after Close")
 }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"solace.dev/go/messaging/pkg/solace/message"
@@ -78,7 +77,8 @@ func (p *Publisher) publishDirect(ctx context.Context, msgs []*Outbound, results
 		if p.onHeld != nil {
 			p.onHeld()
 		}
-		err := p.retryDirect(ctx, d.held, d.heldTopic, d.heldErr)
+		m, topic := d.held, d.heldTopic
+		err := p.retryPublish(ctx, d.heldErr, func() error { return p.direct.Publish(m, topic) })
 		d.held.Dispose()
 		results[d.next].Err = err
 		d.held, d.heldTopic, d.heldErr = nil, nil, nil
@@ -155,28 +155,5 @@ func (p *Publisher) sendReady(d *directSend) {
 			return
 		}
 		m.Dispose()
-	}
-}
-
-// retryDirect retries the publish of m after its first attempt failed with
-// err (errNotConnectedYet: not attempted), waiting for room in the buffer or
-// for the connection, until it is sent or fails for good.
-func (p *Publisher) retryDirect(ctx context.Context, m message.OutboundMessage, topic *resource.Topic, err error) error {
-	if err != errNotConnectedYet {
-		if werr := p.waitOverflow(ctx, err); werr != nil {
-			return werr
-		}
-	}
-	for {
-		if err := p.sess.WaitConnected(ctx); err != nil {
-			return fmt.Errorf("%w: %v", ErrConnectionLost, err)
-		}
-		err := p.direct.Publish(m, topic)
-		if err == nil {
-			return nil
-		}
-		if werr := p.waitOverflow(ctx, err); werr != nil {
-			return werr
-		}
 	}
 }

@@ -116,8 +116,14 @@ func (s *directSender) sendLocked(d *directSend) {
 	round := s.queue
 	s.queue = s.spare[:0]
 	s.mu.Unlock()
-	for i, w := range round {
+	for _, w := range round {
 		w.p.sendReady(w)
+	}
+	// Wake the owners after the round, not one by one during it: the
+	// leader keeps building and sending in one stretch, and the wakes
+	// come together (measured: cpu_ratio lower in each of four
+	// interleaved pairs).
+	for i, w := range round {
 		round[i] = nil
 		w.wake <- struct{}{}
 	}

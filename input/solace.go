@@ -414,7 +414,8 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 	for {
 		if r.batchSize == 1 {
 			// The default: the ack holds the one message, which costs
-			// less than a batch kept for it (one stays on the stack).
+			// less than a batch kept for it (one stays on the stack),
+			// and the batch is the message's own array (Built).
 			var one [1]*session.Inbound
 			got, err := r.receive(ctx, recv, one[:0])
 			if err != nil {
@@ -424,8 +425,9 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 				continue
 			}
 			in := got[0]
+			r.message(in)
 			r.mReceived.Add(1)
-			return service.MessageBatch{r.message(in)}, func(ctx context.Context, err error) error {
+			return in.Built[:], func(ctx context.Context, err error) error {
 				return r.settleOne(ctx, recv, in, err)
 			}, nil
 		}
@@ -470,7 +472,7 @@ func (r *solaceReader) receive(ctx context.Context, recv *session.Receiver, dst 
 // when that comes from a mapping (which must not see a metadata template's
 // values, see metaTemplate).
 func (r *solaceReader) message(in *session.Inbound) *service.Message {
-	msg := in.Built.(*service.Message)
+	msg := in.Built[0]
 	if r.tsMode == siTimestampMapping {
 		msg.MetaSetMut(siMetaTimestamp, r.eventTime(msg, in))
 	}
@@ -481,7 +483,7 @@ func (r *solaceReader) message(in *session.Inbound) *service.Message {
 // it right after reading the message (session.ReceiverConfig.OnConverted),
 // while in.Meta is valid.
 func (r *solaceReader) build(in *session.Inbound) {
-	in.Built = r.toMessage(in)
+	in.Built[0] = r.toMessage(in)
 }
 
 // toMessage builds the message of in with all its metadata, but for

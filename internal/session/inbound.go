@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/message/sdt"
 	"solace.dev/go/messaging/pkg/solace/resource"
@@ -40,9 +41,11 @@ type Inbound struct {
 	// ReceiveTimestamp is when the API received the message or, if the API
 	// gave none, when the receiver's handler took it.
 	ReceiveTimestamp time.Time
-	// Built is what ReceiverConfig.OnConverted made of the message (a
-	// plugin's own form of it); the session never reads it.
-	Built any
+	// Built is the Benthos message ReceiverConfig.OnConverted made of the
+	// message; the session never reads it. It is an array of one so that
+	// an input hands it out as a batch of one (Built[:]) without
+	// allocating a batch for it.
+	Built [1]*service.Message
 	// Redelivered is the broker's redelivery flag.
 	Redelivered bool
 	// appID (when hasAppID) and rgmid make up DedupKey, which is built
@@ -67,7 +70,7 @@ type Inbound struct {
 	// strBuf backs the string attributes and the formatted replication
 	// group message id when they fit, sparing them an allocation. (Its
 	// size keeps Inbound at 256 bytes, a size class of its own.)
-	strBuf [56]byte
+	strBuf [64]byte
 }
 
 // destCache remembers the last destination a flow delivered from, with its

@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging/pkg/solace/config"
@@ -35,6 +36,14 @@ func TestConvertSDT(t *testing.T) {
 			require.Equal(t, tc.want, convertSDT(tc.in))
 		})
 	}
+}
+
+// An Inbound is allocated for every received message: it fills the 256-byte
+// size class exactly (strBuf takes what the fields leave), so a field added
+// without taking its room from strBuf shows here rather than as a silent
+// step to the 288-byte class.
+func TestInboundSize(t *testing.T) {
+	require.EqualValues(t, 256, unsafe.Sizeof(Inbound{}))
 }
 
 func TestDestinationTypeOf(t *testing.T) {

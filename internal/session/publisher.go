@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"solace.dev/go/messaging/pkg/solace"
-	"solace.dev/go/messaging/pkg/solace/message"
-	"solace.dev/go/messaging/pkg/solace/resource"
 	"solace.dev/go/messaging/pkg/solace/subcode"
 )
 
@@ -382,7 +380,7 @@ func (p *Publisher) PublishBatchInto(ctx context.Context, msgs []*Outbound, dst 
 		if err != nil {
 			// Waiting for room or the connection happens without the lock.
 			p.sendMu.Unlock()
-			err = p.publishPersistent(ctx, m, topic, ref, err)
+			err = p.retryPublish(ctx, err, func() error { return p.persistent.Publish(m, topic, nil, ref) })
 			p.sendMu.Lock()
 			if err != nil {
 				b.resolve(i, Result{Err: err})
@@ -409,10 +407,11 @@ func (p *Publisher) PublishBatchInto(ctx context.Context, msgs []*Outbound, dst 
 // session was not connected; the retry loops then wait for it.
 var errNotConnectedYet = errors.New("not connected")
 
-// publishPersistent retries the publish of m after its first attempt failed
-// with err (errNotConnectedYet: not attempted), waiting for room in the
-// buffer or for the connection, until it is sent or fails for good.
-func (p *Publisher) publishPersistent(ctx context.Context, m message.OutboundMessage, topic *resource.Topic, ref *pendingRef, err error) error {
+// retryPublish retries publish after its first attempt failed with err
+// (errNotConnectedYet: not attempted), waiting for room in the buffer or for
+// the connection, until it is sent or fails for good. It is the slow path
+// of both delivery modes.
+func (p *Publisher) retryPublish(ctx context.Context, err error, publish func() error) error {
 	if err != errNotConnectedYet {
 		if werr := p.waitOverflow(ctx, err); werr != nil {
 			return werr
@@ -422,7 +421,7 @@ func (p *Publisher) publishPersistent(ctx context.Context, m message.OutboundMes
 		if err := p.sess.WaitConnected(ctx); err != nil {
 			return fmt.Errorf("%w: %v", ErrConnectionLost, err)
 		}
-		err := p.persistent.Publish(m, topic, nil, ref)
+		err := publish()
 		if err == nil {
 			return nil
 		}

@@ -11,7 +11,8 @@ import (
 )
 
 // directSender lets one goroutine at a time build and send direct messages
-// for all the publishers that share it (a Pool's, or a lone Publisher's).
+// for all the publishers that share it (a Pool's, when the client buffers
+// the messages, or else a single Publisher's).
 //
 // Benthos calls WriteBatch from max_in_flight goroutines (64 by default);
 // with the streaming writer each brings one message. When several of them

@@ -173,8 +173,9 @@ func TestDirectSenderWaitDoesNotHoldUpOtherSessions(t *testing.T) {
 	assert.Equal(t, 3, b.PublishedCount("sender/ok"))
 }
 
-// TestDirectPoolReplacementSharesTheSender: a session that a pool replaces
-// gets a publisher on the pool's one sender, like the others.
+// TestDirectPoolReplacementSharesTheSender: the publishers of a pool share
+// one sender when the client buffers their messages, and a session that the
+// pool replaces gets a publisher on it too.
 func TestDirectPoolReplacementSharesTheSender(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	p, err := NewPool(t.Context(), testConfig(b), 2, PublisherOptions{BackPressure: BackPressure{BufferSize: 10}}, nil, Events{})
@@ -182,6 +183,12 @@ func TestDirectPoolReplacementSharesTheSender(t *testing.T) {
 	t.Cleanup(func() { _ = p.Close(t.Context()) })
 	shared := p.slots[1].Load().pub.sender
 	require.Same(t, shared, p.slots[0].Load().pub.sender, "the pool's publishers share one sender")
+
+	unbuffered, err := NewPool(t.Context(), testConfig(b), 2, PublisherOptions{BackPressure: BackPressure{Reject: true}}, nil, Events{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unbuffered.Close(t.Context()) })
+	assert.NotSame(t, unbuffered.slots[0].Load().pub.sender, unbuffered.slots[1].Load().pub.sender,
+		"without a client buffer each session writes to its socket in the publish call, and keeps its own sender")
 
 	dead := endSession(t, p, 0)
 	require.Eventually(t, func() bool {

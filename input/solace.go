@@ -599,9 +599,13 @@ func (r *solaceReader) settleBatch(ctx context.Context, recv *session.Receiver, 
 	} else if r.dedup {
 		r.remember(ctx, ins)
 	}
+	// One call for the batch: the receiver settles it in one crossing into
+	// CCSMP rather than one per message.
+	failed := recv.SettleBatch(ins, outcome)
+	r.settled(outcome, len(ins)-len(failed))
 	var errs []error
-	for _, in := range ins {
-		if e := r.settle(recv, in, outcome); e != nil {
+	for _, e := range failed {
+		if e = r.settleFailed(e); e != nil {
 			errs = append(errs, e)
 		}
 	}
@@ -626,22 +630,33 @@ func (r *solaceReader) settleOne(ctx context.Context, recv *session.Receiver, in
 // settle settles one message and counts it. A failure for a message whose
 // flow was lost is not an error: the broker redelivers that message.
 func (r *solaceReader) settle(recv *session.Receiver, in *session.Inbound, o session.Outcome) error {
-	err := recv.Settle(in, o)
+	if err := recv.Settle(in, o); err != nil {
+		return r.settleFailed(err)
+	}
+	r.settled(o, 1)
+	return nil
+}
+
+// settled counts n messages settled with o.
+func (r *solaceReader) settled(o session.Outcome, n int) {
 	switch {
-	case err == nil:
-		if o == session.Accepted {
-			r.mAcked.Add(1)
-		} else {
-			r.mNacked.Incr(1, o.String())
-		}
-		return nil
-	case errors.Is(err, session.ErrStaleFlow):
+	case n == 0:
+	case o == session.Accepted:
+		r.mAcked.Add(int64(n))
+	default:
+		r.mNacked.Incr(int64(n), o.String())
+	}
+}
+
+// settleFailed returns the failure to settle a message, or nil for one whose
+// flow was lost (counted and logged).
+func (r *solaceReader) settleFailed(err error) error {
+	if errors.Is(err, session.ErrStaleFlow) {
 		r.mStale.Incr(1)
 		r.log.Debugf("Dropping settlement of a message from a lost flow (the broker redelivers it): %v", err)
 		return nil
-	default:
-		return err
 	}
+	return err
 }
 
 func (r *solaceReader) Close(ctx context.Context) error {

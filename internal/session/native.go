@@ -16,6 +16,10 @@ package session
 // through the Go API alone (inbound.go) and says so (see Receiver).
 
 /*
+// cs_settle_n keeps no pointer and calls no Go: its items can live on the
+// caller's stack.
+#cgo noescape cs_settle_n
+#cgo nocallback cs_settle_n
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
@@ -145,30 +149,30 @@ static void cs_read_attrs(uintptr_t m, cs_attrs_t *a, int rgmidStr) {
 	}
 }
 
-// cs_settle settles a message by its id on a flow in one cgo call, with
-// the error information (thread-local in CCSMP) read in the same call. The
-// Go API's Settle makes three cgo calls for it, each pinning the goroutine
-// to its thread, one of them to read the message id again.
-typedef struct { int rc; int subCode; char errorStr[256]; } cs_settle_result_t;
-static void cs_settle(uintptr_t flow, uint64_t msgId, int outcome, cs_settle_result_t *res) {
-	res->rc = solClient_flow_settleMsg(flow, msgId, outcome);
-	res->subCode = 0;
-	res->errorStr[0] = 0;
-	if (res->rc != 0) {
-		cs_errorInfo_t *e = solClient_getLastErrorInfo();
-		if (e != NULL) {
-			res->subCode = e->subCode;
-			strncpy(res->errorStr, e->errorStr, sizeof(res->errorStr) - 1);
-			res->errorStr[sizeof(res->errorStr) - 1] = 0;
+// cs_settle_n settles n messages, each by its id on its flow, in one cgo
+// call, and frees those whose handle msg is set (to 0) as the Go API's
+// Dispose would. A failure leaves its return code and subcode in the item
+// and, for the first failure, CCSMP's error string (thread-local, so read in
+// the same call) in errStr. The Go API's Settle makes three cgo calls per
+// message, each pinning the goroutine to its thread, one of them to read the
+// message id again, and Dispose a fourth.
+typedef struct { uintptr_t flow; uint64_t msgId; uintptr_t msg; int32_t rc; int32_t subCode; } cs_settle_item_t;
+static void cs_settle_n(cs_settle_item_t *it, int n, int outcome, char *errStr, size_t errSize) {
+	for (int i = 0; i < n; i++) {
+		it[i].rc = solClient_flow_settleMsg(it[i].flow, it[i].msgId, outcome);
+		it[i].subCode = 0;
+		if (it[i].rc != 0) {
+			cs_errorInfo_t *e = solClient_getLastErrorInfo();
+			if (e != NULL) {
+				it[i].subCode = e->subCode;
+				if (errStr[0] == 0) {
+					strncpy(errStr, e->errorStr, errSize - 1);
+					errStr[errSize - 1] = 0;
+				}
+			}
 		}
+		if (it[i].msg != 0) solClient_msg_free(&it[i].msg);
 	}
-}
-
-// cs_settle_free settles like cs_settle, then frees the message *msg_p
-// (setting it to 0) as the Go API's Dispose would: one cgo call for both.
-static void cs_settle_free(uintptr_t flow, uint64_t msgId, int outcome, uintptr_t *msg_p, cs_settle_result_t *res) {
-	cs_settle(flow, msgId, outcome, res);
-	solClient_msg_free(msg_p);
 }
 
 // cs_flow_queue returns the name of the queue a flow is bound to, or NULL.
@@ -187,6 +191,7 @@ static int cs_rgmid_string(cs_rgmid_t *r, char *out, size_t size) {
 import "C"
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -537,18 +542,13 @@ func learnRGMIDLayout(raw [16]byte, want string) rgmidLayout {
 // messagePointer). Checked once per type through reflection, so a client
 // upgrade that changes the layout turns the native read off (and the
 // receiver counts the fallback) instead of reading garbage.
-var handleLayout sync.Map // reflect.Type -> bool
+var handleLayout typeMemo[bool]
 
 func handleOf(msg message.Message) (uintptr, bool) {
 	if msg == nil {
 		return 0, false
 	}
-	rt := reflect.TypeOf(msg)
-	okAny, known := handleLayout.Load(rt)
-	if !known {
-		okAny, _ = handleLayout.LoadOrStore(rt, layoutHoldsHandle(rt))
-	}
-	if !okAny.(bool) {
+	if !handleLayout.get(reflect.TypeOf(msg), layoutHoldsHandle) {
 		return 0, false
 	}
 	if d, ok := msg.(interface{ IsDisposed() bool }); ok && d.IsDisposed() {
@@ -651,38 +651,68 @@ func flowHandleField(pr solace.PersistentMessageReceiver) (h uintptr, ok bool) {
 	return 0, false
 }
 
-// nativeSettle settles the message msgID on the flow with handle flow.
-func nativeSettle(flow uintptr, msgID uint64, o Outcome) error {
-	res := settlePool.Get().(*C.cs_settle_result_t)
-	defer settlePool.Put(res)
-	C.cs_settle(C.uintptr_t(flow), C.uint64_t(msgID), outcomeC(o), res)
-	return settleError(res)
+// settleChunk is how many messages one cgo call settles at most (the items
+// live on the stack).
+const settleChunk = 32
+
+// settleNative settles ins (at most settleChunk, each with its flow's native
+// handle and its message id) with outcome o and disposes of them, in one cgo
+// call (cs_settle_n), and appends a wrapped error (see settleErr) for each
+// that failed to errs. Where a message's layout is the verified one (see
+// disposedOffset) it claims the message's disposed flag as the API's Dispose
+// does, the call frees the native message and the finalizer is dropped;
+// otherwise the message is settled, then disposed of through the API.
+func (r *Receiver) settleNative(ins []*Inbound, o Outcome, errs []error) []error {
+	const (
+		freed = iota
+		disposeAfter
+		disposedAlready
+	)
+	var items [settleChunk]C.cs_settle_item_t
+	var how [settleChunk]uint8
+	var errStr [256]C.char
+	for i, in := range ins {
+		it := &items[i]
+		it.flow, it.msgId = C.uintptr_t(in.flow.handle), C.uint64_t(in.msgID)
+		off, ok := disposedOffset(in.msg)
+		if !ok {
+			how[i] = disposeAfter
+			continue
+		}
+		p := reflect.ValueOf(in.msg).UnsafePointer()
+		if !atomic.CompareAndSwapInt32((*int32)(unsafe.Add(p, off)), 0, 1) {
+			how[i] = disposedAlready
+			continue
+		}
+		// The handle moves to the item, which the call frees; the message
+		// is left without one, as the API's free leaves it.
+		h := (*uintptr)(p)
+		it.msg, *h = C.uintptr_t(*h), 0
+	}
+	C.cs_settle_n(&items[0], C.int(len(ins)), outcomeC(o), &errStr[0], C.size_t(len(errStr)))
+	for i, in := range ins {
+		switch how[i] {
+		case freed:
+			runtime.SetFinalizer(in.msg, nil)
+		case disposeAfter:
+			in.msg.Dispose()
+		}
+		if it := &items[i]; it.rc != 0 {
+			errs = append(errs, r.settleErr(in, o, fmt.Errorf("solClient_flow_settleMsg returned %d, subcode %d: %s",
+				int(it.rc), int(it.subCode), cString(errStr[:]))))
+		}
+	}
+	return errs
 }
 
-var settlePool = sync.Pool{New: func() any { return new(C.cs_settle_result_t) }}
-
-// nativeSettleDispose settles msg (with id msgID on the flow with handle
-// flow) and disposes of it, in one cgo call where the message's layout is
-// the verified one (see disposedOffset): it claims the message's disposed
-// flag as the API's Dispose does, frees the native message with the
-// settlement and drops the finalizer. Otherwise it settles, then calls
-// Dispose.
-func nativeSettleDispose(flow uintptr, msgID uint64, o Outcome, msg message.InboundMessage) error {
-	off, ok := disposedOffset(msg)
-	if !ok {
-		err := nativeSettle(flow, msgID, o)
-		msg.Dispose()
-		return err
+// cString is the NUL-terminated string in b, copied (C.GoString would move
+// b to the heap).
+func cString(b []C.char) string {
+	bs := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+	if i := bytes.IndexByte(bs, 0); i >= 0 {
+		bs = bs[:i]
 	}
-	p := reflect.ValueOf(msg).UnsafePointer()
-	if !atomic.CompareAndSwapInt32((*int32)(unsafe.Add(p, off)), 0, 1) {
-		return nativeSettle(flow, msgID, o) // disposed already
-	}
-	res := settlePool.Get().(*C.cs_settle_result_t)
-	defer settlePool.Put(res)
-	C.cs_settle_free(C.uintptr_t(flow), C.uint64_t(msgID), outcomeC(o), (*C.uintptr_t)(p), res)
-	runtime.SetFinalizer(msg, nil)
-	return settleError(res)
+	return string(bs)
 }
 
 func outcomeC(o Outcome) C.int {
@@ -695,27 +725,42 @@ func outcomeC(o Outcome) C.int {
 	return 0 // SOLCLIENT_OUTCOME_ACCEPTED
 }
 
-func settleError(res *C.cs_settle_result_t) error {
-	if res.rc == 0 {
-		return nil
-	}
-	return fmt.Errorf("solClient_flow_settleMsg returned %d, subcode %d: %s", int(res.rc), int(res.subCode), C.GoString(&res.errorStr[0]))
-}
-
 // disposeLayout records, per concrete message type, the offset of the
 // disposed flag (an int32 the API's Dispose sets by compare-and-swap) when
 // the type is laid out as in v1.10.1: the handle first (layoutHoldsHandle),
 // then disposed, in the embedded MessageImpl.
-var disposeLayout sync.Map // reflect.Type -> int: the offset, or -1 when not verified
+var disposeLayout typeMemo[int] // the offset, or -1 when not verified
 
 func disposedOffset(msg message.InboundMessage) (uintptr, bool) {
-	rt := reflect.TypeOf(msg)
-	v, known := disposeLayout.Load(rt)
-	if !known {
-		v, _ = disposeLayout.LoadOrStore(rt, findDisposed(rt))
-	}
-	off := v.(int)
+	off := disposeLayout.get(reflect.TypeOf(msg), findDisposed)
 	return uintptr(off), off >= 0
+}
+
+// typeMemo remembers what compute says of each concrete message type, with
+// the last type asked about in front of the map: every message a client
+// delivers is of one type, and hashing the type for a map lookup, twice per
+// message (read and settle), cost more than the rest of a settlement's Go
+// side.
+type typeMemo[V any] struct {
+	last atomic.Pointer[typeMemoEntry[V]]
+	all  sync.Map // reflect.Type -> V
+}
+
+type typeMemoEntry[V any] struct {
+	rt reflect.Type
+	v  V
+}
+
+func (m *typeMemo[V]) get(rt reflect.Type, compute func(reflect.Type) V) V {
+	if e := m.last.Load(); e != nil && e.rt == rt {
+		return e.v
+	}
+	v, known := m.all.Load(rt)
+	if !known {
+		v, _ = m.all.LoadOrStore(rt, compute(rt))
+	}
+	m.last.Store(&typeMemoEntry[V]{rt: rt, v: v.(V)})
+	return v.(V)
 }
 
 func findDisposed(rt reflect.Type) int {

@@ -72,3 +72,16 @@ func TestRGMIDFormatting(t *testing.T) {
 	rgmidLayoutState.Store(int32(rgmidUnknown))
 	require.Equal(t, rgmidWordsLE, learnRGMIDLayout(le, want))
 }
+
+// typeMemo answers from its last entry or its map, computing once per type,
+// and never answers for one type with another's value.
+func TestTypeMemo(t *testing.T) {
+	var m typeMemo[string]
+	calls := map[reflect.Type]int{}
+	compute := func(rt reflect.Type) string { calls[rt]++; return rt.String() }
+	a, b := reflect.TypeOf(0), reflect.TypeOf("")
+	for _, rt := range []reflect.Type{a, a, b, a, b, b} {
+		require.Equal(t, rt.String(), m.get(rt, compute))
+	}
+	require.Equal(t, map[reflect.Type]int{a: 1, b: 1}, calls)
+}

@@ -534,3 +534,54 @@ func TestReceiverConvertsOnReceive(t *testing.T) {
 		require.NoError(t, r.Settle(in, Accepted))
 	}
 }
+
+// SettleBatch settles a batch larger than one native call takes
+// (settleChunk), from several flows, in one call: every message is settled
+// with the outcome asked for and freed, and after Close every settlement of
+// the batch fails as stale without reaching the broker.
+func TestReceiverSettleBatch(t *testing.T) {
+	f := newRxFixture(t,
+		solacetest.QueueConfig{Name: "dmq-batch"},
+		solacetest.QueueConfig{Name: "q-batch", AccessType: solacetest.AccessNonExclusive, Subscriptions: []string{"batch/>"}, DeadMsgQueue: "dmq-batch"})
+	const n = 2*settleChunk + 5
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-batch", Flows: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	for _, fl := range r.flows {
+		require.NotZero(t, fl.handle, "flow %d settles natively", fl.id)
+	}
+	// Published once both flows are bound, so that the broker spreads them.
+	f.publish(t, "batch/a", n, func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
+		return b.WithProperty(config.MessagePropertyPersistentDMQEligible, true)
+	})
+	ins := receiveN(t, r, n)
+	flows := map[int]bool{}
+	for _, in := range ins {
+		flows[in.flow.id] = true
+	}
+	require.Len(t, flows, 2, "the batch spans both flows")
+
+	// The first three are rejected (to the DMQ), the rest accepted.
+	require.Nil(t, r.SettleBatch(ins[:3], Rejected))
+	require.Nil(t, r.SettleBatch(ins[3:], Accepted))
+	for i, in := range ins {
+		require.True(t, in.msg.(interface{ IsDisposed() bool }).IsDisposed(), "message %d freed", i)
+	}
+	require.Eventually(t, func() bool {
+		st := f.stats(t, "q-batch")
+		return st.SpooledMsgCount == 0 && st.Unacked == 0 && f.stats(t, "dmq-batch").SpooledMsgCount == 3
+	}, 5*time.Second, 20*time.Millisecond)
+
+	f.publish(t, "batch/a", 4, nil)
+	late := receiveN(t, r, 4)
+	require.NoError(t, r.Close(t.Context()))
+	errs := r.SettleBatch(late, Accepted)
+	require.Len(t, errs, len(late))
+	for _, err := range errs {
+		require.ErrorIs(t, err, ErrStaleFlow)
+	}
+	require.Eventually(t, func() bool {
+		st := f.stats(t, "q-batch")
+		return st.SpooledMsgCount == 4 && st.Unacked == 0 && st.Consumers == 0
+	}, 5*time.Second, 20*time.Millisecond, "settlements after Close never reach the broker")
+}

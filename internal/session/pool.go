@@ -66,8 +66,13 @@ func NewPool(ctx context.Context, cfg Config, n int, opts PublisherOptions, log 
 	if n < 1 {
 		n = 1
 	}
-	if !opts.Persistent {
-		opts.sender = &directSender{} // one sender for all the sessions
+	if !opts.Persistent && (!opts.BackPressure.Reject || opts.BackPressure.BufferSize > 0) {
+		// One sender for all the sessions, when a publish call only
+		// hands the message to the client's buffer. Without a buffer
+		// (lower_latency) the call writes to the socket itself, and each
+		// session keeps its own sender, so that sessions write in
+		// parallel.
+		opts.sender = &directSender{}
 	}
 	p := &Pool{cfg: cfg, opts: opts, log: log, events: events, slots: make([]atomic.Pointer[poolSlot], n)}
 	p.ctx, p.cancel = context.WithCancel(context.Background())

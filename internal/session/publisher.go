@@ -79,6 +79,14 @@ type Publisher struct {
 	sendMu sync.Mutex
 	sender *directSender
 	onHeld func() // tests: a direct message waits for its retry
+	// publishBytes lets direct messages without attributes go through the
+	// client's PublishBytes: it sends the message it builds, where Publish
+	// copies ours (one C message, two Go finalizers and 1.5 allocations
+	// less per message). It frees that message itself when the send fails
+	// (short of a terminated publisher), except on an overflow of a
+	// reject-mode buffer, where the message would wait for its finalizer:
+	// that mode builds here.
+	publishBytes bool
 
 	mu      sync.Mutex
 	batches map[*batch]struct{} // batches waiting for receipts
@@ -156,6 +164,7 @@ func NewPublisher(s *Session, opts PublisherOptions) (*Publisher, error) {
 	if p.sender == nil {
 		p.sender = &directSender{}
 	}
+	p.publishBytes = !opts.Persistent && !(opts.BackPressure.Reject && opts.BackPressure.BufferSize > 0)
 	bp := opts.BackPressure
 	if !bp.Reject && bp.BufferSize == 0 {
 		bp.BufferSize = 1

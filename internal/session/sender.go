@@ -11,7 +11,8 @@ import (
 )
 
 // directSender lets one goroutine at a time build and send direct messages
-// for all the publishers that share it (a Pool's, or a lone Publisher's).
+// for all the publishers that share it (a Pool's, when the client buffers
+// the messages, or else a single Publisher's).
 //
 // Benthos calls WriteBatch from max_in_flight goroutines (64 by default);
 // with the streaming writer each brings one message. When several of them
@@ -47,10 +48,12 @@ type directSend struct {
 	results []Result
 	next    int
 
-	// held is the built message msgs[next] that the client did not take,
-	// with the error of that first attempt (errNotConnectedYet when it
-	// was not attempted); the owner retries it without the lead.
-	held      message.OutboundMessage
+	// held says the client did not take msgs[next], with the error of
+	// that first attempt (errNotConnectedYet when it was not attempted);
+	// the owner retries it without the lead. heldMsg is the message built
+	// for it, nil when the client built its own (PublishBytes).
+	held      bool
+	heldMsg   message.OutboundMessage
 	heldTopic *resource.Topic
 	heldErr   error
 
@@ -70,17 +73,14 @@ func (p *Publisher) publishDirect(ctx context.Context, msgs []*Outbound, results
 	s.mu.Lock()
 	for {
 		s.sendLocked(d)
-		if d.held == nil {
+		if !d.held {
 			break
 		}
 		if p.onHeld != nil {
 			p.onHeld()
 		}
-		m, topic := d.held, d.heldTopic
-		err := p.retryPublish(ctx, d.heldErr, func() error { return p.direct.Publish(m, topic) })
-		d.held.Dispose()
-		results[d.next].Err = err
-		d.held, d.heldTopic, d.heldErr = nil, nil, nil
+		results[d.next].Err = p.retryDirect(ctx, d)
+		d.held, d.heldMsg, d.heldTopic, d.heldErr = false, nil, nil, nil
 		if d.next++; d.next == len(msgs) {
 			break
 		}
@@ -142,11 +142,27 @@ func (s *directSender) sendLocked(d *directSend) {
 	next.wake <- struct{}{}
 }
 
-// sendReady builds and sends d's messages as long as the client takes each
-// at once; it stops at the first it does not take, holding it in d.
+// sendReady sends d's messages as long as the client takes each at once; it
+// stops at the first it does not take, holding it in d.
 func (p *Publisher) sendReady(d *directSend) {
 	for ; d.next < len(d.msgs); d.next++ {
-		m, topic, err := build(p.builder, &p.topics, d.msgs[d.next])
+		o := d.msgs[d.next]
+		if p.publishBytes && o.Destination.Name != "" && o.plain() {
+			// The client builds a message without attributes itself and
+			// sends that one; Publish would copy the message we built,
+			// and we would free ours.
+			topic := p.topics.get(o.Destination.Topic())
+			err := errNotConnectedYet
+			if p.sess.connected.Load() {
+				err = p.direct.PublishBytes(o.Payload, topic)
+			}
+			if err != nil {
+				d.held, d.heldTopic, d.heldErr = true, topic, err
+				return
+			}
+			continue
+		}
+		m, topic, err := build(p.builder, &p.topics, o)
 		if err != nil {
 			d.results[d.next].Err = err
 			continue
@@ -156,9 +172,23 @@ func (p *Publisher) sendReady(d *directSend) {
 			err = p.direct.Publish(m, topic)
 		}
 		if err != nil {
-			d.held, d.heldTopic, d.heldErr = m, topic, err
+			d.held, d.heldMsg, d.heldTopic, d.heldErr = true, m, topic, err
 			return
 		}
 		m.Dispose()
 	}
+}
+
+// retryDirect retries the message d holds, without the lead; a message the
+// client built itself is built here again.
+func (p *Publisher) retryDirect(ctx context.Context, d *directSend) error {
+	m, topic := d.heldMsg, d.heldTopic
+	if m == nil {
+		var err error
+		if m, topic, err = build(p.builder, &p.topics, d.msgs[d.next]); err != nil {
+			return err
+		}
+	}
+	defer m.Dispose()
+	return p.retryPublish(ctx, d.heldErr, func() error { return p.direct.Publish(m, topic) })
 }

@@ -26,20 +26,30 @@ type concurrentPublishes struct {
 }
 
 func (c concurrentPublishes) Publish(m message.OutboundMessage, t *resource.Topic) error {
+	defer c.enter()()
+	return c.DirectMessagePublisher.Publish(m, t)
+}
+
+func (c concurrentPublishes) PublishBytes(b []byte, t *resource.Topic) error {
+	defer c.enter()()
+	return c.DirectMessagePublisher.PublishBytes(b, t)
+}
+
+func (c concurrentPublishes) enter() (exit func()) {
 	n := c.in.Add(1)
-	defer c.in.Add(-1)
 	for {
 		most := c.most.Load()
 		if n <= most || c.most.CompareAndSwap(most, n) {
 			break
 		}
 	}
-	return c.DirectMessagePublisher.Publish(m, t)
+	return func() { c.in.Add(-1) }
 }
 
 // TestDirectPoolSendsOneAtATimeAndReportsEach writes from 64 goroutines, as
 // Benthos's max_in_flight does, to a direct pool of four sessions, each
-// batch with one message that cannot be built (an empty topic). The pool's
+// batch with one message that cannot be built (an empty topic) and one with
+// an attribute (built here, not by PublishBytes). The pool's
 // publishers send one message at a time, whichever session it is for (so
 // that writers do not contend in the client); every writer still gets its
 // own results, the bad message's error included, and the broker gets every
@@ -70,6 +80,7 @@ func TestDirectPoolSendsOneAtATimeAndReportsEach(t *testing.T) {
 					msgs[i] = &Outbound{Payload: []byte(fmt.Sprintf("%d/%d/%d", w, n, i)), Destination: Destination{Name: "pool/direct"}}
 				}
 				msgs[bad].Destination.Name = ""
+				msgs[(bad+1)%3].CorrelationID = "built here" // the other path
 				dst = p.Publisher().PublishBatchInto(t.Context(), msgs, dst)
 				for i, r := range dst {
 					switch {
@@ -130,7 +141,7 @@ func TestDirectSenderWaitDoesNotHoldUpOtherSessions(t *testing.T) {
 	waiting := make(chan []Result, 1)
 	go func() {
 		waiting <- cutPub.PublishBatch(t.Context(), []*Outbound{
-			{Payload: []byte("a"), Destination: Destination{Name: "sender/cut"}},
+			{Payload: []byte("a"), Destination: Destination{Name: "sender/cut"}, CorrelationID: "built here"},
 			{Payload: []byte("b"), Destination: Destination{Name: "sender/cut"}},
 		})
 	}()
@@ -162,8 +173,9 @@ func TestDirectSenderWaitDoesNotHoldUpOtherSessions(t *testing.T) {
 	assert.Equal(t, 3, b.PublishedCount("sender/ok"))
 }
 
-// TestDirectPoolReplacementSharesTheSender: a session that a pool replaces
-// gets a publisher on the pool's one sender, like the others.
+// TestDirectPoolReplacementSharesTheSender: the publishers of a pool share
+// one sender when the client buffers their messages, and a session that the
+// pool replaces gets a publisher on it too.
 func TestDirectPoolReplacementSharesTheSender(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	p, err := NewPool(t.Context(), testConfig(b), 2, PublisherOptions{BackPressure: BackPressure{BufferSize: 10}}, nil, Events{})
@@ -171,6 +183,12 @@ func TestDirectPoolReplacementSharesTheSender(t *testing.T) {
 	t.Cleanup(func() { _ = p.Close(t.Context()) })
 	shared := p.slots[1].Load().pub.sender
 	require.Same(t, shared, p.slots[0].Load().pub.sender, "the pool's publishers share one sender")
+
+	unbuffered, err := NewPool(t.Context(), testConfig(b), 2, PublisherOptions{BackPressure: BackPressure{Reject: true}}, nil, Events{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unbuffered.Close(t.Context()) })
+	assert.NotSame(t, unbuffered.slots[0].Load().pub.sender, unbuffered.slots[1].Load().pub.sender,
+		"without a client buffer each session writes to its socket in the publish call, and keeps its own sender")
 
 	dead := endSession(t, p, 0)
 	require.Eventually(t, func() bool {
@@ -180,4 +198,46 @@ func TestDirectPoolReplacementSharesTheSender(t *testing.T) {
 	assert.Same(t, shared, p.slots[0].Load().pub.sender, "the replacement publishes through the same sender")
 	res := p.slots[0].Load().pub.PublishBatch(t.Context(), []*Outbound{{Payload: []byte("x"), Destination: Destination{Name: "rep/direct"}}})
 	require.NoError(t, res[0].Err)
+}
+
+// TestDirectSenderSendsPlainAndAttributedMessages: a message without
+// attributes goes out through the client's PublishBytes, one with attributes
+// through a message built here; both arrive, in batch order, with their
+// payloads and attributes.
+func TestDirectSenderSendsPlainAndAttributedMessages(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "attrq", Subscriptions: []string{"sender/attr"}}))
+	s, err := Connect(t.Context(), testConfig(b), nil, Events{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close(t.Context()) })
+	pub, err := NewPublisher(s, PublisherOptions{BackPressure: BackPressure{BufferSize: 10}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pub.Close(t.Context()) })
+	require.True(t, pub.publishBytes, "a wait-mode direct publisher sends plain messages through PublishBytes")
+
+	dest := Destination{Name: "sender/attr"}
+	for i, r := range pub.PublishBatch(t.Context(), []*Outbound{
+		{Payload: []byte("plain-1"), Destination: dest},
+		{Payload: []byte("attributed"), Destination: dest, CorrelationID: "corr-1", ApplicationMessageID: "id-1"},
+		{Payload: []byte("plain-2"), Destination: dest},
+	}) {
+		require.NoError(t, r.Err, "message %d", i)
+	}
+
+	rcv, err := s.Service().CreatePersistentMessageReceiverBuilder().Build(resource.QueueDurableExclusive("attrq"))
+	require.NoError(t, err)
+	require.NoError(t, rcv.Start())
+	t.Cleanup(func() { _ = rcv.Terminate(time.Second) })
+	type got struct{ payload, corr, id string }
+	var msgs []got
+	for range 3 {
+		m, err := rcv.ReceiveMessage(5 * time.Second)
+		require.NoError(t, err)
+		p, _ := m.GetPayloadAsBytes()
+		corr, _ := m.GetCorrelationID()
+		id, _ := m.GetApplicationMessageID()
+		msgs = append(msgs, got{string(p), corr, id})
+		require.NoError(t, rcv.Ack(m))
+	}
+	assert.Equal(t, []got{{"plain-1", "", ""}, {"attributed", "corr-1", "id-1"}, {"plain-2", "", ""}}, msgs)
 }

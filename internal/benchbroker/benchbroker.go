@@ -365,20 +365,48 @@ func Report(b *testing.B, name string, plugin, raw *Meter) {
 	WriteProfiles(b, "raw", raw)
 	b.ReportMetric(raw.Rate(), "raw_msgs/s")
 	b.ReportMetric(plugin.Rate(), name+"_msgs/s")
-	b.ReportMetric(pairedMedian(plugin, raw, func(p, r round) float64 {
-		return (float64(p.n) / p.wall.Seconds()) / (float64(r.n) / r.wall.Seconds())
-	}), "throughput_ratio")
+	b.ReportMetric(ThroughputRatio(plugin, raw), "throughput_ratio")
 	b.ReportMetric(raw.CPUPerMsg(), "raw_cpu_ns/msg")
 	b.ReportMetric(plugin.CPUPerMsg(), name+"_cpu_ns/msg")
-	b.ReportMetric(pairedMedian(plugin, raw, func(p, r round) float64 {
-		return (float64(p.cpu) / float64(p.n)) / (float64(r.cpu) / float64(r.n))
-	}), "cpu_ratio")
+	b.ReportMetric(CPURatio(plugin, raw), "cpu_ratio")
 	b.ReportMetric(raw.CtxSwPerMsg(), "raw_ctxsw/msg")
 	b.ReportMetric(plugin.CtxSwPerMsg(), name+"_ctxsw/msg")
 	b.ReportMetric(raw.AllocsPerMsg(), "raw_allocs/msg")
 	b.ReportMetric(plugin.AllocsPerMsg(), name+"_allocs/msg")
 	b.ReportMetric(raw.BytesPerMsg(), "raw_B/msg")
 	b.ReportMetric(plugin.BytesPerMsg(), name+"_B/msg")
+}
+
+// ReportBaseline reports plugin against a second baseline, base, measured
+// in the same interleaved rounds as the raw client of Report: base's rate,
+// CPU, allocations and allocated bytes per message as <side>_msgs/s,
+// <side>_cpu_ns/msg, <side>_allocs/msg and <side>_B/msg, and the ratios
+// throughput_ratio_vs_<side> and cpu_ratio_vs_<side>, medians over adjacent
+// round pairs as in Report. It writes base's round profiles as side.
+func ReportBaseline(b *testing.B, side string, plugin, base *Meter) {
+	WriteProfiles(b, side, base)
+	b.ReportMetric(base.Rate(), side+"_msgs/s")
+	b.ReportMetric(base.CPUPerMsg(), side+"_cpu_ns/msg")
+	b.ReportMetric(base.AllocsPerMsg(), side+"_allocs/msg")
+	b.ReportMetric(base.BytesPerMsg(), side+"_B/msg")
+	b.ReportMetric(ThroughputRatio(plugin, base), "throughput_ratio_vs_"+side)
+	b.ReportMetric(CPURatio(plugin, base), "cpu_ratio_vs_"+side)
+}
+
+// ThroughputRatio is the median, over the round pairs both meters have
+// (plugin round i against raw round i), of plugin's rate over raw's.
+func ThroughputRatio(plugin, raw *Meter) float64 {
+	return pairedMedian(plugin, raw, func(p, r round) float64 {
+		return (float64(p.n) / p.wall.Seconds()) / (float64(r.n) / r.wall.Seconds())
+	})
+}
+
+// CPURatio is the median, over the round pairs both meters have, of
+// plugin's CPU per message over raw's.
+func CPURatio(plugin, raw *Meter) float64 {
+	return pairedMedian(plugin, raw, func(p, r round) float64 {
+		return (float64(p.cpu) / float64(p.n)) / (float64(r.cpu) / float64(r.n))
+	})
 }
 
 // WriteProfiles writes m's round profiles into envProfileDir, named by the

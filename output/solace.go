@@ -519,6 +519,14 @@ type soScratch struct {
 // part of the max_in_flight writers' scratch space each time.
 var soScratches freelist.List[soScratch]
 
+// soScratchKeep is the largest batch, in messages, whose scratch space goes
+// back to soScratches. The list keeps what it holds for good: one batch of
+// a batching policy by period or bytes (which bounds no count) would pin
+// some 270 bytes per message for each of the max_in_flight writers long
+// after. A larger batch allocates its own, a small cost beside publishing
+// that many messages.
+const soScratchKeep = 1024
+
 func soGetScratch(n int) *soScratch {
 	sc := soScratches.Get()
 	if cap(sc.vals) < n {
@@ -531,6 +539,9 @@ func soGetScratch(n int) *soScratch {
 }
 
 func soPutScratch(sc *soScratch) {
+	if cap(sc.vals) > soScratchKeep || cap(sc.results) > soScratchKeep {
+		return // for the collector
+	}
 	clear(sc.vals) // drop payload and property references
 	clear(sc.outs[:cap(sc.outs)])
 	clear(sc.results) // drop error references

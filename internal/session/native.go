@@ -647,7 +647,7 @@ func flowHandleField(pr solace.PersistentMessageReceiver) (h uintptr, ok bool) {
 }
 
 // settleChunk is how many messages one cgo call settles at most (the items
-// live on the stack).
+// live in a pooled settleBuf).
 const settleChunk = 32
 
 // settleBuf is settleNative's scratch memory.

@@ -122,3 +122,37 @@ func TestReceiverUnread(t *testing.T) {
 	_, ok := r.TryReceive()
 	require.False(t, ok, "a closed receiver hands nothing out")
 }
+
+// TestReceiverSettleBatchMixedStale settles, in one SettleBatch call of more
+// than one native chunk, the messages handed out before a connection drop
+// interleaved with their redelivered copies: the copies are settled (the
+// queue empties), a failure is only ever a stale one, and every message of
+// the batch is freed, the stale ones as much as the rest.
+func TestReceiverSettleBatchMixedStale(t *testing.T) {
+	f := newRxFixture(t, solacetest.QueueConfig{Name: "q-mixed", Subscriptions: []string{"mixed"}})
+	const n = settleChunk/2 + 8
+	f.publish(t, "mixed", n, nil)
+	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-mixed"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	old := receiveN(t, r, n)
+	f.b.DropConnections()
+	require.Eventually(t, func() bool { return f.reconnects.Load() >= 1 }, 10*time.Second, 20*time.Millisecond)
+	copies := receiveN(t, r, n)
+	mixed := make([]*Inbound, 0, 2*n)
+	for i := range n {
+		require.True(t, copies[i].Redelivered, "%s is a redelivered copy", copies[i].Payload)
+		mixed = append(mixed, old[i], copies[i])
+	}
+	require.Greater(t, len(mixed), settleChunk)
+	for _, err := range r.SettleBatch(mixed, Accepted) {
+		require.ErrorIs(t, err, ErrStaleFlow)
+	}
+	for i, in := range mixed {
+		require.True(t, in.msg.(interface{ IsDisposed() bool }).IsDisposed(), "message %d freed", i)
+	}
+	require.Eventually(t, func() bool {
+		st := f.stats(t, "q-mixed")
+		return st.SpooledMsgCount == 0 && st.Unacked == 0
+	}, 5*time.Second, 20*time.Millisecond, "every copy settled")
+}

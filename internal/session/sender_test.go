@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -240,4 +241,68 @@ func TestDirectSenderSendsPlainAndAttributedMessages(t *testing.T) {
 		require.NoError(t, rcv.Ack(m))
 	}
 	assert.Equal(t, []got{{"plain-1", "", ""}, {"attributed", "corr-1", "id-1"}, {"plain-2", "", ""}}, msgs)
+}
+
+// TestDirectPoolCloseWhileWritersQueue closes a direct pool while 32 writers
+// keep its shared sender busy, so that some are queued behind a leader and
+// some retry without it when the publishers terminate: every writer returns,
+// each failure after the Close reports the loss (so that the output
+// reconnects and re-sends), and the broker got every message reported sent.
+func TestDirectPoolCloseWhileWritersQueue(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	p, err := NewPool(t.Context(), testConfig(b), 2, PublisherOptions{BackPressure: BackPressure{BufferSize: 50}}, nil, Events{})
+	require.NoError(t, err)
+
+	const writers = 32
+	var sent, batches atomic.Int64
+	busy := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var dst []Result
+			for n := 0; ; n++ {
+				msgs := []*Outbound{
+					{Payload: []byte(fmt.Sprintf("%d/%d/a", w, n)), Destination: Destination{Name: "close/direct"}},
+					{Payload: []byte(fmt.Sprintf("%d/%d/b", w, n)), Destination: Destination{Name: "close/direct"}, CorrelationID: "built here"},
+				}
+				dst = p.Publisher().PublishBatchInto(t.Context(), msgs, dst)
+				failed := false
+				for i, r := range dst {
+					if r.Err == nil {
+						sent.Add(1)
+						continue
+					}
+					failed = true
+					if !errors.Is(r.Err, ErrConnectionLost) {
+						errs <- fmt.Errorf("writer %d batch %d message %d: %w", w, n, i, r.Err)
+					}
+				}
+				if failed {
+					return
+				}
+				if batches.Add(1) == 20*writers {
+					once.Do(func() { close(busy) })
+				}
+			}
+		}()
+	}
+	<-busy
+	require.NoError(t, p.Close(t.Context()))
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("writers still waiting 10s after the pool closed")
+	}
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return int64(b.PublishedCount("close/direct")) == sent.Load() }, 5*time.Second, 10*time.Millisecond,
+		"the broker gets every message reported sent (%d)", sent.Load())
 }

@@ -193,7 +193,7 @@ func consumeRaw(b *testing.B, br *benchbroker.Broker, c *rawConsumer, n int) {
 	select {
 	case <-c.done:
 	case <-time.After(60 * time.Second):
-		b.Fatalf("raw receiver got %d of %d", c.got.Load(), n)
+		b.Fatalf("raw receiver got %d of %d; broker: %s", c.got.Load(), n, br.State("bench"))
 	}
 }
 
@@ -225,7 +225,7 @@ func consumeInput(b *testing.B, br *benchbroker.Broker, r *solaceReader, n int, 
 			// Named like the raw side's failure, so that a stall (the
 			// client's "Unable to push message to buffer") says which
 			// side it hit.
-			b.Fatalf("input got %d of %d: %v", got, n, err)
+			b.Fatalf("input got %d of %d: %v; broker: %s", got, n, err, br.State("bench"))
 		}
 		if *sample == nil && len(batch) > 0 {
 			*sample = batch[0]

@@ -298,5 +298,7 @@
 //   - The Go client v1.10.1 has no GetDeliveryCount; the delivery count the
 //     broker sends is visible in InboundMessage.String() and to other APIs.
 //   - PauseDelivery stops guaranteed delivery only; direct messages flow on.
+//   - IgnoreConsumerWindows delivers past the consumers' windows, so that the
+//     Go client drops what overflows its buffer (a stalled, bound flow).
 //   - RefuseLogins answers 503 "Service Unavailable".
 package solacetest

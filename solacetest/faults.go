@@ -15,6 +15,8 @@ type faultState struct {
 	// dropAfterSpool closes the publisher's connection right after the next
 	// guaranteed message is spooled, before it is acked (tests only).
 	dropAfterSpool bool
+	// ignoreWindows delivers past the consumers' windows (IgnoreConsumerWindows).
+	ignoreWindows bool
 }
 
 // refusingLogins reports whether logins are refused now (RefuseLogins).
@@ -83,6 +85,28 @@ func (b *Broker) PauseDelivery() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.faults.paused = true
+}
+
+// IgnoreConsumerWindows makes guaranteed delivery ignore the consumers'
+// windows (on) or honour them again (off), as a broker that does not heed a
+// client's flow stop. The Go client v1.10.1 then drops what overflows its
+// receive buffer ("Unable to push message to buffer") without settling it:
+// the broker keeps those messages delivered and unsettled for as long as the
+// flow stays bound, which is how a client whose own flow control went wrong
+// (its stopFlow/startFlow race) leaves a consumer, made deterministic for
+// tests of detection and recovery. Max-unacked still applies.
+func (b *Broker) IgnoreConsumerWindows(on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.faults.ignoreWindows = on
+	if !on {
+		return
+	}
+	for _, v := range b.vpns {
+		for _, q := range v.queues {
+			b.dispatch(q)
+		}
+	}
 }
 
 // ResumeDelivery undoes PauseDelivery.

@@ -196,7 +196,7 @@ type flow struct {
 }
 
 func (f *flow) hasRoom() bool {
-	return f.c != nil && len(f.sent) < f.window && len(f.unsettled) < f.maxUnacked
+	return f.c != nil && (len(f.sent) < f.window || f.c.b.faults.ignoreWindows) && len(f.unsettled) < f.maxUnacked
 }
 
 // spool adds a message to q and schedules delivery.

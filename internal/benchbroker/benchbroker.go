@@ -99,6 +99,8 @@ func serve(in io.Reader, out io.Writer) int {
 			} else {
 				reply = "ok " + strconv.Itoa(st.SpooledMsgCount)
 			}
+		case "state":
+			reply = "ok " + br.FlowState("default", f[1])
 		case "cpu":
 			reply = "ok " + strconv.FormatInt(CPU().Nanoseconds(), 10)
 		case "pause":
@@ -235,6 +237,10 @@ func (b *Broker) CreateQueue(name string, subs ...string) {
 
 // Spooled counts the messages a queue holds.
 func (b *Broker) Spooled(queue string) int { return b.callInt("spooled " + queue) }
+
+// State is solacetest's one-line delivery state of queue (Broker.FlowState),
+// for the message of a round that stalled.
+func (b *Broker) State(queue string) string { return b.call("state " + queue) }
 
 // CPU is the CPU time the broker process used so far.
 func (b *Broker) CPU() time.Duration {

@@ -341,18 +341,7 @@ func TestRawAttrsReadsTheInputsMetadata(t *testing.T) {
 	// input closed, so that it was never delivered to the input, which
 	// would make it redelivered).
 	send := func(payload string) {
-		pub.send(t, "attrs/eu", []string{payload}, func(_ int, bld solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
-			return bld.WithApplicationMessageID("app-1").
-				WithApplicationMessageType("order").
-				WithCorrelationID("corr-1").
-				WithPriority(9).
-				WithSequenceNumber(77).
-				WithSenderID("sender-9").
-				WithHTTPContentHeader("application/json", "gzip").
-				WithProperty(config.MessagePropertyPersistentTimeToLive, 90000).
-				WithProperty(config.MessagePropertyClassOfService, 1).
-				FromConfigurationProvider(config.MessagePropertyMap{"region": "eu"})
-		})
+		pub.send(t, "attrs/eu", []string{payload}, siEveryAttribute(config.MessagePropertyMap{"region": "eu"}))
 	}
 
 	send("one")

@@ -266,13 +266,11 @@ func TestSolaceInputConfigErrors(t *testing.T) {
 	}
 }
 
-// TestSolaceInputQueueModeMetadata consumes a queue made over SEMP and checks
-// every metadata key, typed, then that the ack empties the queue.
-func TestSolaceInputQueueModeMetadata(t *testing.T) {
-	b := solacetest.NewTestBroker(t, solacetest.Config{})
-	createQueueSEMP(t, b, semp.Queue{QueueName: "orders", AccessType: semp.AccessTypeExclusive}, "orders/>")
-	pub := newSiPublisher(t, b)
-	pub.send(t, "orders/eu/new", []string{`{"id":1}`}, func(_ int, bld solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
+// siEveryAttribute builds messages with every attribute a publisher can set
+// (and a TTL and class of service), plus the user properties props, for the
+// tests that check the metadata they become.
+func siEveryAttribute(props config.MessagePropertyMap) func(int, solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
+	return func(_ int, bld solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
 		return bld.WithApplicationMessageID("app-1").
 			WithApplicationMessageType("order").
 			WithCorrelationID("corr-1").
@@ -282,8 +280,17 @@ func TestSolaceInputQueueModeMetadata(t *testing.T) {
 			WithHTTPContentHeader("application/json", "gzip").
 			WithProperty(config.MessagePropertyPersistentTimeToLive, 90000).
 			WithProperty(config.MessagePropertyClassOfService, 1).
-			FromConfigurationProvider(config.MessagePropertyMap{"region": "eu", "count": int32(3), "flag": true, "solace_reply_to": "replies/1"})
-	})
+			FromConfigurationProvider(props)
+	}
+}
+
+// TestSolaceInputQueueModeMetadata consumes a queue made over SEMP and checks
+// every metadata key, typed, then that the ack empties the queue.
+func TestSolaceInputQueueModeMetadata(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	createQueueSEMP(t, b, semp.Queue{QueueName: "orders", AccessType: semp.AccessTypeExclusive}, "orders/>")
+	pub := newSiPublisher(t, b)
+	pub.send(t, "orders/eu/new", []string{`{"id":1}`}, siEveryAttribute(config.MessagePropertyMap{"region": "eu", "count": int32(3), "flag": true, "solace_reply_to": "replies/1"}))
 
 	r := newSiReader(t, b, "queue: orders\n"+siSEMPYAML(b))
 	batch, ack := readBatch(t, r)

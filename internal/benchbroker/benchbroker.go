@@ -367,36 +367,34 @@ func (m *Meter) BytesPerMsg() float64 { return float64(m.Bytes) / float64(m.Msgs
 // machine, which hits one round, does not decide the result; the rates and
 // costs per message are totals.
 func Report(b *testing.B, name string, plugin, raw *Meter) {
-	WriteProfiles(b, name, plugin)
-	WriteProfiles(b, "raw", raw)
-	b.ReportMetric(raw.Rate(), "raw_msgs/s")
-	b.ReportMetric(plugin.Rate(), name+"_msgs/s")
+	reportSide(b, "raw", raw)
+	reportSide(b, name, plugin)
 	b.ReportMetric(ThroughputRatio(plugin, raw), "throughput_ratio")
-	b.ReportMetric(raw.CPUPerMsg(), "raw_cpu_ns/msg")
-	b.ReportMetric(plugin.CPUPerMsg(), name+"_cpu_ns/msg")
 	b.ReportMetric(CPURatio(plugin, raw), "cpu_ratio")
-	b.ReportMetric(raw.CtxSwPerMsg(), "raw_ctxsw/msg")
-	b.ReportMetric(plugin.CtxSwPerMsg(), name+"_ctxsw/msg")
-	b.ReportMetric(raw.AllocsPerMsg(), "raw_allocs/msg")
-	b.ReportMetric(plugin.AllocsPerMsg(), name+"_allocs/msg")
-	b.ReportMetric(raw.BytesPerMsg(), "raw_B/msg")
-	b.ReportMetric(plugin.BytesPerMsg(), name+"_B/msg")
 }
 
 // ReportBaseline reports plugin against a second baseline, base, measured
-// in the same interleaved rounds as the raw client of Report: base's rate,
-// CPU, allocations and allocated bytes per message as <side>_msgs/s,
-// <side>_cpu_ns/msg, <side>_allocs/msg and <side>_B/msg, and the ratios
-// throughput_ratio_vs_<side> and cpu_ratio_vs_<side>, medians over adjacent
-// round pairs as in Report. It writes base's round profiles as side.
+// in the same interleaved rounds as the raw client of Report: base's costs
+// per message under the name side, as Report gives each side's, and the
+// ratios throughput_ratio_vs_<side> and cpu_ratio_vs_<side>, medians over
+// adjacent round pairs as in Report.
 func ReportBaseline(b *testing.B, side string, plugin, base *Meter) {
-	WriteProfiles(b, side, base)
-	b.ReportMetric(base.Rate(), side+"_msgs/s")
-	b.ReportMetric(base.CPUPerMsg(), side+"_cpu_ns/msg")
-	b.ReportMetric(base.AllocsPerMsg(), side+"_allocs/msg")
-	b.ReportMetric(base.BytesPerMsg(), side+"_B/msg")
+	reportSide(b, side, base)
 	b.ReportMetric(ThroughputRatio(plugin, base), "throughput_ratio_vs_"+side)
 	b.ReportMetric(CPURatio(plugin, base), "cpu_ratio_vs_"+side)
+}
+
+// reportSide writes m's round profiles as side and reports its rate, CPU,
+// context switches, allocations and allocated bytes per message as
+// <side>_msgs/s, <side>_cpu_ns/msg, <side>_ctxsw/msg, <side>_allocs/msg and
+// <side>_B/msg.
+func reportSide(b *testing.B, side string, m *Meter) {
+	WriteProfiles(b, side, m)
+	b.ReportMetric(m.Rate(), side+"_msgs/s")
+	b.ReportMetric(m.CPUPerMsg(), side+"_cpu_ns/msg")
+	b.ReportMetric(m.CtxSwPerMsg(), side+"_ctxsw/msg")
+	b.ReportMetric(m.AllocsPerMsg(), side+"_allocs/msg")
+	b.ReportMetric(m.BytesPerMsg(), side+"_B/msg")
 }
 
 // ThroughputRatio is the median, over the round pairs both meters have

@@ -99,13 +99,8 @@ func (b *Broker) IgnoreConsumerWindows(on bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.faults.ignoreWindows = on
-	if !on {
-		return
-	}
-	for _, v := range b.vpns {
-		for _, q := range v.queues {
-			b.dispatch(q)
-		}
+	if on {
+		b.dispatchAllLocked()
 	}
 }
 
@@ -114,6 +109,12 @@ func (b *Broker) ResumeDelivery() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.faults.paused = false
+	b.dispatchAllLocked()
+}
+
+// dispatchAllLocked, with b.mu held, delivers what every queue can deliver
+// now, after a fault that held delivery back was lifted or relaxed.
+func (b *Broker) dispatchAllLocked() {
 	for _, v := range b.vpns {
 		for _, q := range v.queues {
 			b.dispatch(q)

@@ -152,7 +152,7 @@ func TestSolaceInputReplayOnce(t *testing.T) {
 			require.Equal(t, []string{"old-0", "old-1"}, bodies(readAcked(t, r, 2)))
 			waitDepth(t, b, "q", 0)
 
-			b.DropConnections()
+			b.Faults().DropConnections()
 			tc.recover(t, r, func() int { return int(metrics.get("solace_input_reconnects")) })
 			pub.send(t, "t", []string{"new"}, nil)
 			require.Equal(t, []string{"new"}, bodies(readAcked(t, r, 1)))

@@ -448,7 +448,7 @@ func TestSolaceInputDedup(t *testing.T) {
 	// broker never sees the ack and redelivers "a".
 	batch, ack := readBatch(t, r)
 	require.Len(t, batch, 1)
-	b.DropConnections()
+	b.Faults().DropConnections()
 	require.Eventually(t, func() bool { return metrics.get("solace_input_reconnects") >= 1 }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, ack(t.Context(), nil), "an ack for a lost flow must not fail the pipeline")
 
@@ -483,7 +483,7 @@ func TestSolaceInputDedupByReplicationGroupID(t *testing.T) {
 	rgmid := metaOf(t, batch[0])["solace_replication_group_message_id"]
 	require.NotEmpty(t, rgmid)
 
-	b.DropConnections()
+	b.Faults().DropConnections()
 	require.Eventually(t, func() bool { return metrics.get("solace_input_reconnects") >= 1 }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, ack(t.Context(), nil))
 
@@ -626,7 +626,7 @@ func TestSolaceInputConnectionDrop(t *testing.T) {
 		}()
 		if (drops == 0 && total >= n/3) || (drops == 1 && total >= 2*n/3) {
 			drops++
-			b.DropConnections()
+			b.Faults().DropConnections()
 		}
 	}
 	pending.Wait()
@@ -693,7 +693,7 @@ func TestSolaceInputSessionLostReconnects(t *testing.T) {
 	require.NoError(t, ack(t.Context(), nil))
 	waitDepth(t, b, "q", 0)
 
-	b.DropConnections()
+	b.Faults().DropConnections()
 	require.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
@@ -800,8 +800,8 @@ func TestSolaceInputStreamReconnectsByItself(t *testing.T) {
 	pub.send(t, "t", siPayloads("before", 10), nil)
 	require.Eventually(t, func() bool { return count() == 10 }, 10*time.Second, 10*time.Millisecond)
 
-	b.RefuseLogins(1500 * time.Millisecond)
-	b.DropConnections()
+	b.Faults().RefuseLogins(1500 * time.Millisecond)
+	b.Faults().DropConnections()
 	pub.send(t, "t", siPayloads("after", 10), nil)
 	require.Eventually(t, func() bool { return count() == 20 }, 30*time.Second, 10*time.Millisecond)
 	waitDepth(t, b, "q", 0)

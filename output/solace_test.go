@@ -295,7 +295,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 		// Warm up the publisher flow so the nacks hit the batch below.
 		require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"warm"}, nil)))
 
-		b.NackNextPublishes(2, "Spool Over Quota")
+		b.Faults().NackNextPublishes(2, "Spool Over Quota")
 		payloads := soPayloads("nb", 6)
 		batch := soBatch(payloads, nil)
 		fails := writeFailures(t, w, batch)
@@ -311,7 +311,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 		require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "nack-s"}))
 		w := newSoWriter(t, b, "queue: nack-s\nwriter: streaming\nclients: 1\n")
 		require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"s0"}, nil)))
-		b.NackNextPublishes(1, "Queue Shutdown")
+		b.Faults().NackNextPublishes(1, "Queue Shutdown")
 		batch := soBatch([]string{"s1"}, nil)
 		fails := writeFailures(t, w, batch)
 		assert.Equal(t, []int{0}, mapsKeys(fails))
@@ -405,7 +405,7 @@ func TestSolaceOutputReconnect(t *testing.T) {
 				for i := 0; i < total/4; i++ {
 					<-sent
 				}
-				b.DropConnections()
+				b.Faults().DropConnections()
 				wg.Wait()
 
 				mu.Lock()
@@ -470,7 +470,7 @@ clients: 1
 	defer func() { _ = w.Close(context.Background()) }()
 	require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"a"}, nil)))
 
-	b.DropConnections()
+	b.Faults().DropConnections()
 	// Wait for the session to end before writing: publishing into a
 	// publisher the client is tearing down races inside the client.
 	w.poolMu.RLock()

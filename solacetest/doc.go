@@ -19,14 +19,16 @@
 //
 // # Layout
 //
-// codec.go turns bytes into frames and back (fuzzed by FuzzDecode);
+// codec.go turns bytes into frames and back (fuzzed by FuzzDecode), and
+// codec_sdt.go decodes the SDT fields consumer selectors read;
 // session.go owns a client connection (login, keepalive, subscriptions,
 // publisher flow, binds) and runs a publish's steps; router.go matches
 // topics and decides which queues and sessions a message reaches; spool.go
 // holds queues, consumer flows, windows, settlement, redelivery, DMQ and TTL
 // (what happens when a client settles FAILED is Broker.settle there);
-// selector.go and replay.go add consumer selectors and message replay;
-// faults.go holds the fault-injection hooks and their checks. testhelpers.go
+// replay.go adds message replay; selectors are the JMS selector language of
+// internal/selector. faults.go holds the fault-injection hooks (Broker.Faults)
+// and their checks. testhelpers.go
 // has NewTestBroker (for Go tests, without importing testing, so that the
 // connect-solace binary does not link it). clients.go, vpn.go, profiles.go,
 // acl.go, provision.go, shared.go, partition.go, egress.go and oversize.go
@@ -297,7 +299,8 @@
 //     assumes a real broker's latency.
 //   - The Go client v1.10.1 has no GetDeliveryCount; the delivery count the
 //     broker sends is visible in InboundMessage.String() and to other APIs.
-//   - PauseDelivery stops guaranteed delivery only; direct messages flow on.
+//   - Faults (Broker.Faults): PauseDelivery stops guaranteed delivery only;
+//     direct messages flow on.
 //   - IgnoreConsumerWindows delivers past the consumers' windows, so that the
 //     Go client drops what overflows its buffer (a stalled, bound flow).
 //   - RefuseLogins answers 503 "Service Unavailable".

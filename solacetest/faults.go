@@ -1,7 +1,7 @@
 package solacetest
 
 // This file is the fault-injection layer: test hooks that make the broker
-// misbehave on purpose.
+// misbehave on purpose, reached through Broker.Faults.
 
 import "time"
 
@@ -46,10 +46,20 @@ func (f *faultState) takeDropAfterSpool() bool {
 	return drop
 }
 
+// Faults injects faults into a broker: its methods make the broker misbehave
+// on purpose, for tests of failure handling. Broker.Faults returns one.
+type Faults struct{ b *Broker }
+
+// Faults returns the broker's fault-injection handle, so that
+// b.Faults().PauseDelivery() reads as what it is and the broker's own
+// methods stay admin and inspection.
+func (b *Broker) Faults() Faults { return Faults{b} }
+
 // DropConnections closes every client socket now, as a broker restart or a
 // network failure would. Clients with reconnection enabled come back; the
 // unsettled messages of their consumer flows are redelivered.
-func (b *Broker) DropConnections() {
+func (f Faults) DropConnections() {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.log.Info("fault: dropping all client connections", "count", len(b.conns))
@@ -59,7 +69,8 @@ func (b *Broker) DropConnections() {
 }
 
 // RefuseLogins makes logins fail with 503 "Service Unavailable" for d.
-func (b *Broker) RefuseLogins(d time.Duration) {
+func (f Faults) RefuseLogins(d time.Duration) {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.log.Info("fault: refusing logins", "for", d)
@@ -70,7 +81,8 @@ func (b *Broker) RefuseLogins(d time.Duration) {
 // with status 503 and reason as the text, without spooling them. The client
 // derives its error subcode from the text: "Spool Over Quota" gives
 // SPOOL_OVER_QUOTA, "Queue Shutdown" QUEUE_SHUTDOWN, other texts DATA_OTHER.
-func (b *Broker) NackNextPublishes(n int, reason string) {
+func (f Faults) NackNextPublishes(n int, reason string) {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if reason == "" {
@@ -81,7 +93,8 @@ func (b *Broker) NackNextPublishes(n int, reason string) {
 
 // PauseDelivery stops guaranteed delivery to every consumer flow; publishing
 // and spooling go on. Direct messages are not affected.
-func (b *Broker) PauseDelivery() {
+func (f Faults) PauseDelivery() {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.faults.paused = true
@@ -95,7 +108,8 @@ func (b *Broker) PauseDelivery() {
 // flow stays bound, which is how a client whose own flow control went wrong
 // (its stopFlow/startFlow race) leaves a consumer, made deterministic for
 // tests of detection and recovery. Max-unacked still applies.
-func (b *Broker) IgnoreConsumerWindows(on bool) {
+func (f Faults) IgnoreConsumerWindows(on bool) {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.faults.ignoreWindows = on
@@ -105,7 +119,8 @@ func (b *Broker) IgnoreConsumerWindows(on bool) {
 }
 
 // ResumeDelivery undoes PauseDelivery.
-func (b *Broker) ResumeDelivery() {
+func (f Faults) ResumeDelivery() {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.faults.paused = false

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/connect-solace/connect-solace/internal/selector"
 )
 
 // conn is one client connection. Fields after "session state" are guarded by
@@ -888,10 +890,10 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 		fail(503, "Unknown Durable Topic Endpoint")
 		return
 	}
-	var sel *selector
+	var sel *selector.Selector
 	if text, ok := a.get(apSelector); ok && trimNUL(text) != "" {
 		var err error
-		if sel, err = compileSelector(trimNUL(text)); err != nil {
+		if sel, err = selector.Compile(trimNUL(text)); err != nil {
 			b.log.Info("bind with an invalid selector refused", "client", c.clientName, "selector", trimNUL(text), "error", err)
 			fail(400, "Invalid Selector")
 			return

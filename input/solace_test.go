@@ -24,6 +24,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -55,7 +56,7 @@ func newSiReaderURL(t testing.TB, url, yaml string) *solaceReader {
 
 func newSiReaderAt(t testing.TB, url string, res *service.Resources, yaml string) *solaceReader {
 	t.Helper()
-	pc, err := siSpec().ParseYAML(solacetest.ConnectionYAML(url)+yaml, nil)
+	pc, err := siSpec().ParseYAML(solacekit.ConnectionYAML(url)+yaml, nil)
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, res)
 	require.NoError(t, err)
@@ -387,7 +388,7 @@ func TestSolaceInputTopicModeProvisions(t *testing.T) {
 
 func TestSolaceInputQueueModeMissingQueue(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
-	pc, err := solaceInputSpec().ParseYAML(b.ConnectionYAML()+"queue: ghost\n"+siSEMPYAML(b), nil)
+	pc, err := solaceInputSpec().ParseYAML(solacekit.ConnectionYAML(b.SMFURL())+"queue: ghost\n"+siSEMPYAML(b), nil)
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
@@ -780,7 +781,7 @@ func TestSolaceInputStreamReconnectsByItself(t *testing.T) {
 
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: off"))
-	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(b.ConnectionYAML()+"reconnect_attempts: 0\nqueue: q\n")))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(b.SMFURL())+"reconnect_attempts: 0\nqueue: q\n")))
 	var mu sync.Mutex
 	got := map[string]int{}
 	require.NoError(t, sb.AddConsumerFunc(func(_ context.Context, m *service.Message) error {

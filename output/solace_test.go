@@ -22,6 +22,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/resource"
 
 	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -35,7 +36,7 @@ func newSoWriter(t testing.TB, b *solacetest.Broker, yaml string) *solaceWriter 
 // newSoWriterURL is newSoWriter for a broker at url.
 func newSoWriterURL(t testing.TB, url, yaml string) *solaceWriter {
 	t.Helper()
-	pc, err := solaceOutputSpec().ParseYAML(solacetest.ConnectionYAML(url)+yaml, nil)
+	pc, err := solaceOutputSpec().ParseYAML(solacekit.ConnectionYAML(url)+yaml, nil)
 	require.NoError(t, err)
 	w, err := newSolaceWriterFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
@@ -372,7 +373,7 @@ func TestSolaceOutputReconnect(t *testing.T) {
 				require.NoError(t, sb.SetLoggerYAML("level: none"))
 				send, err := sb.AddBatchProducerFunc()
 				require.NoError(t, err)
-				require.NoError(t, sb.AddOutputYAML("solace:\n"+componenttest.IndentYAML(b.ConnectionYAML()+fmt.Sprintf(
+				require.NoError(t, sb.AddOutputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(b.SMFURL())+fmt.Sprintf(
 					"topic: r/x\ndelivery_mode: %s\nwriter: %s\nclients: 2\nmax_in_flight: 8\n%s", mode, writer, extra))))
 				componenttest.RunStream(t, context.Background(), sb, 10*time.Second)
 

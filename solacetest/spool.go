@@ -449,7 +449,7 @@ func (b *Broker) unbindFlow(f *flow, why string) {
 // one and tells it so when it asked for flow-change updates.
 func (b *Broker) updateActive(q *queue) {
 	if !q.cfg.EgressEnabled {
-		return // flows stay inactive until egress is back (egress.go)
+		return // flows stay inactive until egress is back (partition.go)
 	}
 	for i, f := range q.flows {
 		if q.activeSlot(i) && !f.active {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
 )
 
 const (
@@ -66,7 +67,7 @@ with `+"`closed`"+`.
   `+"`refused`"+`, `+"`not_connected`"+`, `+"`invalid_message`"+`, `+"`closed`"+`, `+"`canceled`"+`).
 - `+"`solace_request_reply_outstanding`"+`: requests waiting for their reply.
 - `+"`solace_request_reply_reconnects`"+`: client reconnections.`).
-		Fields(session.ConnectionFields()...).
+		Fields(solacecfg.ConnectionFields()...).
 		Fields(
 			service.NewInterpolatedStringField(rrFieldTopic).
 				Description("The topic each request is published to, interpolated per message.").
@@ -85,7 +86,7 @@ with `+"`closed`"+`.
 				Description("Which metadata of a message travel with its request as user properties. Unset sends none.").
 				Optional(),
 		).
-		LintRule(session.ConnectionLintRuleWith())
+		LintRule(solacecfg.ConnectionLintRuleWith())
 }
 
 func init() {
@@ -134,7 +135,7 @@ type solaceRequestReply struct {
 func newSolaceRequestReplyFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*solaceRequestReply, error) {
 	p := &solaceRequestReply{log: mgr.Logger()}
 	var err error
-	if p.conn, err = session.ConfigFromParsed(conf); err != nil {
+	if p.conn, err = solacecfg.ConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
 	if p.topic, err = interp.Required(conf, rrFieldTopic); err != nil {
@@ -205,13 +206,13 @@ func (p *solaceRequestReply) requester(ctx context.Context) (*session.Requester,
 	sess, err := session.Connect(ctx, p.conn, p.log, session.Events{
 		OnReconnecting: func(cause error) {
 			if r := p.live.Load(); r != nil {
-				r.FailOutstanding(fmt.Errorf("%w: %v", session.ErrConnectionLost, cause))
+				r.FailOutstanding(fmt.Errorf("%w: %v", session.ErrReplyLost, cause))
 			}
 		},
 		OnReconnected: func() { p.mReconnects.Incr(1) },
 		OnInterrupted: func(cause error) {
 			if r := p.live.Load(); r != nil {
-				r.FailOutstanding(fmt.Errorf("%w: %v", session.ErrConnectionLost, cause))
+				r.FailOutstanding(fmt.Errorf("%w: %v", session.ErrReplyLost, cause))
 			}
 		},
 	})
@@ -325,17 +326,15 @@ var errInvalidMessage = errors.New("invalid message")
 
 // rrReason is the bounded metric label of a failed request.
 func rrReason(err error) string {
-	switch {
-	case errors.Is(err, session.ErrReplyTimeout):
-		return "timeout"
-	case errors.Is(err, errInvalidMessage):
+	if errors.Is(err, errInvalidMessage) {
 		return "invalid_message"
-	case errors.Is(err, session.ErrRequesterClosed):
-		return "closed"
-	case errors.Is(err, session.ErrConnectionLost), errors.Is(err, session.ErrSessionDown):
+	}
+	if l := session.ErrorLabel(err); l != "" {
+		return l
+	}
+	switch {
+	case errors.Is(err, session.ErrSessionDown):
 		return "connection_lost"
-	case errors.Is(err, session.ErrRequestRefused):
-		return "refused"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "canceled"
 	default:
@@ -388,7 +387,7 @@ func rrApplyReply(m *service.Message, r *session.Reply) {
 		m.MetaSetMut(k, v)
 	}
 	for _, f := range r.Meta {
-		m.MetaSetMut(rrMetaKeys[f.Key], f.Value)
+		m.MetaSetMut(solacecfg.MetaKeys[f.Key], f.Value)
 	}
 }
 

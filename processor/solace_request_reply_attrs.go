@@ -155,27 +155,3 @@ var _ = func() error {
 func rrLint(field string) string {
 	return fmt.Sprintf(`this.solace_request_reply_lint(%q)`, field)
 }
-
-// rrMetaKeys names the reply's attributes as the solace input does.
-// TODO(s27): internal/solacecfg.MetaKeys once it lands.
-var rrMetaKeys = [session.NumAttrs]string{
-	session.MetaDestination:            "solace_destination",
-	session.MetaDestinationType:        "solace_destination_type",
-	session.MetaApplicationMessageID:   "solace_application_message_id",
-	session.MetaApplicationMessageType: "solace_application_message_type",
-	session.MetaCorrelationID:          "solace_correlation_id",
-	session.MetaPriority:               "solace_priority",
-	session.MetaRedelivered:            "solace_redelivered",
-	session.MetaDeliveryCount:          "solace_delivery_count",
-	session.MetaExpiration:             "solace_expiration",
-	session.MetaTimeToLive:             "solace_time_to_live",
-	session.MetaReplyTo:                "solace_reply_to",
-	session.MetaSenderTimestamp:        "solace_sender_timestamp",
-	session.MetaReceiveTimestamp:       "solace_receive_timestamp",
-	session.MetaSequenceNumber:         "solace_sequence_number",
-	session.MetaReplicationGroupMsgID:  "solace_replication_group_message_id",
-	session.MetaSenderID:               "solace_sender_id",
-	session.MetaClassOfService:         "solace_class_of_service",
-	session.MetaHTTPContentType:        "solace_http_content_type",
-	session.MetaHTTPContentEncoding:    "solace_http_content_encoding",
-}

@@ -12,18 +12,20 @@ import (
 	"solace.dev/go/messaging/pkg/solace/subcode"
 )
 
-// Errors a request may end with, besides ErrConnectionLost (the connection
-// dropped while the request waited for its reply), ErrSessionDown and a
-// context's error.
+// Errors a request may end with, besides ErrSessionDown and a context's
+// error; each names its metric label.
 var (
 	// ErrReplyTimeout means no reply came within the request's timeout.
-	ErrReplyTimeout = errors.New("no reply within the timeout")
+	ErrReplyTimeout error = &labelled{"no reply within the timeout", "timeout"}
+	// ErrReplyLost means the connection dropped while the request waited
+	// (to be sent, or for its reply).
+	ErrReplyLost error = &labelled{"connection lost while the request waited for its reply", "connection_lost"}
 	// ErrRequestRefused wraps a request the client or the broker would not
 	// send.
-	ErrRequestRefused = errors.New("request not sent")
+	ErrRequestRefused error = &labelled{"request not sent", "refused"}
 	// ErrRequesterClosed means the requester was closed while the request
 	// waited for its reply.
-	ErrRequesterClosed = errors.New("requester closed")
+	ErrRequesterClosed error = &labelled{"requester closed", "closed"}
 )
 
 // Reply is the answer to a request, converted to plain Go values.
@@ -88,7 +90,7 @@ func (s *Session) NewRequester(buffer uint) (*Requester, error) {
 		if cause == nil {
 			cause = ErrSessionDown
 		}
-		r.FailOutstanding(fmt.Errorf("%w: %v", ErrConnectionLost, cause))
+		r.FailOutstanding(fmt.Errorf("%w: %v", ErrReplyLost, cause))
 	})
 	return r, nil
 }
@@ -96,7 +98,7 @@ func (s *Session) NewRequester(buffer uint) (*Requester, error) {
 // Request publishes o as a request to o.Destination (a topic) and calls done
 // exactly once, from another goroutine or, when the request could not be
 // sent, before Request returns: with the reply, or with an error wrapping
-// ErrReplyTimeout, ErrConnectionLost, ErrRequestRefused, ErrSessionDown,
+// ErrReplyTimeout, ErrReplyLost, ErrRequestRefused, ErrSessionDown,
 // ErrRequesterClosed or ctx's error. Request waits up to timeout while the
 // session reconnects, and while the client's buffer is full. o.CorrelationID and
 // o.ReplyTo are ignored: the client sets both.
@@ -108,7 +110,7 @@ func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Durat
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				err = fmt.Errorf("%w: not reconnected within the timeout", ErrConnectionLost)
+				err = fmt.Errorf("%w: not reconnected within the timeout", ErrReplyLost)
 			}
 			done(nil, err)
 			return
@@ -143,7 +145,7 @@ func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Durat
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrRequestRefused, err)
 		if notEstablished(err) || !r.sess.Connected() {
-			err = fmt.Errorf("%w: %w", ErrConnectionLost, err)
+			err = fmt.Errorf("%w: %w", ErrReplyLost, err)
 		}
 		r.end(p, nil, err)
 	}
@@ -162,7 +164,7 @@ func (r *Requester) onReply(msg message.InboundMessage, uc any, err error) {
 		err = requestError(err)
 		if errors.Is(err, ErrRequestRefused) && (notEstablished(err) || !r.sess.Connected()) {
 			// The client fails a send while its session reconnects.
-			err = fmt.Errorf("%w: %w", ErrConnectionLost, err)
+			err = fmt.Errorf("%w: %w", ErrReplyLost, err)
 		}
 		r.end(p, nil, err)
 		return
@@ -178,11 +180,11 @@ func requestError(err error) error {
 	var ise *solace.IllegalStateError
 	switch {
 	case err == nil:
-		return fmt.Errorf("%w: the client gave neither reply nor error", ErrConnectionLost)
+		return fmt.Errorf("%w: the client gave neither reply nor error", ErrReplyLost)
 	case errors.As(err, &te):
 		return ErrReplyTimeout
 	case errors.As(err, &ise):
-		return fmt.Errorf("%w: %w", ErrConnectionLost, err)
+		return fmt.Errorf("%w: %w", ErrReplyLost, err)
 	default:
 		return fmt.Errorf("%w: %w", ErrRequestRefused, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
 )
 
 // This file is the solace input's direct mode: topic subscriptions, shared
@@ -305,7 +306,7 @@ func (r *solaceReader) readDirect(ctx context.Context) (service.MessageBatch, se
 		for i, in := range ins {
 			msg := r.toMessage(in)
 			if r.tsMode == siTimestampMapping {
-				msg.MetaSetMut(siMetaTimestamp, r.eventTime(msg, in))
+				msg.MetaSetMut(solacecfg.MetaTimestamp, r.eventTime(msg, in))
 			}
 			batch[i] = msg
 		}

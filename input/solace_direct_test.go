@@ -17,7 +17,8 @@ import (
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/internal/componenttest"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 	"github.com/connect-solace/connect-solace/solacetest"
 	"github.com/connect-solace/connect-solace/solacetest/faultproxy"
 )
@@ -305,7 +306,7 @@ func TestSolaceInputDirectMetadata(t *testing.T) {
 
 // siMetaKeysAndTimestamp are the keys queue mode names.
 func siMetaKeysAndTimestamp() []string {
-	return append(siMetaKeys[:], siMetaTimestamp)
+	return append(solacecfg.MetaKeys[:], solacecfg.MetaTimestamp)
 }
 
 // deduplicate drops a copy of a message the pipeline acked; a nack is

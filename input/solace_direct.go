@@ -324,7 +324,10 @@ func (r *solaceReader) readDirect(ctx context.Context) (service.MessageBatch, se
 			if err != nil {
 				r.directNacked(len(ins), err)
 			} else {
-				r.remember(ctx, ins)
+				now := time.Now()
+				for _, in := range ins {
+					r.rememberKey(ctx, in.DedupKey(), now)
+				}
 			}
 			d.land(ins)
 			return nil

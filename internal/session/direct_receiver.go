@@ -167,7 +167,6 @@ func (r *DirectReceiver) onMessage(msg message.InboundMessage) {
 		}
 		readAPI(in, &r.dc)
 	}
-	in.converted = true
 	in.msg = nil
 	msg.Dispose()
 	select {

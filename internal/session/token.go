@@ -21,6 +21,9 @@ import (
 	"github.com/connect-solace/connect-solace/internal/oauth"
 )
 
+// oauth2Field prefixes the auth.oauth2 fields named in errors.
+const oauth2Field = "auth.oauth2."
+
 // TokenSources are the refreshable OAuth tokens of a config. They are
 // shared by every Connect of the config (and by SEMP), so that their cache
 // and backoff outlive one session.
@@ -36,23 +39,22 @@ func (c *Config) PrepareTokenSources() error {
 	if c.AuthScheme != AuthOAuth2 || c.OAuth2.Sources != nil {
 		return nil
 	}
-	field := FieldAuth + "." + FieldAuthOAuth2 + "."
 	var ts TokenSources
 	var err error
 	switch {
 	case c.OAuth2.Grant != nil:
 		g := *c.OAuth2.Grant
-		g.SecretFileField = field + FieldOAuth2ClientSecretFile
+		g.SecretFileField = oauth2Field + "client_secret_file"
 		if ts.Access, err = oauth.New(oauth.Config{Grant: &g}); err != nil {
-			return fmt.Errorf("field %s%s: %w", field, FieldOAuth2TokenURL, err)
+			return fmt.Errorf("field auth.oauth2.token_url: %w", err)
 		}
 	case c.OAuth2.AccessTokenFile != "":
-		if ts.Access, err = oauth.New(oauth.Config{File: c.OAuth2.AccessTokenFile, FileField: field + FieldOAuth2AccessFile}); err != nil {
+		if ts.Access, err = oauth.New(oauth.Config{File: c.OAuth2.AccessTokenFile, FileField: oauth2Field + "access_token_file"}); err != nil {
 			return err
 		}
 	}
 	if c.OAuth2.IDTokenFile != "" {
-		if ts.ID, err = oauth.New(oauth.Config{File: c.OAuth2.IDTokenFile, FileField: field + FieldOAuth2IDTokenFile}); err != nil {
+		if ts.ID, err = oauth.New(oauth.Config{File: c.OAuth2.IDTokenFile, FileField: oauth2Field + "id_token_file"}); err != nil {
 			return err
 		}
 	}
@@ -68,7 +70,7 @@ func (c *Config) PrepareTokenSources() error {
 func BearerToken(c Config) (func(ctx context.Context) (string, error), error) {
 	switch {
 	case c.AuthScheme != AuthOAuth2:
-		return nil, fmt.Errorf("a Bearer token needs %s.%s: oauth2", FieldAuth, FieldAuthScheme)
+		return nil, errors.New("a Bearer token needs auth.scheme: oauth2")
 	case c.OAuth2.Sources != nil && c.OAuth2.Sources.Access != nil:
 		src := c.OAuth2.Sources.Access
 		return func(ctx context.Context) (string, error) {
@@ -79,8 +81,7 @@ func BearerToken(c Config) (func(ctx context.Context) (string, error), error) {
 		tok := c.OAuth2.AccessToken
 		return func(context.Context) (string, error) { return tok, nil }, nil
 	default:
-		return nil, fmt.Errorf("a Bearer token needs an access token: set %s.%s.%s, %s or %s", FieldAuth, FieldAuthOAuth2,
-			FieldOAuth2AccessToken, FieldOAuth2AccessFile, FieldOAuth2TokenURL)
+		return nil, errors.New("a Bearer token needs an access token: set auth.oauth2.access_token, access_token_file or token_url")
 	}
 }
 
@@ -97,18 +98,17 @@ func (c Config) oauthProblems() []error {
 	if g == nil {
 		return errs
 	}
-	field := FieldAuth + "." + FieldAuthOAuth2 + "."
 	if g.ClientID == "" {
-		errs = append(errs, fmt.Errorf("field %s%s: required with %s%s", field, FieldOAuth2ClientID, field, FieldOAuth2TokenURL))
+		errs = append(errs, errors.New("field auth.oauth2.client_id: required with auth.oauth2.token_url"))
 	}
 	if g.ClientSecret == "" && g.ClientSecretFile == "" {
-		errs = append(errs, fmt.Errorf("field %s%s: required with %s%s (or %s%s)", field, FieldOAuth2ClientSecret, field, FieldOAuth2TokenURL, field, FieldOAuth2ClientSecretFile))
+		errs = append(errs, errors.New("field auth.oauth2.client_secret: required with auth.oauth2.token_url (or auth.oauth2.client_secret_file)"))
 	}
 	if g.ClientSecret != "" && g.ClientSecretFile != "" {
-		errs = append(errs, fmt.Errorf("fields %s%s and %s%s: both are set; keep one", field, FieldOAuth2ClientSecret, field, FieldOAuth2ClientSecretFile))
+		errs = append(errs, errors.New("fields auth.oauth2.client_secret and auth.oauth2.client_secret_file: both are set; keep one (prefer client_secret_file in streams mode)"))
 	}
 	if c.OAuth2.AccessToken != "" || c.OAuth2.AccessTokenFile != "" {
-		errs = append(errs, fmt.Errorf("field %s%s: the client_credentials grant fetches the access token; remove %s%s and %s%s", field, FieldOAuth2TokenURL, field, FieldOAuth2AccessToken, field, FieldOAuth2AccessFile))
+		errs = append(errs, errors.New("field auth.oauth2.token_url: the client_credentials grant fetches the access token; remove auth.oauth2.access_token and auth.oauth2.access_token_file"))
 	}
 	return errs
 }

@@ -1,4 +1,4 @@
-package session
+package solacecfg
 
 // This file is the spec and reading of the client_credentials grant fields
 // inside auth.oauth2 (the token source itself is internal/oauth).

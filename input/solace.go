@@ -13,6 +13,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
 	"github.com/connect-solace/connect-solace/internal/tally"
 )
 
@@ -127,7 +128,7 @@ overwritten by it.
 - `+"`solace_input_native_fallback`"+`: messages read through the Solace Go client's API alone, without `+"`solace_time_to_live`"+`, `+"`solace_expiration`"+`, `+"`solace_delivery_count`"+` and `+"`solace_reply_to`"+`, because the input's direct read of the client's C library is not verified for the linked client version (logged once at start-up). Zero with the client this binary was built with.
 - `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
 - `+"`solace_input_reconnects`"+`: client reconnections.`).
-		Fields(session.ConnectionFields()...).
+		Fields(solacecfg.ConnectionFields()...).
 		Fields(
 			service.NewStringField(siFieldQueue).
 				Description("The durable queue to consume. Exactly one of `queue` and `topic` must be set.").
@@ -214,7 +215,7 @@ overwritten by it.
 				Default(256).Advanced(),
 		).
 		// The rules live in siFields.problems (solace_config.go).
-		LintRule(session.ConnectionLintRuleWith(`this.solace_input_lint()`))
+		LintRule(solacecfg.ConnectionLintRuleWith(`this.solace_input_lint()`))
 }
 
 func init() {
@@ -287,7 +288,7 @@ type solaceReader struct {
 func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*solaceReader, error) {
 	r := &solaceReader{log: mgr.Logger(), mgr: mgr}
 	var err error
-	if r.conn, err = session.ConfigFromParsed(conf); err != nil {
+	if r.conn, err = solacecfg.ConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
 	f, err := siFieldsFromParsed(conf)
@@ -474,7 +475,7 @@ func (r *solaceReader) receive(ctx context.Context, recv *session.Receiver, dst 
 func (r *solaceReader) message(in *session.Inbound) *service.Message {
 	msg := in.Built[0]
 	if r.tsMode == siTimestampMapping {
-		msg.MetaSetMut(siMetaTimestamp, r.eventTime(msg, in))
+		msg.MetaSetMut(solacecfg.MetaTimestamp, r.eventTime(msg, in))
 	}
 	return msg
 }
@@ -513,7 +514,7 @@ func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *met
 	var sent, received any // the timestamps, already boxed
 	for i, f := range in.Meta {
 		if t == nil || !sameMetaValue(t.vals[i], f.Value) {
-			msg.MetaSetMut(siMetaKeys[f.Key], f.Value)
+			msg.MetaSetMut(solacecfg.MetaKeys[f.Key], f.Value)
 		}
 		switch f.Key {
 		case session.MetaSenderTimestamp:
@@ -538,7 +539,7 @@ func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *met
 		ts = r.eventTime(msg, in)
 	}
 	if t == nil || !sameMetaValue(t.ts, ts) {
-		msg.MetaSetMut(siMetaTimestamp, ts)
+		msg.MetaSetMut(solacecfg.MetaTimestamp, ts)
 	}
 	return msg
 }
@@ -574,7 +575,7 @@ func (r *solaceReader) newTemplate(in *session.Inbound) *metaTemplate {
 	for i, f := range in.Meta {
 		t.attrs[i], t.vals[i] = f.Key, f.Value
 	}
-	t.ts, _ = t.msg.MetaGetMut(siMetaTimestamp)
+	t.ts, _ = t.msg.MetaGetMut(solacecfg.MetaTimestamp)
 	return t
 }
 

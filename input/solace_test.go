@@ -21,9 +21,9 @@ import (
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/internal/componenttest"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 

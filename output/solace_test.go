@@ -21,7 +21,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message/sdt"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/internal/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 

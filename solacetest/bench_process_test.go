@@ -11,7 +11,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/internal/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
 )
 
 // BenchmarkPersistentPublish publishes b.N 256-byte persistent messages from
@@ -22,7 +22,7 @@ import (
 // broker_capacity_msgs/s, which must stay at least twice (issue 13; aim for
 // 2.5x, for headroom under load) the fastest plugin path of make bench, so
 // that plugin benchmarks never measure the broker. The broker child runs
-// with the binary's GC floor (internal/benchbroker); its queue keeps every
+// with the binary's GC floor (internal/testkit/benchbroker); its queue keeps every
 // message, so the figure includes spooling and holding them.
 func BenchmarkPersistentPublish(b *testing.B) {
 	const clients = 4

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
 )
@@ -31,7 +30,7 @@ type Events struct {
 // Session is one connected Solace MessagingService plus its state.
 type Session struct {
 	svc solace.MessagingService
-	log *service.Logger
+	log Logger
 
 	connected atomic.Bool
 	upMu      sync.Mutex
@@ -45,13 +44,14 @@ type Session struct {
 }
 
 // ErrSessionDown reports a session that ended; plugins map it to
-// service.ErrNotConnected.
+// Benthos's ErrNotConnected.
 var ErrSessionDown = errors.New("solace session is down")
 
 // Connect connects one MessagingService, retrying cfg.ConnectRetries times
 // with cfg.ConnectBackoff while ctx allows, and wires the listeners so the
 // Session reports connection state. Secrets never appear in its errors.
-func Connect(ctx context.Context, cfg Config, log *service.Logger, events Events) (*Session, error) {
+func Connect(ctx context.Context, cfg Config, log Logger, events Events) (*Session, error) {
+	log = orNop(log)
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("solace connection config: %w", err)
 	}
@@ -90,7 +90,7 @@ func Connect(ctx context.Context, cfg Config, log *service.Logger, events Events
 	return nil, fmt.Errorf("connecting to solace %v vpn %q as %q: %w", cfg.URLs, cfg.VPN, cfg.Username, lastErr)
 }
 
-func connectOnce(ctx context.Context, cfg Config, log *service.Logger, events Events) (*Session, error) {
+func connectOnce(ctx context.Context, cfg Config, log Logger, events Events) (*Session, error) {
 	svc, err := messaging.NewMessagingServiceBuilder().
 		FromConfigurationProvider(cfg.serviceProperties()).
 		Build()

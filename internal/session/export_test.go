@@ -20,9 +20,6 @@ func (b Backoff) Delay(n int) time.Duration {
 // client directly; the package itself uses the svc field.
 func (s *Session) Service() solace.MessagingService { return s.svc }
 
-// ConnectionLintRule is ConnectionLintRuleWith without checks of a plugin.
-func ConnectionLintRule() string { return ConnectionLintRuleWith() }
-
 // DefaultConfig returns the defaults of ConnectionFields for the given URLs.
 func DefaultConfig(urls ...string) Config {
 	return Config{

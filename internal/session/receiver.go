@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
@@ -180,7 +179,7 @@ type Receiver struct {
 	native      nativeReader
 	onFallback  func()
 	onConverted func(in *Inbound)
-	log         *service.Logger
+	log         Logger
 	// fallbackLogged makes a per-message fallback (a message type whose
 	// handle is unreachable) log once per receiver.
 	fallbackLogged atomic.Bool
@@ -229,7 +228,7 @@ func (s *Session) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receive
 // linked in does not change.
 var fallbackLog sync.Once
 
-func logFallbackOnce(log *service.Logger, why error) {
+func logFallbackOnce(log Logger, why error) {
 	fallbackLog.Do(func() {
 		log.Warnf("Solace input: reading messages through the Go client's API only, without TTL, expiration, "+
 			"delivery count and reply-to metadata, and at a higher CPU cost: %v", why)
@@ -238,7 +237,8 @@ func logFallbackOnce(log *service.Logger, why error) {
 
 // newReceiver binds the flows; native nil converts every message through
 // the Go API.
-func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverConfig, native nativeReader, log *service.Logger) (*Receiver, error) {
+func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverConfig, native nativeReader, log Logger) (*Receiver, error) {
+	log = orNop(log)
 	if cfg.Queue == "" {
 		return nil, errors.New("receiver needs a queue name")
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/connect-solace/connect-solace/internal/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
 )
 
 func TestRound(t *testing.T) {

@@ -1,16 +1,17 @@
-package input
+package solacecfg
 
 import "github.com/connect-solace/connect-solace/internal/session"
 
-// siMetaTimestamp is the metadata key of the event time the input chose
-// (field timestamp).
-const siMetaTimestamp = "solace_timestamp"
+// MetaTimestamp is the metadata key of the event time the input chose
+// (its field timestamp).
+const MetaTimestamp = "solace_timestamp"
 
-// siMetaKeys are the metadata keys the solace input sets on every message
-// (when the attribute is present). They are the input's, not the session's:
-// internal/session speaks Solace and reports attributes as session.Attr
-// values, which this table names. A test checks every Attr has a name.
-var siMetaKeys = [session.NumAttrs]string{
+// MetaKeys are the metadata keys the solace plugins set on a received
+// message (when the attribute is present). They are the plugins', not the
+// session's: internal/session speaks Solace and reports attributes as
+// session.Attr values, which this table names. A test checks every Attr has a
+// name.
+var MetaKeys = [session.NumAttrs]string{
 	session.MetaDestination:            "solace_destination",
 	session.MetaDestinationType:        "solace_destination_type",
 	session.MetaApplicationMessageID:   "solace_application_message_id",

@@ -27,7 +27,7 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connect-solace/connect-solace/internal/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
 )
 
 // Shape is what the stream's messages and components look like; set it like

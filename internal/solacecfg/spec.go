@@ -1,11 +1,13 @@
-package session
+// Package solacecfg holds the Benthos-facing pieces the solace plugins
+// share: the connection fields of their specs, read into session.Config, the
+// lint rule over them (which calls session.Config's own checks, so lint and
+// the constructors say the same), and the solace_* metadata key names.
+// internal/session itself speaks Solace, not Benthos.
+package solacecfg
 
-// This file is the Benthos face of the session: the connection fields of the
-// solace input's and output's specs and their reading into Config. They stay
-// here, beside Config, rather than in a package of their own because both
-// plugins share them field for field and ConfigFromParsed must fill every
-// Config field the spec declares; keeping the two side by side is what keeps
-// them in step. Everything else in internal/session speaks Solace only.
+// This file is the connection fields and their reading into session.Config:
+// ConfigFromParsed must fill every Config field the spec declares, and
+// keeping the two side by side is what keeps them in step.
 
 import (
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/secretfile"
+	"github.com/connect-solace/connect-solace/internal/session"
 )
 
 // Connection field names, shared by the solace input and output.
@@ -108,9 +111,9 @@ func ConnectionFields() []*service.ConfigField {
 		).Description("TLS settings, mapped to the file-based settings of the Solace client. A Go TLS configuration (in-memory certificates, custom cipher objects) cannot be passed to the client.").
 			Advanced(),
 		service.NewObjectField(FieldAuth,
-			service.NewStringEnumField(FieldAuthScheme, AuthBasic, AuthClientCertificate, AuthOAuth2).
+			service.NewStringEnumField(FieldAuthScheme, session.AuthBasic, session.AuthClientCertificate, session.AuthOAuth2).
 				Description("The authentication scheme: `basic` (username and password), `client_certificate` (needs `tls.enabled`, `tls.client_certificate_file` and `tls.client_key_file`) or `oauth2` (needs `auth.oauth2.access_token` or `auth.oauth2.id_token`).").
-				Default(AuthBasic),
+				Default(session.AuthBasic),
 			service.NewObjectField(FieldAuthOAuth2,
 				service.NewStringField(FieldOAuth2AccessToken).
 					Description("An OAuth2 access token. Mutually exclusive with `access_token_file`.").Default("").Secret(),
@@ -175,11 +178,11 @@ var _ = lintmethod.Register("solace_connection_lint",
 
 func lintConnection(pc *service.ParsedConfig) ([]error, error) {
 	c, err := readConfig(pc)
-	return c.problems(), err
+	return c.Problems(), err
 }
 
 // ConfigFromParsed reads the fields of ConnectionFields and validates them.
-func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
+func ConfigFromParsed(conf *service.ParsedConfig) (session.Config, error) {
 	c, err := readConfig(conf)
 	if err != nil {
 		return c, err
@@ -188,8 +191,8 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 }
 
 // readConfig reads the fields of ConnectionFields.
-func readConfig(conf *service.ParsedConfig) (Config, error) {
-	var c Config
+func readConfig(conf *service.ParsedConfig) (session.Config, error) {
+	var c session.Config
 	var err error
 	if conf.Contains(FieldURLs) { // required: Validate reports it missing
 		if c.URLs, err = conf.FieldStringList(FieldURLs); err != nil {

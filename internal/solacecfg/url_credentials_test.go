@@ -1,4 +1,4 @@
-package session
+package solacecfg
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ func TestURLCredentialsRefusedWithoutLeaking(t *testing.T) {
 			require.Contains(t, err.Error(), tt.lintWant)
 			require.NotContains(t, err.Error(), secret)
 
-			cfg := DefaultConfig(urls...)
+			cfg := defaultConfig(urls...)
 			cfg.Username = "u"
 			err = cfg.Validate()
 			require.Error(t, err)

@@ -83,8 +83,9 @@ type Log struct {
 	base    uint64   // the snapshot segment replay started at
 	damaged map[uint64]bool
 
-	mu      sync.Mutex // guards buf, cbs
+	mu      sync.Mutex // guards buf, spare, cbs
 	buf     []byte
+	spare   []byte // the last written buffer, reused so that buf rarely grows
 	cbs     []func()
 	pending atomic.Bool // buf holds unwritten bytes
 
@@ -198,8 +199,8 @@ func (l *Log) Replay(fn func(typ byte, body []byte) error) ([]Damage, error) {
 	return damage, nil
 }
 
-// readHeader returns the base of segment n, or n itself (replay from here)
-// when the header is unreadable; replaySegment reports that.
+// readHeader returns the base of segment n, or 0 when the header is
+// unreadable (replaySegment reports that).
 func (l *Log) readHeader(n uint64) (uint64, error) {
 	f, err := os.Open(filepath.Join(l.dir, segName(n)))
 	if err != nil {
@@ -210,11 +211,11 @@ func (l *Log) readHeader(n uint64) (uint64, error) {
 	k, _ := f.Read(b)
 	typ, body, _, err := DecodeRecord(b[:k])
 	if err != nil || typ != headerType {
-		return n, nil
+		return 0, nil
 	}
 	num, base, ok := parseHeader(body)
 	if !ok || num != n {
-		return n, nil
+		return 0, nil
 	}
 	return base, nil
 }
@@ -224,6 +225,10 @@ func (l *Log) replaySegment(n uint64, fn func(byte, []byte) error) ([]Damage, er
 	data, err := os.ReadFile(filepath.Join(l.dir, name))
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: reading %s: %w", l.dir, name, err)
+	}
+	if len(data) == 0 {
+		// Left by a crash while starting the segment, or emptied since.
+		return []Damage{{name, "empty, without even its header"}}, nil
 	}
 	var damage []Damage
 	off := 0
@@ -360,7 +365,7 @@ func (l *Log) WriteBarrier() {
 func (l *Log) writeOut(takeCallbacks bool) []func() {
 	l.mu.Lock()
 	buf := l.buf
-	l.buf = nil
+	l.buf, l.spare = l.spare, nil
 	l.pending.Store(false)
 	var cbs []func()
 	if takeCallbacks {
@@ -370,7 +375,13 @@ func (l *Log) writeOut(takeCallbacks bool) []func() {
 	if len(buf) == 0 || l.failed.Load() {
 		return cbs
 	}
-	if _, err := l.f.Write(buf); err != nil {
+	_, err := l.f.Write(buf)
+	if cap(buf) <= 4<<20 {
+		l.mu.Lock()
+		l.spare = buf[:0]
+		l.mu.Unlock()
+	}
+	if err != nil {
 		l.fail(fmt.Errorf("writing %s: %w", segName(l.seg), err))
 		return nil
 	}

@@ -232,6 +232,13 @@ func registerSolaceInput(env *service.Environment) error {
 		})
 }
 
+// siReceiver hands out deliveries whose slot holds the message the input
+// built of them (see build).
+type (
+	siReceiver = session.Receiver[*service.Message]
+	siDelivery = session.Delivery[*service.Message]
+)
+
 // solaceReader is the solace input. One session carries all its flows.
 type solaceReader struct {
 	log *service.Logger
@@ -239,6 +246,9 @@ type solaceReader struct {
 
 	// metaTmpl speeds up building messages (see metaTemplate).
 	metaTmpl atomic.Pointer[metaTemplate]
+	// metaScratch holds the storage of attributes that build reuses
+	// (*[]session.MetaField).
+	metaScratch sync.Pool
 
 	conn     session.Config
 	queue    string // the queue consumed, given or derived
@@ -276,7 +286,7 @@ type solaceReader struct {
 
 	mu      sync.Mutex
 	sess    *session.Session
-	recv    *session.Receiver
+	recv    *siReceiver
 	sempCli *semp.Client
 	// sempLive is sempCli for the backlog poller, which must not wait for
 	// mu while Connect holds it.
@@ -339,7 +349,6 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.rcvConf.OnStaleDropped = func() { r.mStaleDrop.Incr(1) }
 	r.mFallback = m.NewCounter("solace_input_native_fallback")
 	r.rcvConf.OnNativeFallback = func() { r.mFallback.Incr(1) }
-	r.rcvConf.OnConverted = r.build
 	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")
@@ -368,7 +377,7 @@ func (r *solaceReader) Connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	recv, err := sess.NewReceiver(ctx, rc)
+	recv, err := session.NewReceiver[*service.Message](ctx, sess, rc)
 	if err != nil {
 		_ = sess.Close(context.Background())
 		return err
@@ -384,7 +393,7 @@ func (r *solaceReader) Connect(ctx context.Context) error {
 }
 
 // current returns the live receiver, or nil.
-func (r *solaceReader) current() *session.Receiver {
+func (r *solaceReader) current() *siReceiver {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.recv
@@ -392,7 +401,7 @@ func (r *solaceReader) current() *session.Receiver {
 
 // disconnect drops a receiver whose flows went down, so that Benthos calls
 // Connect again (with its backoff) and a fresh session and flows are built.
-func (r *solaceReader) disconnect(recv *session.Receiver) {
+func (r *solaceReader) disconnect(recv *siReceiver) {
 	r.mu.Lock()
 	if r.recv != recv {
 		r.mu.Unlock()
@@ -416,8 +425,8 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 		if r.batchSize == 1 {
 			// The default: the ack holds the one message, which costs
 			// less than a batch kept for it (one stays on the stack),
-			// and the batch is the message's own array (Built).
-			var one [1]*session.Inbound
+			// and the batch is the delivery's own slot.
+			var one [1]*siDelivery
 			got, err := r.receive(ctx, recv, one[:0])
 			if err != nil {
 				return nil, nil, err
@@ -428,11 +437,11 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 			in := got[0]
 			r.message(in)
 			r.mReceived.Add(1)
-			return in.Built[:], func(ctx context.Context, err error) error {
+			return in.Slot[:], func(ctx context.Context, err error) error {
 				return r.settleOne(ctx, recv, in, err)
 			}, nil
 		}
-		ins, err := r.receive(ctx, recv, make([]*session.Inbound, 0, r.batchSize))
+		ins, err := r.receive(ctx, recv, make([]*siDelivery, 0, r.batchSize))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -450,10 +459,12 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 	}
 }
 
-// receive appends to dst up to batch_size messages from recv, less the
-// duplicates deduplicate drops (so possibly none). Flows that went down
-// disconnect the input: the error is then service.ErrNotConnected.
-func (r *solaceReader) receive(ctx context.Context, recv *session.Receiver, dst []*session.Inbound) ([]*session.Inbound, error) {
+// receive appends to dst up to batch_size messages from recv, built (see
+// build), less the duplicates deduplicate drops (so possibly none). Flows
+// that went down disconnect the input: the error is then
+// service.ErrNotConnected.
+func (r *solaceReader) receive(ctx context.Context, recv *siReceiver, dst []*siDelivery) ([]*siDelivery, error) {
+	n0 := len(dst)
 	ins, err := recv.ReceiveBatch(ctx, dst, r.batchSize)
 	if err != nil {
 		if errors.Is(err, session.ErrReceiverDown) || errors.Is(err, session.ErrReceiverClosed) {
@@ -463,28 +474,52 @@ func (r *solaceReader) receive(ctx context.Context, recv *session.Receiver, dst 
 		}
 		return nil, err
 	}
+	r.buildAll(ins[n0:])
 	if r.dedup {
 		ins = r.dropDuplicates(ctx, recv, ins)
 	}
 	return ins, nil
 }
 
+// buildAll builds the message of every delivery of ds that has none yet
+// (one given back by Unread has it), reusing one storage for their
+// attributes.
+func (r *solaceReader) buildAll(ds []*siDelivery) {
+	sp, _ := r.metaScratch.Get().(*[]session.MetaField)
+	if sp == nil {
+		sp = new([]session.MetaField)
+	}
+	for _, d := range ds {
+		if d.Slot[0] == nil {
+			*sp = r.build(d, *sp)
+		}
+	}
+	r.metaScratch.Put(sp)
+}
+
 // message returns in's Benthos message, made by build, with its event time
 // when that comes from a mapping (which must not see a metadata template's
 // values, see metaTemplate).
-func (r *solaceReader) message(in *session.Inbound) *service.Message {
-	msg := in.Built[0]
+func (r *solaceReader) message(d *siDelivery) *service.Message {
+	msg := d.Slot[0]
 	if r.tsMode == siTimestampMapping {
-		msg.MetaSetMut(solacecfg.MetaTimestamp, r.eventTime(msg, in))
+		msg.MetaSetMut(solacecfg.MetaTimestamp, r.eventTime(msg, &d.Inbound))
 	}
 	return msg
 }
 
-// build makes the Benthos message of in, into in.Built. The receiver calls
-// it right after reading the message (session.ReceiverConfig.OnConverted),
-// while in.Meta is valid.
-func (r *solaceReader) build(in *session.Inbound) {
-	in.Built[0] = r.toMessage(in)
+// build reads d, its attributes into meta, and makes its Benthos message,
+// into d.Slot. It returns meta's storage, emptied, for the next message: the
+// attributes then cost neither an allocation nor room in every delivery
+// waiting for the pipeline.
+func (r *solaceReader) build(d *siDelivery, meta []session.MetaField) []session.MetaField {
+	in := &d.Inbound
+	in.Read(meta)
+	d.Slot[0] = r.toMessage(in)
+	meta = in.Meta[:0]
+	clear(in.Meta) // the values now live in the message
+	in.Meta = nil
+	return meta
 }
 
 // toMessage builds the message of in with all its metadata, but for
@@ -593,7 +628,7 @@ func (t *metaTemplate) fits(meta []session.MetaField) bool {
 
 // settleBatch settles a batch as the pipeline's ack says: accepted, or the
 // nack outcome on an error.
-func (r *solaceReader) settleBatch(ctx context.Context, recv *session.Receiver, ins []*session.Inbound, err error) error {
+func (r *solaceReader) settleBatch(ctx context.Context, recv *siReceiver, ins []*siDelivery, err error) error {
 	outcome := session.Accepted
 	if err != nil {
 		outcome = r.nack
@@ -617,9 +652,9 @@ func (r *solaceReader) settleBatch(ctx context.Context, recv *session.Receiver, 
 }
 
 // settleOne is settleBatch for a batch of one, without a slice for it.
-func (r *solaceReader) settleOne(ctx context.Context, recv *session.Receiver, in *session.Inbound, err error) error {
+func (r *solaceReader) settleOne(ctx context.Context, recv *siReceiver, in *siDelivery, err error) error {
 	if r.dedup {
-		return r.settleBatch(ctx, recv, []*session.Inbound{in}, err)
+		return r.settleBatch(ctx, recv, []*siDelivery{in}, err)
 	}
 	outcome := session.Accepted
 	if err != nil {
@@ -630,7 +665,7 @@ func (r *solaceReader) settleOne(ctx context.Context, recv *session.Receiver, in
 
 // settle settles one message and counts it. A failure for a message whose
 // flow was lost is not an error: the broker redelivers that message.
-func (r *solaceReader) settle(recv *session.Receiver, in *session.Inbound, o session.Outcome) error {
+func (r *solaceReader) settle(recv *siReceiver, in *siDelivery, o session.Outcome) error {
 	if err := recv.Settle(in, o); err != nil {
 		return r.settleFailed(err)
 	}

@@ -27,7 +27,8 @@ func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, d
 
 // TestSolaceLayerImportRules checks the layering the README's Layout states
 // for the Solace side, on the packages' own (non-test) imports: only
-// internal/session and its subpackages import the Solace Go client.
+// internal/session and its subpackages import the Solace Go client, and
+// internal/session, a protocol layer, imports nothing of Benthos.
 func TestSolaceLayerImportRules(t *testing.T) {
 	out, err := exec.CommandContext(t.Context(), "go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "../...").CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -41,6 +42,10 @@ func TestSolaceLayerImportRules(t *testing.T) {
 			if under(imp, "solace.dev/go/messaging") {
 				require.True(t, under(pkg, session) || testKit(pkg),
 					"%s imports the Solace client (%s); only %s and its subpackages may", pkg, imp, session)
+			}
+			if under(pkg, session) {
+				require.False(t, under(imp, "github.com/redpanda-data/benthos/v4"),
+					"%s imports %s: the session layer speaks Solace, not Benthos", pkg, imp)
 			}
 		}
 	}

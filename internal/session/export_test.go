@@ -34,3 +34,10 @@ func DefaultConfig(urls ...string) Config {
 		ConnectTimeout:    30 * time.Second,
 	}
 }
+
+// rcv and dlv are the receiver and its deliveries in tests, which need no
+// slot of their own.
+type (
+	rcv = Receiver[struct{}]
+	dlv = Delivery[struct{}]
+)

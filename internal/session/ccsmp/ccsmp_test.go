@@ -1,4 +1,4 @@
-package session
+package ccsmp
 
 import (
 	"reflect"
@@ -22,24 +22,18 @@ func TestNativeProbe(t *testing.T) {
 	}).Build()
 	require.NoError(t, err)
 
-	r, err := probe(svc.Info().GetAPIVersion(), svc)
-	require.NoError(t, err, "the linked client must pass the native probe")
-	require.NotNil(t, r)
-	got, err := probeNative(svc)
-	require.NoError(t, err)
-	require.Equal(t, r, got)
-
-	_, err = probe("99.0.0", svc)
-	require.ErrorContains(t, err, `version "99.0.0", not one the native read was verified with`)
+	require.NoError(t, Probe(svc), "the linked client must pass the native probe")
+	require.ErrorContains(t, probe("99.0.0", svc), `version "99.0.0", not one the native read was verified with`)
 
 	msg, err := svc.MessageBuilder().BuildWithByteArrayPayload([]byte("x"))
 	require.NoError(t, err)
-	_, ok := handleOf(msg)
+	_, ok := HandleOf(msg)
 	require.True(t, ok, "the message handle must be readable for %T", msg)
 	msg.Dispose()
-	_, ok = handleOf(msg)
+	_, ok = HandleOf(msg)
 	require.False(t, ok, "a disposed message must not be read")
 	require.False(t, layoutHoldsHandle(reflect.TypeOf(&struct{ A int }{})))
+	require.Equal(t, -1, findDisposed(reflect.TypeOf(&struct{ A int }{})))
 }
 
 func TestRGMIDFormatting(t *testing.T) {

@@ -60,6 +60,8 @@ Example:
 			&cli.GenericFlag{Name: "queue", Value: &repeated{}, Usage: "pre-create a durable queue `NAME[:topic,...]`, repeatable"},
 			&cli.StringFlag{Name: "replay-log", Usage: "create a replay log `NAME` at start (like PubSub+, the broker has none unless configured; SEMP can create one)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug shows every subscription and message"},
+			&cli.StringFlag{Name: "data-dir", Usage: "keep queues, messages, publisher flows and configuration in `DIR`, so that they survive a restart or kill -9; in memory by default"},
+			&cli.BoolFlag{Name: "standby", Usage: "with --data-dir: wait until the broker holding DIR stops, then take over its state (an HA mate; list both brokers' addresses in the clients' urls)"},
 		},
 		Action: runDevbroker,
 	}
@@ -87,7 +89,15 @@ func runDevbroker(c *cli.Context) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	logger.Warn("devbroker is a test broker for development and tests; it keeps messages in memory and is not a production Solace broker")
+	dataDir := c.String("data-dir")
+	if c.Bool("standby") && dataDir == "" {
+		return errors.New("--standby needs --data-dir, the directory whose broker it stands by for")
+	}
+	kept := "in memory"
+	if dataDir != "" {
+		kept = "in " + dataDir
+	}
+	logger.Warn("devbroker is a test broker for development and tests; it keeps messages " + kept + " and is not a production Solace broker")
 
 	tlsConf, err := devbrokerTLS(c)
 	if err != nil {
@@ -105,7 +115,12 @@ func runDevbroker(c *cli.Context) error {
 		}
 		extra = append(extra, [2]string{transport, addr})
 	}
-	b, err := solacetest.Start(solacetest.Config{
+	// A standby waits in Start: a signal must be able to end that wait.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := solacetest.StartContext(ctx, solacetest.Config{
+		DataDir:          dataDir,
+		Standby:          c.Bool("standby"),
 		CompressedAddr:   c.String("compressed-addr"),
 		WebAddr:          c.String("web-addr"),
 		SecureWebAddr:    c.String("secure-web-addr"),
@@ -140,7 +155,8 @@ func runDevbroker(c *cli.Context) error {
 		oauthURL = oauth.URL()
 	}
 	if name := c.String("replay-log"); name != "" {
-		if err := b.CreateReplayLog("default", solacetest.ReplayLog{Name: name, IngressEnabled: true, EgressEnabled: true}); err != nil {
+		err := b.CreateReplayLog("default", solacetest.ReplayLog{Name: name, IngressEnabled: true, EgressEnabled: true})
+		if err != nil && !(dataDir != "" && errors.Is(err, solacetest.ErrReplayLogExists)) {
 			return fmt.Errorf("--replay-log: %w", err)
 		}
 	}
@@ -150,21 +166,16 @@ func runDevbroker(c *cli.Context) error {
 		if topics != "" {
 			cfg.Subscriptions = strings.Split(topics, ",")
 		}
-		if err := b.CreateQueue("default", cfg); err != nil {
+		// With a data directory, the queue may be there from before.
+		if err := b.CreateQueue("default", cfg); err != nil && !(dataDir != "" && errors.Is(err, solacetest.ErrQueueExists)) {
 			return fmt.Errorf("--queue %q: %w", q, err)
 		}
 	}
 	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s web=%s secure_web=%s semp=%s health=%s oauth=%s (dev/test only)\n",
 		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.WebURL(), b.SecureWebURL(), b.SEMPURL(), b.HealthURL(), oauthURL)
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	select {
-	case s := <-sig:
-		logger.Info("shutting down", "signal", s.String())
-	case <-c.Context.Done():
-	}
+	<-ctx.Done()
+	logger.Info("shutting down")
 	return nil
 }
 

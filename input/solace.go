@@ -28,6 +28,7 @@ const (
 	siFieldSEMPPasswordFile    = "password_file"
 	siFieldSEMPVPN             = "vpn"
 	siFieldSEMPTLS             = "tls"
+	siFieldSEMPOAuth2          = "oauth2"
 	siFieldNackOutcome         = "nack_outcome"
 	siFieldDeduplicate         = "deduplicate"
 	siFieldDedupWindow         = "dedup_window"
@@ -154,6 +155,9 @@ overwritten by it.
 					Description("The VPN the queue lives in; empty means the connection's `vpn`.").
 					Default(""),
 				service.NewTLSToggledField(siFieldSEMPTLS),
+				service.NewBoolField(siFieldSEMPOAuth2).
+					Description("Authenticate SEMP requests with the connection's OAuth access token (`auth.scheme: oauth2` with `access_token`, `access_token_file` or `token_url`), sent as `Authorization: Bearer`, in place of `username` and `password`. The token is the one the connection logs in with, renewed the same way; the broker must accept it for SEMP (an OAuth profile enabled for SEMP).").
+					Default(false).Advanced(),
 			).Description("SEMPv2 management access: required by `topic`, used by `queue` to check the queue and by `backlog_poll_interval`.").
 				Optional(),
 			service.NewStringAnnotatedEnumField(siFieldNackOutcome, map[string]string{
@@ -320,7 +324,9 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 			r.queue = QueueNameForTopic(r.topic)
 		}
 	}
-	r.sempFromFields(&f)
+	if err := r.sempFromFields(&f); err != nil {
+		return nil, err
+	}
 	r.nack = session.Failed
 	if f.nackOutcome == siNackRejected {
 		r.nack = session.Rejected

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/internal/semp"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -38,7 +39,7 @@ func TestSolaceInputCompressed(t *testing.T) {
 // what makes TestSolaceInputCompressed a test of compression.
 func TestSolaceInputUncompressedOnCompressedPort(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{CompressedAddr: "127.0.0.1:0"})
-	pc, err := siSpec().ParseYAML(strings.Replace(solacetest.ConnectionYAML(b.CompressedURL()), "connect_timeout: 5s", "connect_timeout: 1s", 1)+"topic_subscriptions: [ zd ]\n", nil)
+	pc, err := siSpec().ParseYAML(strings.Replace(solacekit.ConnectionYAML(b.CompressedURL()), "connect_timeout: 5s", "connect_timeout: 1s", 1)+"topic_subscriptions: [ zd ]\n", nil)
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, service.MockResources())
 	require.NoError(t, err)

@@ -24,7 +24,7 @@ import (
 type siFields struct {
 	queue, topic, queueName string
 
-	hasSEMP                                 bool
+	hasSEMP, sempOAuth2                     bool
 	sempURL, sempUsername, sempVPN          string
 	sempPassword, sempPasswordFile          string
 	sempTLS                                 *tls.Config // nil when off
@@ -76,6 +76,9 @@ func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 		str(&f.sempPassword, siFieldSEMP, siFieldSEMPPassword)
 		str(&f.sempPasswordFile, siFieldSEMP, siFieldSEMPPasswordFile)
 		str(&f.sempVPN, siFieldSEMP, siFieldSEMPVPN)
+		if err == nil {
+			f.sempOAuth2, err = conf.FieldBool(siFieldSEMP, siFieldSEMPOAuth2)
+		}
 		if err == nil {
 			var on bool
 			if f.sempTLS, on, err = conf.Namespace(siFieldSEMP).FieldTLSToggled(siFieldSEMPTLS); !on {

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -25,8 +26,11 @@ output) to connect, publish, subscribe, bind to queues and ack, plus a subset
 of the SEMPv2 management API (queues, clients, VPN, client and ACL profiles,
 replay logs, OAuth profiles). Besides plain SMF it can listen for TLS,
 compressed and WebSocket clients (SMF, compressed and TLS also on further
-addresses, --extra-listener), serve PubSub+'s health-check endpoints, and serve a test
-OAuth provider's key set for OAuth logins (--oauth-addr). Messages live
+addresses, --extra-listener), serve PubSub+'s health-check endpoints, and run a test
+OAuth provider for OAuth logins (--oauth-addr): it serves a given key set, or
+signs tokens with its own key, issues them to --oauth-client clients with the
+client_credentials grant at /token (lifetime --oauth-token-ttl), and rotates
+its key on POST /rotate-key. Messages live
 in memory only and are lost when it stops. It is meant for development and
 tests, never production.
 
@@ -45,8 +49,10 @@ Example:
 			&cli.StringFlag{Name: "tls-key-passphrase-file", Usage: "`FILE` holding the passphrase of an encrypted TLS key"},
 			&cli.StringFlag{Name: "health-addr", Usage: "address for the health-check HTTP listener (/health-check/direct-active, /health-check/guaranteed-active; PubSub+ uses port 5550), none by default"},
 			&cli.GenericFlag{Name: "extra-listener", Value: &repeated{}, Usage: "also serve `TRANSPORT=ADDR`, TRANSPORT one of smf, compressed, smf-tls (needs --tls-cert); repeatable, e.g. smf=127.0.0.1:55556"},
-			&cli.StringFlag{Name: "oauth-addr", Usage: "address for a test OAuth provider serving --oauth-jwks-file at /jwks and --oauth-userinfo-file at /userinfo (https with --tls-cert), for OAuth profiles' endpointJwks; none by default"},
-			&cli.StringFlag{Name: "oauth-jwks-file", Usage: "JSON Web Key Set `FILE` the --oauth-addr provider serves (the public keys of the tokens clients log in with)"},
+			&cli.StringFlag{Name: "oauth-addr", Usage: "address for a test OAuth provider serving its key set at /jwks (for OAuth profiles' endpointJwks), --oauth-userinfo-file at /userinfo and, without --oauth-jwks-file, the client_credentials grant at /token and key rotation at POST /rotate-key (https with --tls-cert); none by default"},
+			&cli.StringFlag{Name: "oauth-jwks-file", Usage: "JSON Web Key Set `FILE` the --oauth-addr provider serves (the public keys of the tokens clients log in with); without it the provider generates its own key"},
+			&cli.GenericFlag{Name: "oauth-client", Value: &repeated{}, Usage: "client `ID:SECRET` of the --oauth-addr provider's token endpoint (client_credentials grant), repeatable"},
+			&cli.DurationFlag{Name: "oauth-token-ttl", Value: time.Hour, Usage: "lifetime of the tokens the --oauth-addr provider's token endpoint issues"},
 			&cli.StringFlag{Name: "oauth-userinfo-file", Usage: "JSON `FILE` the --oauth-addr provider serves as userinfo (default {})"},
 			&cli.DurationFlag{Name: "semp-monitor-delay", Usage: "hold each SEMP monitor request this long, like a real broker's management plane (Solace's Go client suite relies on it; e.g. 30ms)"},
 			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
@@ -212,18 +218,29 @@ func devbrokerTLS(c *cli.Context) (*tls.Config, error) {
 // certificate when there is one.
 func devbrokerOAuth(c *cli.Context, tlsConf *tls.Config) (*solacetest.OAuthServerConfig, error) {
 	addr, jwksFile, userinfoFile := c.String("oauth-addr"), c.String("oauth-jwks-file"), c.String("oauth-userinfo-file")
+	clients := c.Generic("oauth-client").(*repeated).values
 	switch {
-	case addr == "" && jwksFile+userinfoFile == "":
+	case addr == "" && jwksFile+userinfoFile == "" && len(clients) == 0:
 		return nil, nil
 	case addr == "":
-		return nil, errors.New("--oauth-jwks-file and --oauth-userinfo-file need --oauth-addr, the address to serve them on")
-	case jwksFile == "":
-		return nil, errors.New("--oauth-addr needs --oauth-jwks-file, the JSON Web Key Set to serve")
+		return nil, errors.New("--oauth-jwks-file, --oauth-userinfo-file and --oauth-client need --oauth-addr, the address to serve them on")
+	case jwksFile != "" && len(clients) > 0:
+		return nil, errors.New("--oauth-client needs a provider that signs its tokens: leave --oauth-jwks-file out")
 	}
-	cfg := solacetest.OAuthServerConfig{Addr: addr, TLS: tlsConf}
+	cfg := solacetest.OAuthServerConfig{Addr: addr, TLS: tlsConf, TokenTTL: c.Duration("oauth-token-ttl"),
+		Clients: map[string]string{}}
+	for _, v := range clients {
+		id, secret, ok := strings.Cut(v, ":")
+		if !ok || id == "" {
+			return nil, fmt.Errorf("--oauth-client %q: want ID:SECRET", id)
+		}
+		cfg.Clients[id] = secret
+	}
 	var err error
-	if cfg.JWKS, err = os.ReadFile(jwksFile); err != nil {
-		return nil, fmt.Errorf("--oauth-jwks-file: %w", err)
+	if jwksFile != "" {
+		if cfg.JWKS, err = os.ReadFile(jwksFile); err != nil {
+			return nil, fmt.Errorf("--oauth-jwks-file: %w", err)
+		}
 	}
 	if userinfoFile != "" {
 		if cfg.Userinfo, err = os.ReadFile(userinfoFile); err != nil {

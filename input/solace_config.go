@@ -23,6 +23,7 @@ import (
 // siFields are the input's own fields (the connection block aside).
 type siFields struct {
 	queue, topic, queueName string
+	requests                bool // the requests block is set
 
 	hasSEMP                                 bool
 	sempURL, sempUsername, sempVPN          string
@@ -64,6 +65,7 @@ func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 	str(&f.queue, siFieldQueue)
 	str(&f.topic, siFieldTopic)
 	str(&f.queueName, siFieldQueueName)
+	f.requests = conf.Contains(siFieldRequests)
 	if f.hasSEMP = conf.Contains(siFieldSEMP); f.hasSEMP {
 		str(&f.sempURL, siFieldSEMP, siFieldSEMPURL)
 		str(&f.sempUsername, siFieldSEMP, siFieldSEMPUsername)
@@ -107,8 +109,11 @@ func (f *siFields) problems() []error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch {
+	case f.requests && (f.queue != "" || f.topic != ""):
+		add("field requests: serving requests excludes queue and topic; keep requests, or remove it to consume a queue")
+	case f.requests:
 	case f.queue == "" && f.topic == "":
-		add("exactly one of the fields queue and topic must be set: set exactly one of them, e.g. queue: orders or topic: orders/>")
+		add("exactly one of the fields queue and topic must be set: set exactly one of them, e.g. queue: orders or topic: orders/> (or serve requests with requests.topics)")
 	case f.queue != "" && f.topic != "":
 		add("fields queue and topic: both are set; keep one")
 	}

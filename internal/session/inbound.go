@@ -221,9 +221,12 @@ func propertiesOf(msg message.InboundMessage) map[string]any {
 
 // payloadOf returns the message body as bytes whatever its SDT form.
 func payloadOf(msg message.InboundMessage) []byte {
-	if b, ok := msg.GetPayloadAsBytes(); ok {
+	b, ok := msg.GetPayloadAsBytes()
+	if ok && !sdtContainer(b) {
 		return b
 	}
+	// The client hands a structured payload out as its encoding too:
+	// read it as what it is.
 	if s, ok := msg.GetPayloadAsString(); ok {
 		return []byte(s)
 	}
@@ -235,7 +238,19 @@ func payloadOf(msg message.InboundMessage) []byte {
 		b, _ := json.Marshal(convertSDT(s))
 		return b
 	}
-	return nil
+	return b
+}
+
+// sdtContainer reports bytes that may be a structured (SDT) string, map or
+// stream payload as the client encodes it: a type byte with a four-byte
+// length (string 0x1f, map 0x2b, stream 0x2f), then that many bytes in
+// all. Only such payloads pay for the client's structured reads.
+func sdtContainer(b []byte) bool {
+	if len(b) < 5 || (b[0] != 0x1f && b[0] != 0x2b && b[0] != 0x2f) {
+		return false
+	}
+	n := int(b[1])<<24 | int(b[2])<<16 | int(b[3])<<8 | int(b[4])
+	return n == len(b)
 }
 
 // convertSDT maps structured data values onto types Benthos and Bloblang

@@ -18,6 +18,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 	"github.com/connect-solace/connect-solace/solacetest/faultproxy"
 )
@@ -85,7 +86,7 @@ func rrPipeline(t *testing.T, url string, n, batchSize int, yaml string) []*serv
 	sb.SetThreads(2)
 	produce, err := sb.AddBatchProducerFunc()
 	require.NoError(t, err)
-	require.NoError(t, sb.AddProcessorYAML("solace_request_reply:\n"+indent(solacetest.ConnectionYAML(url)+yaml)))
+	require.NoError(t, sb.AddProcessorYAML("solace_request_reply:\n"+indent(solacekit.ConnectionYAML(url)+yaml)))
 	var mu sync.Mutex
 	var got []*service.Message
 	require.NoError(t, sb.AddBatchConsumerFunc(func(_ context.Context, b service.MessageBatch) error {
@@ -279,7 +280,7 @@ func TestSolaceRequestReplyConnectionCut(t *testing.T) {
 
 func newRR(t *testing.T, url, yaml string) *solaceRequestReply {
 	t.Helper()
-	pc, err := solaceRequestReplySpec().ParseYAML(solacetest.ConnectionYAML(url)+yaml, nil)
+	pc, err := solaceRequestReplySpec().ParseYAML(solacekit.ConnectionYAML(url)+yaml, nil)
 	require.NoError(t, err)
 	p, err := newSolaceRequestReplyFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
@@ -330,7 +331,7 @@ func TestSolaceRequestReplyLint(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := service.NewStreamBuilder().AddProcessorYAML("solace_request_reply:\n" + indent(solacetest.ConnectionYAML("tcp://127.0.0.1:1")+tc.yaml))
+			err := service.NewStreamBuilder().AddProcessorYAML("solace_request_reply:\n" + indent(solacekit.ConnectionYAML("tcp://127.0.0.1:1")+tc.yaml))
 			if tc.want == "" {
 				require.NoError(t, err)
 				return

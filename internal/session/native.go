@@ -94,7 +94,8 @@ func readNative(in *Inbound, h uintptr, dc *destCache) *Inbound {
 
 	// The destination usually repeats the flow's last one (see destCache).
 	if dest, ok := m.Str(ccsmp.Destination); ok {
-		var boxed any = dest
+		// Boxed only when new: boxing a string allocates.
+		var boxed any
 		switch {
 		case m.DestKnown:
 			boxed = dc.boxed
@@ -104,6 +105,8 @@ func readNative(in *Inbound, h uintptr, dc *destCache) *Inbound {
 			dc.name = strings.Clone(dest)
 			dc.boxed = any(dc.name)
 			boxed = dc.boxed
+		default:
+			boxed = dest
 		}
 		add(MetaDestination, boxed)
 		if t := nativeDestType(m.DestType); t != "" {

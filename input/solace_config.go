@@ -65,7 +65,11 @@ func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 	str(&f.queue, siFieldQueue)
 	str(&f.topic, siFieldTopic)
 	str(&f.queueName, siFieldQueueName)
-	f.requests = conf.Contains(siFieldRequests)
+	if err == nil {
+		var topics []string
+		topics, err = conf.FieldStringList(siFieldRequests, siFieldRequestsTopics)
+		f.requests = len(topics) > 0
+	}
 	if f.hasSEMP = conf.Contains(siFieldSEMP); f.hasSEMP {
 		str(&f.sempURL, siFieldSEMP, siFieldSEMPURL)
 		str(&f.sempUsername, siFieldSEMP, siFieldSEMPUsername)

@@ -40,30 +40,29 @@ func siRequestsField() *service.ConfigField {
 		service.NewMetadataFilterField(siFieldRequestsMetadata).
 			Description("Which metadata of the response message travel with the reply as user properties. Unset sends none.").
 			Optional(),
-	).Description(`Serves requests instead of consuming a queue: the input subscribes to `+"`topics`"+` and answers every request with
-the pipeline's result, which a `+"`sync_response`"+` output (or processor) sets, as `+"`http_server`"+` does. The reply is a real
+	).Description(`Serves requests instead of consuming a queue: the input subscribes to ` + "`topics`" + ` and answers every request with
+the pipeline's result, which a ` + "`sync_response`" + ` output (or processor) sets, as ` + "`http_server`" + ` does. The reply is a real
 Solace reply: it goes to the request's reply-to with its correlation id and the reply flag, so any Solace requester
-(`+"`RequestReplyMessagePublisher`"+`, JCSMP's `+"`Requestor`"+`, the `+"`solace_request_reply`"+` processor) accepts it.
-Set `+"`requests`"+` or one of `+"`queue`"+` and `+"`topic`"+`.
+(` + "`RequestReplyMessagePublisher`" + `, JCSMP's ` + "`Requestor`" + `, the ` + "`solace_request_reply`" + ` processor) accepts it.
+Set ` + "`requests`" + ` or one of ` + "`queue`" + ` and ` + "`topic`" + `.
 
 The request's payload is the message's content, its attributes and user properties its metadata, as in queue mode. When the
 pipeline acknowledges the message, its sync response is sent back (an empty reply when the pipeline set none). When the
 pipeline rejects it, or the sync response is flagged with a processor's error, the reply is empty and carries the error
-in the user property `+"`error`"+`, so that the requester fails at once instead of waiting for its timeout. Requests are direct messages: a request that arrives while the pipeline
-is `+"`receive_buffer`"+` requests behind (size it for the bursts your requesters send), or while the input reconnects, is dropped by the broker or the input (counted in
-`+"`solace_input_requests_dropped`"+`) and its requester times out; a reply whose connection dropped is lost the same way.`).
+in the user property ` + "`error`" + `, so that the requester fails at once instead of waiting for its timeout. Requests are direct messages: a request that arrives while the pipeline
+is ` + "`receive_buffer`" + ` requests behind (size it for the bursts your requesters send), or while the input reconnects, is dropped by the broker or the input (counted in
+` + "`solace_input_requests_dropped`" + `) and its requester times out; a reply whose connection dropped is lost the same way.`).
 		Optional()
 }
 
 // siRequestsFromParsed reads the requests block, nil when it is absent.
 func siRequestsFromParsed(conf *service.ParsedConfig) (*session.ServerConfig, *service.MetadataFilter, error) {
-	if !conf.Contains(siFieldRequests) {
-		return nil, nil, nil
-	}
+	// The block is present in every config (its fields have defaults):
+	// its topics tell whether requests are served.
 	ns := conf.Namespace(siFieldRequests)
 	var cfg session.ServerConfig
 	var err error
-	if cfg.Topics, err = ns.FieldStringList(siFieldRequestsTopics); err != nil {
+	if cfg.Topics, err = ns.FieldStringList(siFieldRequestsTopics); err != nil || len(cfg.Topics) == 0 {
 		return nil, nil, err
 	}
 	if cfg.ShareName, err = ns.FieldString(siFieldRequestsShareName); err != nil {

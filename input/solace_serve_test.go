@@ -16,6 +16,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/resource"
 
 	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -26,7 +27,7 @@ func siServePipeline(t *testing.T, b *solacetest.Broker, topics string, processo
 	t.Helper()
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: warn"))
-	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(b.ConnectionYAML()+"receive_buffer: 4096\nrequests:\n  topics: "+topics+"\n  reply_metadata:\n    include_prefixes: [ out_ ]\n")))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(b.SMFURL())+"receive_buffer: 4096\nrequests:\n  topics: "+topics+"\n  reply_metadata:\n    include_prefixes: [ out_ ]\n")))
 	sb.SetThreads(2)
 	for _, p := range processors {
 		require.NoError(t, sb.AddProcessorYAML(p))
@@ -152,7 +153,7 @@ func TestSolaceInputRequestsLint(t *testing.T) {
 		{"requests and queue", "queue: q\nrequests:\n  topics: [ a ]\n", "field requests: serving requests excludes queue and topic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := service.NewStreamBuilder().AddInputYAML("solace:\n" + componenttest.IndentYAML(solacetest.ConnectionYAML("tcp://127.0.0.1:1")+tc.yaml))
+			err := service.NewStreamBuilder().AddInputYAML("solace:\n" + componenttest.IndentYAML(solacekit.ConnectionYAML("tcp://127.0.0.1:1")+tc.yaml))
 			if tc.want == "" {
 				require.NoError(t, err)
 				return
@@ -161,4 +162,3 @@ func TestSolaceInputRequestsLint(t *testing.T) {
 		})
 	}
 }
-

@@ -150,7 +150,7 @@ func TestSolaceInputRepliesWithPipelineErrors(t *testing.T) {
 func TestSolaceInputRequestsLint(t *testing.T) {
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"requests alone", "requests:\n  topics: [ a/> ]\n", ""},
-		{"requests and queue", "queue: q\nrequests:\n  topics: [ a ]\n", "field requests: serving requests excludes queue and topic"},
+		{"requests and queue", "queue: q\nrequests:\n  topics: [ a ]\n", "field requests: serving requests excludes queue, topic and topic_subscriptions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := service.NewStreamBuilder().AddInputYAML("solace:\n" + componenttest.IndentYAML(solacekit.ConnectionYAML("tcp://127.0.0.1:1")+tc.yaml))

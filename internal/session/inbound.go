@@ -219,14 +219,13 @@ func propertiesOf(msg message.InboundMessage) map[string]any {
 	return out
 }
 
-// payloadOf returns the message body as bytes whatever its SDT form.
+// payloadOf returns the message body as bytes whatever its SDT form: a
+// string as its text, a map or stream as JSON.
 func payloadOf(msg message.InboundMessage) []byte {
 	b, ok := msg.GetPayloadAsBytes()
-	if ok && !sdtContainer(b) {
+	if ok && !maybeSDT(b) {
 		return b
 	}
-	// The client hands a structured payload out as its encoding too:
-	// read it as what it is.
 	if s, ok := msg.GetPayloadAsString(); ok {
 		return []byte(s)
 	}
@@ -241,16 +240,24 @@ func payloadOf(msg message.InboundMessage) []byte {
 	return b
 }
 
-// sdtContainer reports bytes that may be a structured (SDT) string, map or
-// stream payload as the client encodes it: a type byte with a four-byte
-// length (string 0x1f, map 0x2b, stream 0x2f), then that many bytes in
-// all. Only such payloads pay for the client's structured reads.
-func sdtContainer(b []byte) bool {
-	if len(b) < 5 || (b[0] != 0x1f && b[0] != 0x2b && b[0] != 0x2f) {
+// SDT types of a structured payload, the first byte's tag >> 2.
+const (
+	sdtString = 7
+	sdtMap    = 10
+	sdtStream = 11
+)
+
+// maybeSDT reports whether a binary attachment starts like an SDT string,
+// map or stream, which the client then tells apart from plain bytes.
+func maybeSDT(b []byte) bool {
+	if len(b) == 0 {
 		return false
 	}
-	n := int(b[1])<<24 | int(b[2])<<16 | int(b[3])<<8 | int(b[4])
-	return n == len(b)
+	switch b[0] >> 2 {
+	case sdtString, sdtMap, sdtStream:
+		return true
+	}
+	return false
 }
 
 // convertSDT maps structured data values onto types Benthos and Bloblang

@@ -146,8 +146,8 @@ func readFrame(r *bufio.Reader) (*frame, error) { return readFrameInto(r, nil, n
 // reuses, or into a new frame when reuse is nil. The read loop passes the
 // same frame for every frame of a connection: handlers keep parts of the
 // frame's bytes (which are new for every frame) but never the frame itself
-// or its Params, so a frame and a parameter slice per message were garbage
-// the broker had to collect on every publish.
+// or its Params, so reusing them spares the collector a frame and a
+// parameter slice on every publish.
 //
 // With sl set, a small frame's bytes are carved out of sl's chunk rather
 // than allocated on their own (see slab).

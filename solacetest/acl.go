@@ -61,11 +61,7 @@ func (b *Broker) aclLocked(vpn, name string) (*ACLProfile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := v.acls[name]
-	if p == nil {
-		return nil, fmt.Errorf("%w %q in VPN %q", ErrUnknownACLProfile, name, vpn)
-	}
-	return p, nil
+	return namedIn(v.acls, name, ErrUnknownACLProfile, vpn)
 }
 
 // ACLProfile returns an ACL profile.

@@ -1,13 +1,13 @@
 package solacetest
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -394,6 +394,79 @@ func (b *Broker) HasVPN(vpn string) bool {
 	return ok
 }
 
+// inVPN runs fn on vpn's state with b.mu held: the admin API's calls on one
+// VPN, refused with ErrUnknownVPN when there is no such VPN.
+func inVPN[T any](b *Broker, vpn string, fn func(v *vpnState) (T, error)) (T, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.vpnLocked(vpn)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return fn(v)
+}
+
+// changeInVPN is inVPN for a call that returns only an error.
+func changeInVPN(b *Broker, vpn string, fn func(v *vpnState) error) error {
+	_, err := inVPN(b, vpn, func(v *vpnState) (struct{}, error) { return struct{}{}, fn(v) })
+	return err
+}
+
+// The admin API keeps each kind of object in a map by name. namedIn,
+// addNamed and deleteNamed find, add and delete one, refusing a name that
+// is unknown or already taken with the kind's error, which names the VPN
+// when vpn is not "" (broker-wide kinds pass "").
+func namedIn[V comparable](m map[string]V, name string, unknown error, vpn string) (V, error) {
+	v, ok := m[name]
+	var zero V
+	if !ok || v == zero {
+		return zero, errUnknownNamed(unknown, name, vpn)
+	}
+	return v, nil
+}
+
+func addNamed[V any](m map[string]V, name string, v V, exists error, vpn string) error {
+	if _, ok := m[name]; ok {
+		if vpn == "" {
+			return fmt.Errorf("%w: %q", exists, name)
+		}
+		return fmt.Errorf("%w: %q in VPN %q", exists, name, vpn)
+	}
+	m[name] = v
+	return nil
+}
+
+func deleteNamed[V any](m map[string]V, name string, unknown error, vpn string) error {
+	if _, ok := m[name]; !ok {
+		return errUnknownNamed(unknown, name, vpn)
+	}
+	delete(m, name)
+	return nil
+}
+
+func errUnknownNamed(unknown error, name, vpn string) error {
+	if vpn == "" {
+		return fmt.Errorf("%w %q", unknown, name)
+	}
+	return fmt.Errorf("%w %q in VPN %q", unknown, name, vpn)
+}
+
+// sortedValues lists m's values, each through conv, sorted by name (m's
+// keys).
+func sortedValues[V, T any](m map[string]V, conv func(V) T) []T {
+	out := make([]T, 0, len(m))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, conv(m[name]))
+	}
+	return out
+}
+
+// same and deref are sortedValues' conversions for maps of values and of
+// pointers.
+func same[T any](v T) T   { return v }
+func deref[T any](p *T) T { return *p }
+
 func (b *Broker) vpnLocked(vpn string) (*vpnState, error) {
 	v, ok := b.vpns[vpn]
 	if !ok {
@@ -407,11 +480,7 @@ func (b *Broker) queueLocked(vpn, name string) (*queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, ok := v.queues[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q in VPN %q", ErrUnknownQueue, name, vpn)
-	}
-	return q, nil
+	return namedIn(v.queues, name, ErrUnknownQueue, vpn)
 }
 
 // CreateQueue creates a durable queue. An AccessType of "" means exclusive.
@@ -515,18 +584,9 @@ func (b *Broker) Queue(vpn, name string) (QueueConfig, QueueStats, error) {
 
 // Queues lists a VPN's queues, temporary ones included, sorted by name.
 func (b *Broker) Queues(vpn string) ([]QueueConfig, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]QueueConfig, 0, len(v.queues))
-	for _, q := range v.queues {
-		out = append(out, q.config())
-	}
-	slices.SortFunc(out, func(a, b QueueConfig) int { return cmp.Compare(a.Name, b.Name) })
-	return out, nil
+	return inVPN(b, vpn, func(v *vpnState) ([]QueueConfig, error) {
+		return sortedValues(v.queues, (*queue).config), nil
+	})
 }
 
 // AddQueueSubscription adds a topic subscription to a queue.

@@ -13,16 +13,6 @@ import (
 	"slices"
 )
 
-// ErrUnknownACLProfile reports an ACL profile name the VPN lacks.
-var ErrUnknownACLProfile = errors.New("unknown ACL profile")
-
-// ErrExceptionExists / ErrUnknownException report duplicate and missing ACL
-// exceptions.
-var (
-	ErrExceptionExists  = errors.New("ACL exception already exists")
-	ErrUnknownException = errors.New("unknown ACL exception")
-)
-
 const defaultACLProfile = "default"
 
 // ACL exception kinds.

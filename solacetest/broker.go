@@ -247,51 +247,35 @@ func (b *Broker) serveHTTP(srv *http.Server, ln net.Listener) {
 	}()
 }
 
+// listenerURL is scheme://ln's address, or "" when ln is nil (a listener not
+// configured).
+func listenerURL(scheme string, ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return scheme + "://" + ln.Addr().String()
+}
+
 // SMFURL is the plain SMF address, "tcp://127.0.0.1:PORT".
 func (b *Broker) SMFURL() string { return "tcp://" + b.smfLn.Addr().String() }
 
 // SMFSURL is the TLS SMF address, "tcps://127.0.0.1:PORT", or "" without TLS.
-func (b *Broker) SMFSURL() string {
-	if b.tlsLn == nil {
-		return ""
-	}
-	return "tcps://" + b.tlsLn.Addr().String()
-}
+func (b *Broker) SMFSURL() string { return listenerURL("tcps", b.tlsLn) }
 
 // CompressedURL is the compressed SMF address, "tcp://127.0.0.1:PORT", or ""
 // without a compressed listener. Clients must enable message compression to
 // use it.
-func (b *Broker) CompressedURL() string {
-	if b.compLn == nil {
-		return ""
-	}
-	return "tcp://" + b.compLn.Addr().String()
-}
+func (b *Broker) CompressedURL() string { return listenerURL("tcp", b.compLn) }
 
 // WebURL is the web transport's address, "ws://127.0.0.1:PORT", or "".
-func (b *Broker) WebURL() string {
-	if b.webLn == nil {
-		return ""
-	}
-	return "ws://" + b.webLn.Addr().String()
-}
+func (b *Broker) WebURL() string { return listenerURL("ws", b.webLn) }
 
 // SecureWebURL is the web transport's TLS address, "wss://127.0.0.1:PORT", or
 // "".
-func (b *Broker) SecureWebURL() string {
-	if b.webTLSLn == nil {
-		return ""
-	}
-	return "wss://" + b.webTLSLn.Addr().String()
-}
+func (b *Broker) SecureWebURL() string { return listenerURL("wss", b.webTLSLn) }
 
 // SEMPURL is the SEMP base URL, "http://127.0.0.1:PORT", or "" when disabled.
-func (b *Broker) SEMPURL() string {
-	if b.sempLn == nil {
-		return ""
-	}
-	return "http://" + b.sempLn.Addr().String()
-}
+func (b *Broker) SEMPURL() string { return listenerURL("http", b.sempLn) }
 
 // Close closes the listeners and every client connection and waits for all
 // of the broker's goroutines to end.
@@ -691,12 +675,7 @@ func healthHandler(b *Broker) http.Handler {
 
 // HealthURL is the health-check listener's base URL, "http://127.0.0.1:PORT",
 // or "" when Config.HealthAddr was empty.
-func (b *Broker) HealthURL() string {
-	if b.healthLn == nil {
-		return ""
-	}
-	return "http://" + b.healthLn.Addr().String()
-}
+func (b *Broker) HealthURL() string { return listenerURL("http", b.healthLn) }
 
 // ---- further listeners ----
 //

@@ -17,16 +17,6 @@ import (
 	"time"
 )
 
-// ErrUnknownCertAuthority / ErrCertAuthorityExists report missing and
-// duplicate client certificate authorities; ErrUnknownClientUsername and
-// ErrClientUsernameExists the same for client usernames.
-var (
-	ErrUnknownCertAuthority  = errors.New("unknown client certificate authority")
-	ErrCertAuthorityExists   = errors.New("client certificate authority already exists")
-	ErrUnknownClientUsername = errors.New("unknown client username")
-	ErrClientUsernameExists  = errors.New("client username already exists")
-)
-
 // ClientUsername is a VPN's client-username object. With basic
 // authentication "internal", an enabled client username with a password
 // can log in, as can the users of Config.Users.

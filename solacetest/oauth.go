@@ -56,20 +56,6 @@ const (
 	OAuthRoleResourceServer = "resource-server"
 )
 
-// ErrUnknownOAuthProfile / ErrOAuthProfileExists report missing and
-// duplicate OAuth profiles; ErrUnknownAuthorizationGroup and
-// ErrAuthorizationGroupExists the same for authorization groups, and
-// ErrUnknownDomainCertAuthority / ErrDomainCertAuthorityExists for domain
-// certificate authorities.
-var (
-	ErrUnknownOAuthProfile        = errors.New("unknown OAuth profile")
-	ErrOAuthProfileExists         = errors.New("OAuth profile already exists")
-	ErrUnknownAuthorizationGroup  = errors.New("unknown authorization group")
-	ErrAuthorizationGroupExists   = errors.New("authorization group already exists")
-	ErrUnknownDomainCertAuthority = errors.New("unknown domain certificate authority")
-	ErrDomainCertAuthorityExists  = errors.New("domain certificate authority already exists")
-)
-
 // OAuthProfile is a VPN's OAuth profile. NewOAuthProfile gives SEMP's
 // defaults.
 type OAuthProfile struct {

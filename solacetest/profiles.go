@@ -5,13 +5,9 @@ package solacetest
 // "default" profile (the broker has no client-username objects).
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 )
-
-// ErrUnknownClientProfile reports a client profile name the VPN lacks.
-var ErrUnknownClientProfile = errors.New("unknown client profile")
 
 // Endpoint-create durabilities (SEMP's allowGuaranteedEndpointCreateDurability).
 const (

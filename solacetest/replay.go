@@ -14,13 +14,6 @@ import (
 	"time"
 )
 
-// ErrReplayLogExists / ErrNoReplayLog report a second replay log and a
-// missing one (a VPN has at most one, as on PubSub+).
-var (
-	ErrReplayLogExists = errors.New("replay log already exists")
-	ErrNoReplayLog     = errors.New("no such replay log")
-)
-
 // ReplayLog is a VPN's replay log configuration.
 type ReplayLog struct {
 	Name string

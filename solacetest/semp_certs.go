@@ -6,7 +6,6 @@ package solacetest
 // accepted only with revocation checking off.
 
 import (
-	"errors"
 	"net/url"
 )
 
@@ -22,16 +21,6 @@ type sempClientUsername struct {
 	ClientUsername    string `json:"clientUsername"`
 	Enabled           bool   `json:"enabled"`
 	MsgVpnName        string `json:"msgVpnName"`
-}
-
-func certErr(err error) *sempErr {
-	switch {
-	case errors.Is(err, ErrUnknownCertAuthority), errors.Is(err, ErrUnknownClientUsername):
-		return errNotFound("%s", err.Error())
-	case errors.Is(err, ErrCertAuthorityExists), errors.Is(err, ErrClientUsernameExists):
-		return &sempErr{400, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
-	}
-	return adminErr(err)
 }
 
 func (c *sempCall) certAuthorityLink(name string) sempURILink {
@@ -67,7 +56,7 @@ func createCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
 		return errNotSupported("the test broker does not implement revocation checking; set revocationCheckEnabled false")
 	}
 	if aerr := b.AddCertAuthority(*name, *content); aerr != nil {
-		return certErr(aerr)
+		return adminErr(aerr)
 	}
 	return c.writeObject(sempCertAuthority{CertAuthorityName: *name, CertContent: *content}, c.certAuthorityLink(*name), nil)
 }
@@ -82,7 +71,7 @@ func getCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
 }
 
 func deleteCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
-	return c.writeMetaOnlyOr(b.RemoveCertAuthority(c.r.PathValue("name")), certErr)
+	return c.writeMetaOnlyOr(b.RemoveCertAuthority(c.r.PathValue("name")), adminErr)
 }
 
 func (c *sempCall) clientUsernameLink(vpn, name string) sempURILink {
@@ -117,7 +106,7 @@ func createClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 		u.Password = *password
 	}
 	if cerr := b.CreateClientUsername(vpn, u); cerr != nil {
-		return certErr(cerr)
+		return adminErr(cerr)
 	}
 	return c.writeObject(clientUsernameJSON(vpn, u), c.clientUsernameLink(vpn, u.Name), nil)
 }
@@ -129,10 +118,7 @@ func clientUsernameJSON(vpn string, u ClientUsername) sempClientUsername {
 
 func getClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	all, lerr := b.ClientUsernames(vpn)
-	if lerr != nil {
-		return certErr(lerr)
-	}
-	u, err := findNamed(all, func(u ClientUsername) string { return u.Name }, "clientUsername", c.r.PathValue("name"))
+	u, err := findIn(c, all, lerr, func(u ClientUsername) string { return u.Name }, "clientUsername", "name")
 	if err != nil {
 		return err
 	}
@@ -140,5 +126,5 @@ func getClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 }
 
 func deleteClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteClientUsername(vpn, c.r.PathValue("name")), certErr)
+	return c.writeMetaOnlyOr(b.DeleteClientUsername(vpn, c.r.PathValue("name")), adminErr)
 }

@@ -6,7 +6,6 @@ package solacetest
 
 import (
 	"encoding/json"
-	"errors"
 	"net/url"
 	"slices"
 	"time"
@@ -142,18 +141,6 @@ func oauthProfileChanges(c *sempCall, vpn string) (name *string, apply func(*OAu
 	}, nil
 }
 
-func oauthErr(err error) *sempErr {
-	switch {
-	case errors.Is(err, ErrUnknownOAuthProfile), errors.Is(err, ErrUnknownAuthorizationGroup), errors.Is(err, ErrUnknownDomainCertAuthority):
-		return errNotFound("%s", err.Error())
-	case errors.Is(err, ErrOAuthProfileExists), errors.Is(err, ErrAuthorizationGroupExists), errors.Is(err, ErrDomainCertAuthorityExists):
-		return &sempErr{400, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
-	case errors.Is(err, ErrUnsupportedVPNSetting):
-		return errNotSupported("%s", err.Error())
-	}
-	return adminErr(err)
-}
-
 func (c *sempCall) oauthProfileLink(vpn, name string) sempURILink {
 	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/authenticationOauthProfiles/" + url.PathEscape(name)}
 }
@@ -169,17 +156,14 @@ func createOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	p := NewOAuthProfile(*name)
 	apply(&p)
 	if cerr := b.CreateOAuthProfile(vpn, p); cerr != nil {
-		return oauthErr(cerr)
+		return adminErr(cerr)
 	}
 	return c.writeObject(oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name), nil)
 }
 
 func findOAuthProfile(c *sempCall, b oauthAdmin, vpn string) (OAuthProfile, *sempErr) {
 	all, err := b.OAuthProfiles(vpn)
-	if err != nil {
-		return OAuthProfile{}, oauthErr(err)
-	}
-	return findNamed(all, func(p OAuthProfile) string { return p.Name }, "authenticationOauthProfile", c.r.PathValue("profile"))
+	return findIn(c, all, err, func(p OAuthProfile) string { return p.Name }, "authenticationOauthProfile", "profile")
 }
 
 func getOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
@@ -191,11 +175,8 @@ func getOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 }
 
 func listOAuthProfiles(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	all, lerr := b.OAuthProfiles(vpn)
-	if lerr != nil {
-		return oauthErr(lerr)
-	}
-	return writeEach(c, all, len(all), "", func(p OAuthProfile) (any, sempURILink) {
+	all, err := b.OAuthProfiles(vpn)
+	return writeAll(c, all, err, func(p OAuthProfile) (any, sempURILink) {
 		return oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name)
 	})
 }
@@ -209,13 +190,13 @@ func updateOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 		return e
 	}
 	if uerr := b.UpdateOAuthProfile(vpn, c.r.PathValue("profile"), apply); uerr != nil {
-		return oauthErr(uerr)
+		return adminErr(uerr)
 	}
 	return getOAuthProfile(c, b, vpn)
 }
 
 func deleteOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteOAuthProfile(vpn, c.r.PathValue("profile")), oauthErr)
+	return c.writeMetaOnlyOr(b.DeleteOAuthProfile(vpn, c.r.PathValue("profile")), adminErr)
 }
 
 // ---- authorization groups ----
@@ -267,17 +248,14 @@ func createAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	}
 	g := AuthorizationGroup{Name: *name, Enabled: enabled != nil && *enabled}
 	if cerr := b.CreateAuthorizationGroup(vpn, g); cerr != nil {
-		return oauthErr(cerr)
+		return adminErr(cerr)
 	}
 	return c.writeObject(authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name), nil)
 }
 
 func getAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	all, lerr := b.AuthorizationGroups(vpn)
-	if lerr != nil {
-		return oauthErr(lerr)
-	}
-	g, err := findNamed(all, func(g AuthorizationGroup) string { return g.Name }, "authorizationGroup", c.r.PathValue("group"))
+	g, err := findIn(c, all, lerr, func(g AuthorizationGroup) string { return g.Name }, "authorizationGroup", "group")
 	if err != nil {
 		return err
 	}
@@ -285,17 +263,14 @@ func getAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 }
 
 func listAuthzGroups(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	all, lerr := b.AuthorizationGroups(vpn)
-	if lerr != nil {
-		return oauthErr(lerr)
-	}
-	return writeEach(c, all, len(all), "", func(g AuthorizationGroup) (any, sempURILink) {
+	all, err := b.AuthorizationGroups(vpn)
+	return writeAll(c, all, err, func(g AuthorizationGroup) (any, sempURILink) {
 		return authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name)
 	})
 }
 
 func deleteAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteAuthorizationGroup(vpn, c.r.PathValue("group")), oauthErr)
+	return c.writeMetaOnlyOr(b.DeleteAuthorizationGroup(vpn, c.r.PathValue("group")), adminErr)
 }
 
 // ---- domain certificate authorities ----
@@ -328,10 +303,7 @@ func createDomainCA(c *sempCall, b oauthAdmin) *sempErr {
 		return errInvalid("missing required attribute certContent")
 	}
 	if aerr := b.AddDomainCertAuthority(*name, *content); aerr != nil {
-		if errors.Is(aerr, ErrDomainCertAuthorityExists) {
-			return oauthErr(aerr)
-		}
-		return errInvalid("%s", aerr.Error())
+		return adminErr(aerr)
 	}
 	return c.writeObject(sempDomainCertAuthority{CertAuthorityName: *name, CertContent: *content}, c.domainCALink(*name), nil)
 }
@@ -358,7 +330,7 @@ func listDomainCAs(c *sempCall, b oauthAdmin) *sempErr {
 }
 
 func deleteDomainCA(c *sempCall, b oauthAdmin) *sempErr {
-	return c.writeMetaOnlyOr(b.RemoveDomainCertAuthority(c.r.PathValue("name")), oauthErr)
+	return c.writeMetaOnlyOr(b.RemoveDomainCertAuthority(c.r.PathValue("name")), adminErr)
 }
 
 // oauthAdmin is what this file's resources need; *Broker implements it.

@@ -19,16 +19,6 @@ type sempReplayLog struct {
 	TopicFilterEnabled bool   `json:"topicFilterEnabled"`
 }
 
-func replayErr(err error) *sempErr {
-	switch {
-	case errors.Is(err, ErrNoReplayLog):
-		return errNotFound("%s", err.Error())
-	case errors.Is(err, ErrReplayLogExists):
-		return &sempErr{400, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
-	}
-	return adminErr(err)
-}
-
 func (c *sempCall) replayLogLink(vpn, name string) sempURILink {
 	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/replayLogs/" + url.PathEscape(name)}
 }
@@ -95,17 +85,14 @@ func createReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	l := ReplayLog{Name: *name}
 	apply(&l)
 	if cerr := b.CreateReplayLog(vpn, l); cerr != nil {
-		return replayErr(cerr)
+		return adminErr(cerr)
 	}
 	return writeReplayLog(c, vpn, l)
 }
 
 func findReplayLog(c *sempCall, b brokerAdmin, vpn string) (ReplayLog, *sempErr) {
 	logs, err := b.ReplayLogs(vpn)
-	if err != nil {
-		return ReplayLog{}, replayErr(err)
-	}
-	return findNamed(logs, func(l ReplayLog) string { return l.Name }, "replayLog", c.r.PathValue("name"))
+	return findIn(c, logs, err, func(l ReplayLog) string { return l.Name }, "replayLog", "name")
 }
 
 func getReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
@@ -117,11 +104,8 @@ func getReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 }
 
 func listReplayLogs(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	logs, lerr := b.ReplayLogs(vpn)
-	if lerr != nil {
-		return replayErr(lerr)
-	}
-	return writeEach(c, logs, len(logs), "", func(l ReplayLog) (any, sempURILink) {
+	logs, err := b.ReplayLogs(vpn)
+	return writeAll(c, logs, err, func(l ReplayLog) (any, sempURILink) {
 		return replayLogJSON(vpn, l), c.replayLogLink(vpn, l.Name)
 	})
 }
@@ -135,13 +119,13 @@ func updateReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 		return e
 	}
 	if uerr := b.UpdateReplayLog(vpn, c.r.PathValue("name"), apply); uerr != nil {
-		return replayErr(uerr)
+		return adminErr(uerr)
 	}
 	return getReplayLog(c, b, vpn)
 }
 
 func deleteReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteReplayLog(vpn, c.r.PathValue("name")), replayErr)
+	return c.writeMetaOnlyOr(b.DeleteReplayLog(vpn, c.r.PathValue("name")), adminErr)
 }
 
 // startReplay is the action msgVpns/{vpn}/queues/{queue}/startReplay.

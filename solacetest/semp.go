@@ -540,6 +540,29 @@ func writeEach[T any](c *sempCall, page []T, total int, next string, item func(T
 	return c.writeList(data, links, nil, total, next)
 }
 
+// vpnObjectURI is the URI of a VPN's object:
+// .../msgVpns/{vpn}/{collection}/{name}.
+func (c *sempCall) vpnObjectURI(vpn, collection, name string) string {
+	return c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/" + collection + "/" + url.PathEscape(name)
+}
+
+// unknownAttr refuses an attribute left in attrs once a handler has decoded
+// (and so removed) every attribute it knows.
+func unknownAttr(attrs map[string]json.RawMessage) *sempErr {
+	for attr := range attrs {
+		return errInvalid("unknown attribute %q", attr)
+	}
+	return nil
+}
+
+// required refuses a required attribute that is missing or empty.
+func required(attr string, v *string) *sempErr {
+	if v == nil || *v == "" {
+		return errInvalid("missing required attribute %s", attr)
+	}
+	return nil
+}
+
 // writeAll answers a list request with all, the whole collection, or with
 // err's SEMP error when listing failed.
 func writeAll[T any](c *sempCall, all []T, err error, item func(T) (any, sempURILink)) *sempErr {

@@ -22,7 +22,7 @@ type sempACLProfile struct {
 }
 
 func (c *sempCall) aclURI(vpn, profile string) string {
-	return c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/aclProfiles/" + url.PathEscape(profile)
+	return c.vpnObjectURI(vpn, "aclProfiles", profile)
 }
 
 func getACLProfile(c *sempCall, b brokerAdmin, vpn string) *sempErr {
@@ -76,8 +76,8 @@ func addACLException(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 			return err
 		}
 	}
-	for attr := range attrs {
-		return errInvalid("unknown attribute %q", attr)
+	if e := unknownAttr(attrs); e != nil {
+		return e
 	}
 	switch {
 	case topic == nil || *topic == "":

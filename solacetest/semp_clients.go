@@ -78,7 +78,7 @@ type sempClientSubscription struct {
 }
 
 func (c *sempCall) clientURI(vpn, name string) string {
-	return c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/clients/" + url.PathEscape(name)
+	return c.vpnObjectURI(vpn, "clients", name)
 }
 
 func (c *sempCall) clientLinks(vpn, name string) sempClientLinks {

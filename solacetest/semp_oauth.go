@@ -6,8 +6,6 @@ package solacetest
 
 import (
 	"encoding/json"
-	"net/url"
-	"slices"
 	"time"
 )
 
@@ -142,7 +140,7 @@ func oauthProfileChanges(c *sempCall, vpn string) (name *string, apply func(*OAu
 }
 
 func (c *sempCall) oauthProfileLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/authenticationOauthProfiles/" + url.PathEscape(name)}
+	return sempURILink{URI: c.vpnObjectURI(vpn, "authenticationOauthProfiles", name)}
 }
 
 func createOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
@@ -150,8 +148,8 @@ func createOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	if err != nil {
 		return err
 	}
-	if name == nil || *name == "" {
-		return errInvalid("missing required attribute oauthProfileName")
+	if e := required("oauthProfileName", name); e != nil {
+		return e
 	}
 	p := NewOAuthProfile(*name)
 	apply(&p)
@@ -215,7 +213,7 @@ func authzGroupJSON(vpn string, g AuthorizationGroup) sempAuthorizationGroup {
 }
 
 func (c *sempCall) authzGroupLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/authorizationGroups/" + url.PathEscape(name)}
+	return sempURILink{URI: c.vpnObjectURI(vpn, "authorizationGroups", name)}
 }
 
 func createAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
@@ -233,11 +231,11 @@ func createAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	); e != nil {
 		return e
 	}
-	for attr := range attrs {
-		return errInvalid("unknown attribute %q", attr)
+	if e := unknownAttr(attrs); e != nil {
+		return e
 	}
-	if name == nil || *name == "" {
-		return errInvalid("missing required attribute authorizationGroupName")
+	if e := required("authorizationGroupName", name); e != nil {
+		return e
 	}
 	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), onlyDefaultACLProfile(aclProfile), onlyDefaultClientProfile(clientProfile)); e != nil {
 		return e
@@ -280,59 +278,6 @@ type sempDomainCertAuthority struct {
 	CertContent       string `json:"certContent"`
 }
 
-func (c *sempCall) domainCALink(name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/domainCertAuthorities/" + url.PathEscape(name)}
-}
-
-func createDomainCA(c *sempCall, b oauthAdmin) *sempErr {
-	attrs, err := c.readBody()
-	if err != nil {
-		return err
-	}
-	var name, content *string
-	if e := firstErr(decodeAttr(attrs, "certAuthorityName", &name), decodeAttr(attrs, "certContent", &content)); e != nil {
-		return e
-	}
-	for attr := range attrs {
-		return errInvalid("unknown attribute %q", attr)
-	}
-	switch {
-	case name == nil || *name == "":
-		return errInvalid("missing required attribute certAuthorityName")
-	case content == nil || *content == "":
-		return errInvalid("missing required attribute certContent")
-	}
-	if aerr := b.AddDomainCertAuthority(*name, *content); aerr != nil {
-		return adminErr(aerr)
-	}
-	return c.writeObject(sempDomainCertAuthority{CertAuthorityName: *name, CertContent: *content}, c.domainCALink(*name), nil)
-}
-
-func getDomainCA(c *sempCall, b oauthAdmin) *sempErr {
-	name := c.r.PathValue("name")
-	p, ok := b.DomainCertAuthorities()[name]
-	if !ok {
-		return errNotFound("could not find match for domainCertAuthority %q", name)
-	}
-	return c.writeObject(sempDomainCertAuthority{CertAuthorityName: name, CertContent: p}, c.domainCALink(name), nil)
-}
-
-func listDomainCAs(c *sempCall, b oauthAdmin) *sempErr {
-	all := b.DomainCertAuthorities()
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return writeEach(c, names, len(names), "", func(n string) (any, sempURILink) {
-		return sempDomainCertAuthority{CertAuthorityName: n, CertContent: all[n]}, c.domainCALink(n)
-	})
-}
-
-func deleteDomainCA(c *sempCall, b oauthAdmin) *sempErr {
-	return c.writeMetaOnlyOr(b.RemoveDomainCertAuthority(c.r.PathValue("name")), adminErr)
-}
-
 // oauthAdmin is what this file's resources need; *Broker implements it.
 type oauthAdmin interface {
 	queueAdmin
@@ -371,10 +316,10 @@ func (s *sempServer) registerOAuthRoutes(admin brokerAdmin) {
 	inVPN("DELETE "+config+"/authenticationOauthProfiles/{profile}", deleteOAuthProfile)
 	inVPN("POST "+config+"/authorizationGroups", createAuthzGroup)
 	inVPN("DELETE "+config+"/authorizationGroups/{group}", deleteAuthzGroup)
-	for _, base := range []string{sempConfigBase, sempMonitorBase} {
-		s.handle("GET "+base+"/domainCertAuthorities", func(c *sempCall) *sempErr { return listDomainCAs(c, b) })
-		s.handle("GET "+base+"/domainCertAuthorities/{name}", func(c *sempCall) *sempErr { return getDomainCA(c, b) })
-	}
-	s.handle("POST "+sempConfigBase+"/domainCertAuthorities", func(c *sempCall) *sempErr { return createDomainCA(c, b) })
-	s.handle("DELETE "+sempConfigBase+"/domainCertAuthorities/{name}", func(c *sempCall) *sempErr { return deleteDomainCA(c, b) })
+	caCollection{path: "/domainCertAuthorities", kind: "domainCertAuthority",
+		add: b.AddDomainCertAuthority, remove: b.RemoveDomainCertAuthority, all: b.DomainCertAuthorities,
+		object: func(name, pemCerts string) any {
+			return sempDomainCertAuthority{CertAuthorityName: name, CertContent: pemCerts}
+		},
+	}.register(s, true, true)
 }

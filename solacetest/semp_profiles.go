@@ -4,10 +4,6 @@ package solacetest
 // msgVpns/{vpn}/clientProfiles[/{profile}] (GET in config and monitor,
 // PATCH in config).
 
-import (
-	"net/url"
-)
-
 // sempClientProfile is MsgVpnClientProfile with the attributes the broker
 // models. Guaranteed send, receive and bridge connections are always
 // allowed.
@@ -36,7 +32,7 @@ func clientProfileJSON(vpn string, p ClientProfile) sempClientProfile {
 }
 
 func (c *sempCall) clientProfileLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/clientProfiles/" + url.PathEscape(name)}
+	return sempURILink{URI: c.vpnObjectURI(vpn, "clientProfiles", name)}
 }
 
 func getClientProfile(c *sempCall, b brokerAdmin, vpn string) *sempErr {

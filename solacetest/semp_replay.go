@@ -6,7 +6,6 @@ package solacetest
 
 import (
 	"errors"
-	"net/url"
 	"time"
 )
 
@@ -20,7 +19,7 @@ type sempReplayLog struct {
 }
 
 func (c *sempCall) replayLogLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/replayLogs/" + url.PathEscape(name)}
+	return sempURILink{URI: c.vpnObjectURI(vpn, "replayLogs", name)}
 }
 
 // replayLogChanges reads a MsgVpnReplayLog body.
@@ -78,8 +77,8 @@ func createReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if err != nil {
 		return err
 	}
-	if name == nil || *name == "" {
-		return errInvalid("missing required attribute replayLogName")
+	if e := required("replayLogName", name); e != nil {
+		return e
 	}
 	// SEMP's defaults: both switches off.
 	l := ReplayLog{Name: *name}
@@ -140,11 +139,11 @@ func startReplay(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 		decodeAttr(attrs, "fromTime", &fromTime)); e != nil {
 		return e
 	}
-	for attr := range attrs {
-		return errInvalid("unknown attribute %q", attr)
+	if e := unknownAttr(attrs); e != nil {
+		return e
 	}
-	if logName == nil || *logName == "" {
-		return errInvalid("missing required attribute replayLogName")
+	if e := required("replayLogName", logName); e != nil {
+		return e
 	}
 	var from time.Time
 	if fromTime != nil {

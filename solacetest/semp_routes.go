@@ -124,6 +124,9 @@ func vpnOf(c *sempCall, b queueAdmin) (string, *sempErr) {
 // answering monitor requests no sooner than Config.SEMPMonitorDelay.
 func sempHandler(b *Broker, user, password string, log *slog.Logger) http.Handler {
 	h := newSEMPHandler(b, user, password, log)
+	if b.cfg.DataDir != "" {
+		h = persistConfigAfter(b, h)
+	}
 	delay := b.cfg.SEMPMonitorDelay
 	if delay <= 0 {
 		return h

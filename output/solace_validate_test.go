@@ -146,7 +146,7 @@ func TestSolaceOutputFailureReport(t *testing.T) {
 	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "rep"}))
 	w := newSoWriter(t, b, "queue: rep\nclients: 1\n")
 	require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"warm"}, nil)))
-	b.NackNextPublishes(1, "Spool Over Quota")
+	b.Faults().NackNextPublishes(1, "Spool Over Quota")
 	err := w.WriteBatch(t.Context(), soBatch([]string{"x", "y"}, nil))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `queue "rep"`)

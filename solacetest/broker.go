@@ -594,3 +594,97 @@ func (b *Broker) ClientCount() int {
 func newQueue(v *vpnState, cfg QueueConfig) *queue {
 	return &queue{vpn: v, cfg: cfg}
 }
+
+// ---- the health-check listener ----
+//
+// The plain-HTTP endpoint that PubSub+ serves (by default on port 5550) for
+// load balancers and orchestrators to ask whether the broker is ready for
+// direct and for guaranteed messaging. Solace's own client test suite waits
+// on it before it starts.
+
+// Health-check paths, as PubSub+ serves them.
+const (
+	healthDirectActive     = "/health-check/direct-active"
+	healthGuaranteedActive = "/health-check/guaranteed-active"
+)
+
+// healthHandler answers 200 on both paths while the broker accepts logins and
+// 503 while it refuses them (RefuseLogins), as a standby broker does. Every
+// other path is 404. Like PubSub+'s, it needs no authentication.
+func healthHandler(b *Broker) http.Handler {
+	mux := http.NewServeMux()
+	ready := func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		refusing := b.faults.refusingLogins()
+		b.mu.Unlock()
+		w.Header().Set("Cache-Control", "no-store")
+		if refusing {
+			http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	mux.HandleFunc("GET "+healthDirectActive, ready)
+	mux.HandleFunc("GET "+healthGuaranteedActive, ready)
+	return mux
+}
+
+// HealthURL is the health-check listener's base URL, "http://127.0.0.1:PORT",
+// or "" when Config.HealthAddr was empty.
+func (b *Broker) HealthURL() string {
+	if b.healthLn == nil {
+		return ""
+	}
+	return "http://" + b.healthLn.Addr().String()
+}
+
+// ---- further listeners ----
+//
+// A broker serves one of its SMF transports on further addresses, as a real
+// broker is reachable on several (a test network's fixed ports, say, beside
+// the ephemeral ones the tests were given).
+
+// Transports ListenAlso can serve.
+const (
+	TransportSMF        = "smf"        // plain SMF (tcp://)
+	TransportCompressed = "compressed" // compressed SMF
+	TransportSMFTLS     = "smf-tls"    // SMF over TLS (tcps://); needs Config.TLS
+)
+
+// ListenAlso serves transport on addr as well, until the broker closes, and
+// returns the address it listens on.
+func (b *Broker) ListenAlso(transport, addr string) (net.Addr, error) {
+	if transport != TransportSMF && transport != TransportCompressed && transport != TransportSMFTLS {
+		return nil, fmt.Errorf("listening on %s: unknown transport %q (want %q, %q or %q)", addr, transport,
+			TransportSMF, TransportCompressed, TransportSMFTLS)
+	}
+	if transport == TransportSMFTLS && b.cfg.TLS == nil {
+		return nil, errors.New("listening for SMF over TLS on " + addr + ": the broker has no TLS certificate (Config.TLS)")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening for %s on %s: %w", transport, addr, err)
+	}
+	switch transport {
+	case TransportCompressed:
+		ln = compressedListener{ln}
+	case TransportSMFTLS:
+		ln = tls.NewListener(ln, b.cfg.TLS)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-b.done:
+		_ = ln.Close()
+		return nil, errors.New("listening on " + addr + ": the broker is closed")
+	default:
+	}
+	b.wg.Add(2)
+	go b.acceptLoop(ln)
+	go func() {
+		defer b.wg.Done()
+		<-b.done
+		_ = ln.Close()
+	}()
+	return ln.Addr(), nil
+}

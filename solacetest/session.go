@@ -2,7 +2,8 @@ package solacetest
 
 // This file is the session layer: one client connection, its login,
 // keepalives, direct subscriptions, publisher flow and the dispatch of each
-// incoming frame to the router and spool layers.
+// incoming frame to the router and spool layers, and what happens to a
+// message larger than the broker accepts (handleOversize).
 
 import (
 	"bufio"
@@ -16,6 +17,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/connect-solace/connect-solace/internal/selector"
 )
 
 // conn is one client connection. Fields after "session state" are guarded by
@@ -42,7 +45,7 @@ type conn struct {
 	// frame (compressed TLS, compress.go); only the read loop touches it.
 	inflateNext bool
 	// downgradeNext makes the read loop go on in plain text when the
-	// client's TLS close_notify arrives (downgrade.go); only the read loop
+	// client's TLS close_notify arrives (tls.go); only the read loop
 	// touches it after login.
 	downgradeNext bool
 	// idleTimeout closes a connection that sends nothing for this long: until
@@ -888,10 +891,10 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 		fail(503, "Unknown Durable Topic Endpoint")
 		return
 	}
-	var sel *selector
+	var sel *selector.Selector
 	if text, ok := a.get(apSelector); ok && trimNUL(text) != "" {
 		var err error
-		if sel, err = compileSelector(trimNUL(text)); err != nil {
+		if sel, err = selector.Compile(trimNUL(text)); err != nil {
 			b.log.Info("bind with an invalid selector refused", "client", c.clientName, "selector", trimNUL(text), "error", err)
 			fail(400, "Invalid Selector")
 			return
@@ -1022,4 +1025,39 @@ func (c *conn) clientAck(a *adctrl) {
 		}
 	}
 	b.dispatch(fl.q)
+}
+
+// ---- oversized messages ----
+//
+// readFrame skips the payload of a message larger than the broker accepts.
+// As on PubSub+, the connection stays up, a direct message is discarded, and
+// a guaranteed one is rejected to its publisher with 400 "Document Is Too
+// Large".
+
+// handleOversize answers an oversized frame.
+func (c *conn) handleOversize(f *frame) {
+	b := c.b
+	topicB, _ := f.param(pTopic)
+	topic := trimNUL(topicB)
+	if f.Proto != protoTrMsg || f.Flags&flagADF == 0 {
+		b.log.Info("message above the maximum size discarded", "client", c.clientName, "topic", topic, "bytes", f.Oversize)
+		return
+	}
+	idB, _ := f.param(pADMsgID)
+	id := beUint(idB)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pf := c.pubFlow
+	if pf == nil {
+		return
+	}
+	if id > pf.lastID {
+		pf.lastID = id
+	}
+	c.flushAck()
+	b.log.Info("guaranteed message above the maximum size rejected", "client", c.clientName, "topic", topic, "bytes", f.Oversize)
+	c.sendAdCtrl(nil, 400, "Document Is Too Large", adAck, []adParam{
+		{Type: apLastMsgIDAcked, Value: u64(id)},
+		{Type: apFlowID, Value: u32(pf.flowID)},
+	})
 }

@@ -71,7 +71,7 @@ func TestReceiverLateLossListenerStrandsNothing(t *testing.T) {
 	}
 	first := receiveN(t, r, 5)
 	require.Eventually(t, func() bool { return waiting() == n-5 }, 5*time.Second, 10*time.Millisecond)
-	f.b.DropConnections()
+	f.b.Faults().DropConnections()
 	// The rebound flow's copies arrive while the listener is held back.
 	require.Eventually(t, func() bool { return waiting() == 2*n-5 }, 10*time.Second, 10*time.Millisecond,
 		"the broker's redeliveries should reach the receiver (stats %+v)", f.stats(t, "q1"))
@@ -136,7 +136,7 @@ func TestReceiverSettleBatchMixedStale(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	old := receiveN(t, r, n)
-	f.b.DropConnections()
+	f.b.Faults().DropConnections()
 	require.Eventually(t, func() bool { return f.reconnects.Load() >= 1 }, 10*time.Second, 20*time.Millisecond)
 	copies := receiveN(t, r, n)
 	mixed := make([]*dlv, 0, 2*n)

@@ -322,7 +322,7 @@ func TestReceiverSurvivesConnectionDrop(t *testing.T) {
 	}
 	// Wait for the five acks to reach the broker before cutting the line.
 	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == n-5 }, 5*time.Second, 20*time.Millisecond)
-	f.b.DropConnections()
+	f.b.Faults().DropConnections()
 	require.Eventually(t, func() bool { return f.reconnects.Load() >= 1 }, 10*time.Second, 20*time.Millisecond)
 	for _, in := range before[5:] {
 		if err := r.Settle(in, Accepted); err != nil {

@@ -104,10 +104,10 @@ func serve(in io.Reader, out io.Writer) int {
 		case "cpu":
 			reply = "ok " + strconv.FormatInt(CPU().Nanoseconds(), 10)
 		case "pause":
-			br.PauseDelivery()
+			br.Faults().PauseDelivery()
 			reply = "ok"
 		case "resume":
-			br.ResumeDelivery()
+			br.Faults().ResumeDelivery()
 			reply = "ok"
 		default:
 			reply = "error unknown command " + f[0]

@@ -1,16 +1,15 @@
-package solacetest
-
-// This file evaluates consumer-flow selectors: the JMS message-selector
-// language (a subset of SQL-92 conditional expressions) over a message's user
-// properties and a few JMS header fields, which the Solace Go client passes
-// to the broker when a receiver is built WithMessageSelector.
+// Package selector is the JMS message-selector language (a subset of SQL-92
+// conditional expressions: comparisons, AND/OR/NOT with SQL's three-valued
+// logic, arithmetic, BETWEEN, IN, LIKE with ESCAPE, IS NULL) over the values
+// an Env gives for identifiers. solacetest evaluates consumer-flow selectors
+// with it, the ones the Solace Go client passes to the broker when a
+// receiver is built WithMessageSelector. It is pure: no I/O, no state.
+package selector
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,232 +17,41 @@ import (
 	"unicode"
 )
 
-// ---- SDT (structured data) decoding, for the binary-metadata section ----
-
-// SDT type codes.
-const (
-	sdtNull   = 0
-	sdtBool   = 1
-	sdtInt    = 2
-	sdtUint   = 3
-	sdtFloat  = 4
-	sdtChar   = 5
-	sdtBytes  = 6
-	sdtString = 7
-	sdtMap    = 10
-	sdtStream = 11
-)
-
-// sdtItem reads one SDT item at the start of b: its type, payload and the
-// bytes it took up. The tag byte holds type<<2 | (length bytes - 1); the
-// length counts the tag and length bytes.
-func sdtItem(b []byte) (typ byte, payload []byte, n int, err error) {
-	if len(b) < 2 {
-		return 0, nil, 0, errors.New("short SDT item")
-	}
-	typ, lb := b[0]>>2, int(b[0]&3)+1
-	if len(b) < 1+lb {
-		return 0, nil, 0, errors.New("short SDT length")
-	}
-	l := int(beUint(b[1 : 1+lb]))
-	if l < 1+lb || l > len(b) {
-		return 0, nil, 0, fmt.Errorf("SDT item length %d", l)
-	}
-	return typ, b[1+lb : l], l, nil
+// Selector is a compiled message selector.
+type Selector struct {
+	root expr
 }
 
-// sdtValue converts a scalar SDT item to a selector value: bool, int64,
-// float64 or string; nil for types a selector cannot use.
-func sdtValue(typ byte, p []byte) any {
-	switch typ {
-	case sdtBool:
-		return len(p) == 1 && p[0] != 0
-	case sdtInt:
-		switch len(p) {
-		case 1:
-			return int64(int8(p[0]))
-		case 2:
-			return int64(int16(binary.BigEndian.Uint16(p)))
-		case 4:
-			return int64(int32(binary.BigEndian.Uint32(p)))
-		case 8:
-			return int64(binary.BigEndian.Uint64(p))
-		}
-	case sdtUint:
-		if len(p) > 0 && len(p) <= 8 {
-			v := beUint(p)
-			if v > math.MaxInt64 {
-				return float64(v)
-			}
-			return int64(v)
-		}
-	case sdtFloat:
-		switch len(p) {
-		case 4:
-			return float64(math.Float32frombits(binary.BigEndian.Uint32(p)))
-		case 8:
-			return math.Float64frombits(binary.BigEndian.Uint64(p))
-		}
-	case sdtChar:
-		if len(p) == 2 {
-			return string(rune(binary.BigEndian.Uint16(p)))
-		}
-	case sdtString:
-		return trimNUL(p)
-	}
-	return nil
-}
+// expr evaluates to nil (unknown), bool, int64, float64 or string.
+type expr func(Env) any
 
-// sdtMapValues decodes an SDT map payload into its scalar entries; nested
-// maps are returned as map[string]any.
-func sdtMapValues(p []byte) map[string]any {
-	out := map[string]any{}
-	for len(p) > 0 {
-		kt, kp, n, err := sdtItem(p)
-		if err != nil || kt != sdtString {
-			return out
-		}
-		p = p[n:]
-		vt, vp, n, err := sdtItem(p)
-		if err != nil {
-			return out
-		}
-		p = p[n:]
-		if vt == sdtMap {
-			out[trimNUL(kp)] = sdtMapValues(vp)
-		} else {
-			out[trimNUL(kp)] = sdtValue(vt, vp)
-		}
-	}
-	return out
-}
+// Env resolves a selector's identifiers for one message: a JMS header name
+// or a user property to its value (nil, bool, int64, float64 or string), nil
+// when the message has none.
+type Env func(name string) any
 
-// messageMetadata returns the header map ("h": mi application message id,
-// ci correlation id, mt application message type, ...) and the user
-// properties ("p") carried in a message's binary-metadata section.
-func messageMetadata(summary, payload []byte) (headers, props map[string]any) {
-	secs, err := decodeContentsSummary(summary)
-	if err != nil {
-		return nil, nil
-	}
-	off := 0
-	for _, s := range secs {
-		if off+s.Len > len(payload) {
-			return nil, nil
-		}
-		if s.Type == sectionBinaryMeta {
-			return binaryMetadata(payload[off : off+s.Len])
-		}
-		off += s.Len
-	}
-	return nil, nil
-}
+// Eval evaluates the selector for the message env describes: nil (unknown),
+// bool, int64, float64 or string.
+func (s *Selector) Eval(env Env) any { return s.root(env) }
 
-// binaryMetadata walks the binary-metadata section: a block count, 4-byte
-// index entries (type, 24-bit length), then the blocks; block type 0 is an
-// SDT stream whose map holds "h" and "p".
-func binaryMetadata(b []byte) (headers, props map[string]any) {
-	if len(b) < 1 {
-		return nil, nil
-	}
-	nb := int(b[0])
-	if len(b) < 1+4*nb {
-		return nil, nil
-	}
-	off := 1 + 4*nb
-	for i := range nb {
-		e := b[1+4*i : 5+4*i]
-		l := int(beUint(e[1:4]))
-		if off+l > len(b) {
-			return nil, nil
-		}
-		if e[0] == 0 {
-			walkSDT(b[off:off+l], func(m map[string]any) {
-				if h, ok := m["h"].(map[string]any); ok {
-					headers = h
-				}
-				if p, ok := m["p"].(map[string]any); ok {
-					props = p
-				}
-			})
-		}
-		off += l
-	}
-	return headers, props
-}
-
-// walkSDT calls fn for every map found in a sequence of SDT items, looking
-// inside streams.
-func walkSDT(b []byte, fn func(map[string]any)) {
-	for len(b) > 0 {
-		t, p, n, err := sdtItem(b)
-		if err != nil {
-			return
-		}
-		switch t {
-		case sdtStream:
-			walkSDT(p, fn)
-		case sdtMap:
-			fn(sdtMapValues(p))
-		}
-		b = b[n:]
-	}
-}
-
-// ---- selector language ----
-
-// selector is a compiled message selector.
-type selector struct {
-	text string
-	root selExpr
-}
-
-// selExpr evaluates to nil (unknown), bool, int64, float64 or string.
-type selExpr func(selEnv) any
-
-// selEnv resolves identifiers for one message.
-type selEnv func(name string) any
-
-// envFor builds the identifier lookup for a stored message: JMS header
-// names map to the message's header fields, anything else to a user
-// property.
-func envFor(m *storedMsg) selEnv {
-	headers, props := messageMetadata(m.summary, m.payload)
-	return func(name string) any {
-		switch name {
-		case "JMSCorrelationID":
-			return headers["ci"]
-		case "JMSMessageID":
-			return headers["mi"]
-		case "JMSType":
-			return headers["mt"]
-		case "JMSPriority":
-			return int64(m.priority)
-		case "JMSDeliveryMode":
-			if m.persistent {
-				return "PERSISTENT"
-			}
-			return "NON_PERSISTENT"
-		}
-		return props[name]
-	}
-}
-
-func (s *selector) matches(m *storedMsg) bool {
+// Matches reports whether the message env describes is selected: the
+// selector is TRUE for it (FALSE and unknown do not select). A nil selector
+// selects every message.
+func (s *Selector) Matches(env Env) bool {
 	if s == nil {
 		return true
 	}
-	v, _ := s.root(envFor(m)).(bool)
+	v, _ := s.root(env).(bool)
 	return v
 }
 
-// compileSelector parses a JMS message selector.
-func compileSelector(text string) (*selector, error) {
-	toks, err := lexSelector(text)
+// Compile parses a JMS message selector.
+func Compile(text string) (*Selector, error) {
+	toks, err := lex(text)
 	if err != nil {
 		return nil, err
 	}
-	p := &selParser{toks: toks}
+	p := &parser{toks: toks}
 	e, err := p.or()
 	if err != nil {
 		return nil, err
@@ -251,7 +59,7 @@ func compileSelector(text string) (*selector, error) {
 	if p.peek().kind != tEOF {
 		return nil, fmt.Errorf("unexpected %q", p.peek().text)
 	}
-	return &selector{text: text, root: e}, nil
+	return &Selector{root: e}, nil
 }
 
 type tokKind int
@@ -271,10 +79,10 @@ type token struct {
 	text string
 }
 
-var selKeywords = map[string]bool{"AND": true, "OR": true, "NOT": true, "BETWEEN": true, "LIKE": true,
+var keywords = map[string]bool{"AND": true, "OR": true, "NOT": true, "BETWEEN": true, "LIKE": true,
 	"IN": true, "IS": true, "NULL": true, "TRUE": true, "FALSE": true, "ESCAPE": true}
 
-func lexSelector(s string) ([]token, error) {
+func lex(s string) ([]token, error) {
 	var toks []token
 	r := []rune(s)
 	for i := 0; i < len(r); {
@@ -328,7 +136,7 @@ func lexSelector(s string) ([]token, error) {
 				j++
 			}
 			word := string(r[i:j])
-			if selKeywords[strings.ToUpper(word)] {
+			if keywords[strings.ToUpper(word)] {
 				toks = append(toks, token{tKeyword, strings.ToUpper(word)})
 			} else {
 				toks = append(toks, token{tIdent, word})
@@ -349,14 +157,14 @@ func lexSelector(s string) ([]token, error) {
 	return append(toks, token{kind: tEOF}), nil
 }
 
-type selParser struct {
+type parser struct {
 	toks []token
 	pos  int
 }
 
-func (p *selParser) peek() token { return p.toks[p.pos] }
+func (p *parser) peek() token { return p.toks[p.pos] }
 
-func (p *selParser) next() token {
+func (p *parser) next() token {
 	t := p.toks[p.pos]
 	if t.kind != tEOF {
 		p.pos++
@@ -364,7 +172,7 @@ func (p *selParser) next() token {
 	return t
 }
 
-func (p *selParser) accept(kind tokKind, text string) bool {
+func (p *parser) accept(kind tokKind, text string) bool {
 	if t := p.peek(); t.kind == kind && t.text == text {
 		p.pos++
 		return true
@@ -372,7 +180,7 @@ func (p *selParser) accept(kind tokKind, text string) bool {
 	return false
 }
 
-func (p *selParser) or() (selExpr, error) {
+func (p *parser) or() (expr, error) {
 	l, err := p.and()
 	if err != nil {
 		return nil, err
@@ -383,7 +191,7 @@ func (p *selParser) or() (selExpr, error) {
 			return nil, err
 		}
 		a, b := l, r
-		l = func(env selEnv) any {
+		l = func(env Env) any {
 			x, y := a(env), b(env)
 			if x == true || y == true {
 				return true
@@ -397,7 +205,7 @@ func (p *selParser) or() (selExpr, error) {
 	return l, nil
 }
 
-func (p *selParser) and() (selExpr, error) {
+func (p *parser) and() (expr, error) {
 	l, err := p.not()
 	if err != nil {
 		return nil, err
@@ -408,7 +216,7 @@ func (p *selParser) and() (selExpr, error) {
 			return nil, err
 		}
 		a, b := l, r
-		l = func(env selEnv) any {
+		l = func(env Env) any {
 			x, y := a(env), b(env)
 			if x == false || y == false {
 				return false
@@ -422,13 +230,13 @@ func (p *selParser) and() (selExpr, error) {
 	return l, nil
 }
 
-func (p *selParser) not() (selExpr, error) {
+func (p *parser) not() (expr, error) {
 	if p.accept(tKeyword, "NOT") {
 		e, err := p.not()
 		if err != nil {
 			return nil, err
 		}
-		return func(env selEnv) any { return not3(e(env)) }, nil
+		return func(env Env) any { return not3(e(env)) }, nil
 	}
 	return p.comparison()
 }
@@ -440,7 +248,7 @@ func not3(v any) any {
 	return nil
 }
 
-func (p *selParser) comparison() (selExpr, error) {
+func (p *parser) comparison() (expr, error) {
 	l, err := p.additive()
 	if err != nil {
 		return nil, err
@@ -455,7 +263,7 @@ func (p *selParser) comparison() (selExpr, error) {
 				return nil, err
 			}
 			op := t.text
-			return func(env selEnv) any { return compare(op, l(env), r(env)) }, nil
+			return func(env Env) any { return compare(op, l(env), r(env)) }, nil
 		}
 	}
 	negate := false
@@ -465,16 +273,16 @@ func (p *selParser) comparison() (selExpr, error) {
 		if !p.accept(tKeyword, "NULL") {
 			return nil, errors.New("IS must be followed by [NOT] NULL")
 		}
-		return func(env selEnv) any { return (l(env) == nil) != negate }, nil
+		return func(env Env) any { return (l(env) == nil) != negate }, nil
 	}
 	if p.accept(tKeyword, "NOT") {
 		negate = true
 	}
-	wrap := func(e selExpr) selExpr {
+	wrap := func(e expr) expr {
 		if !negate {
 			return e
 		}
-		return func(env selEnv) any { return not3(e(env)) }
+		return func(env Env) any { return not3(e(env)) }
 	}
 	switch {
 	case p.accept(tKeyword, "BETWEEN"):
@@ -489,7 +297,7 @@ func (p *selParser) comparison() (selExpr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return wrap(func(env selEnv) any {
+		return wrap(func(env Env) any {
 			v := l(env)
 			a, b := compare(">=", v, lo(env)), compare("<=", v, hi(env))
 			if a == false || b == false {
@@ -518,7 +326,7 @@ func (p *selParser) comparison() (selExpr, error) {
 				return nil, errors.New("IN list needs commas")
 			}
 		}
-		return wrap(func(env selEnv) any {
+		return wrap(func(env Env) any {
 			s, ok := l(env).(string)
 			if !ok {
 				return nil
@@ -542,7 +350,7 @@ func (p *selParser) comparison() (selExpr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return wrap(func(env selEnv) any {
+		return wrap(func(env Env) any {
 			s, ok := l(env).(string)
 			if !ok {
 				return nil
@@ -581,7 +389,7 @@ func likeRegexp(pat, esc string) (*regexp.Regexp, error) {
 	return regexp.Compile(sb.String())
 }
 
-func (p *selParser) additive() (selExpr, error) {
+func (p *parser) additive() (expr, error) {
 	l, err := p.multiplicative()
 	if err != nil {
 		return nil, err
@@ -597,11 +405,11 @@ func (p *selParser) additive() (selExpr, error) {
 			return nil, err
 		}
 		a, b, op := l, r, t.text
-		l = func(env selEnv) any { return arith(op, a(env), b(env)) }
+		l = func(env Env) any { return arith(op, a(env), b(env)) }
 	}
 }
 
-func (p *selParser) multiplicative() (selExpr, error) {
+func (p *parser) multiplicative() (expr, error) {
 	l, err := p.unary()
 	if err != nil {
 		return nil, err
@@ -617,17 +425,17 @@ func (p *selParser) multiplicative() (selExpr, error) {
 			return nil, err
 		}
 		a, b, op := l, r, t.text
-		l = func(env selEnv) any { return arith(op, a(env), b(env)) }
+		l = func(env Env) any { return arith(op, a(env), b(env)) }
 	}
 }
 
-func (p *selParser) unary() (selExpr, error) {
+func (p *parser) unary() (expr, error) {
 	if p.accept(tOp, "-") {
 		e, err := p.unary()
 		if err != nil {
 			return nil, err
 		}
-		return func(env selEnv) any { return arith("-", int64(0), e(env)) }, nil
+		return func(env Env) any { return arith("-", int64(0), e(env)) }, nil
 	}
 	if p.accept(tOp, "+") {
 		return p.unary()
@@ -635,35 +443,35 @@ func (p *selParser) unary() (selExpr, error) {
 	return p.primary()
 }
 
-func (p *selParser) primary() (selExpr, error) {
+func (p *parser) primary() (expr, error) {
 	t := p.next()
 	switch t.kind {
 	case tIdent:
 		name := t.text
-		return func(env selEnv) any { return env(name) }, nil
+		return func(env Env) any { return env(name) }, nil
 	case tString:
 		s := t.text
-		return func(selEnv) any { return s }, nil
+		return func(Env) any { return s }, nil
 	case tInt:
 		v, err := strconv.ParseInt(t.text, 0, 64)
 		if err != nil {
 			return nil, fmt.Errorf("bad number %q", t.text)
 		}
-		return func(selEnv) any { return v }, nil
+		return func(Env) any { return v }, nil
 	case tFloat:
 		v, err := strconv.ParseFloat(t.text, 64)
 		if err != nil {
 			return nil, fmt.Errorf("bad number %q", t.text)
 		}
-		return func(selEnv) any { return v }, nil
+		return func(Env) any { return v }, nil
 	case tKeyword:
 		switch t.text {
 		case "TRUE":
-			return func(selEnv) any { return true }, nil
+			return func(Env) any { return true }, nil
 		case "FALSE":
-			return func(selEnv) any { return false }, nil
+			return func(Env) any { return false }, nil
 		case "NULL":
-			return func(selEnv) any { return nil }, nil
+			return func(Env) any { return nil }, nil
 		}
 	case tOp:
 		if t.text == "(" {

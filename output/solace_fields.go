@@ -44,7 +44,7 @@ var soRules = []interp.Rule[session.Outbound]{
 	{Name: soFieldAppMessageType, Apply: func(o *session.Outbound, v string) error { o.ApplicationMessageType = v; return nil }},
 	{Name: soFieldCorrelationID, Apply: func(o *session.Outbound, v string) error { o.CorrelationID = v; return nil }},
 	{Name: soFieldPriority, Apply: func(o *session.Outbound, v string) (err error) {
-		o.Priority, err = soParseInt(v, session.PriorityRange)
+		o.Priority, err = session.PriorityRange.Parse(v)
 		return err
 	}},
 	{Name: soFieldTTL, Apply: func(o *session.Outbound, v string) (err error) {
@@ -66,7 +66,7 @@ var soRules = []interp.Rule[session.Outbound]{
 	{Name: soFieldReplyTo, Apply: func(o *session.Outbound, v string) error { o.ReplyTo = v; return nil }},
 	{Name: soFieldSenderID, Apply: func(o *session.Outbound, v string) error { o.SenderID = v; return nil }},
 	{Name: soFieldClassOfService, Apply: func(o *session.Outbound, v string) (err error) {
-		o.ClassOfService, err = soParseInt(v, session.ClassOfServiceRange)
+		o.ClassOfService, err = session.ClassOfServiceRange.Parse(v)
 		return err
 	}},
 	{Name: soFieldPartitionKey, Apply: func(o *session.Outbound, v string) error { o.PartitionKey = v; return nil }},
@@ -235,19 +235,4 @@ func (w *solaceWriter) toOutbound(batch service.MessageBatch, ev *interp.Eval[se
 		o.UserProperties = props
 	}
 	return nil
-}
-
-// soParseInt reads an optional integer in r.
-func soParseInt(s string, r session.Range) (*int, error) {
-	if s = strings.TrimSpace(s); s == "" {
-		return nil, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err == nil {
-		err = r.Check(n)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%q is not an integer from %d to %d", s, r.Min, r.Max)
-	}
-	return &n, nil
 }

@@ -28,6 +28,7 @@ const (
 	siFieldSEMPPasswordFile    = "password_file"
 	siFieldSEMPVPN             = "vpn"
 	siFieldSEMPTLS             = "tls"
+	siFieldSEMPOAuth2          = "oauth2"
 	siFieldNackOutcome         = "nack_outcome"
 	siFieldDeduplicate         = "deduplicate"
 	siFieldDedupWindow         = "dedup_window"
@@ -72,7 +73,7 @@ Binds client-acknowledged consumer flows to a durable queue of a Solace PubSub+ 
 
 ### Source
 
-Set exactly one of `+"`queue`"+` and `+"`topic`"+`.
+Set exactly one of `+"`queue`"+` and `+"`topic`"+`, or `+"`topic_subscriptions`"+` for direct mode (at-most-once, see below).
 
 - `+"`queue`"+` consumes an existing durable queue. When `+"`semp`"+` is set the input checks through SEMP that the queue
   exists and whether it is exclusive (an exclusive queue serves a single flow, so `+"`flows`"+` is then reduced to 1 with a warning).
@@ -92,7 +93,7 @@ connection drops, the client reconnects (`+"`reconnect_attempts`"+`) and the bro
 flows, flagged with `+"`solace_redelivered`"+`; late acknowledgements of the old copies are dropped without failing the
 pipeline, and old copies not yet handed to the pipeline are dropped in favour of the redelivered ones. When the session
 is lost for good, Benthos reconnects the input with backoff for as long as it runs. Delivery is at least once; use
-`+"`deduplicate`"+` to drop copies the pipeline already processed.
+`+"`deduplicate`"+` to drop copies the pipeline already processed.`+siDirectDescription+`
 
 ### De-duplication
 
@@ -127,8 +128,9 @@ overwritten by it.
 - `+"`solace_input_stale_dropped`"+`: messages received before a connection loss and dropped before the pipeline saw them, in favour of the broker's redelivered copies.
 - `+"`solace_input_native_fallback`"+`: messages read through the Solace Go client's API alone, without `+"`solace_time_to_live`"+`, `+"`solace_expiration`"+`, `+"`solace_delivery_count`"+` and `+"`solace_reply_to`"+`, because the input's direct read of the client's C library is not verified for the linked client version (logged once at start-up). Zero with the client this binary was built with.
 - `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
-- `+"`solace_input_reconnects`"+`: client reconnections.`).
+- `+"`solace_input_reconnects`"+`: client reconnections.`+siDirectMetrics).
 		Fields(solacecfg.ConnectionFields()...).
+		Fields(siDirectFields()...).
 		Fields(
 			service.NewStringField(siFieldQueue).
 				Description("The durable queue to consume. Exactly one of `queue` and `topic` must be set.").
@@ -153,6 +155,9 @@ overwritten by it.
 					Description("The VPN the queue lives in; empty means the connection's `vpn`.").
 					Default(""),
 				service.NewTLSToggledField(siFieldSEMPTLS),
+				service.NewBoolField(siFieldSEMPOAuth2).
+					Description("Authenticate SEMP requests with the connection's OAuth access token (`auth.scheme: oauth2` with `access_token`, `access_token_file` or `token_url`), sent as `Authorization: Bearer`, in place of `username` and `password`. The token is the one the connection logs in with, renewed the same way; the broker must accept it for SEMP (an OAuth profile enabled for SEMP).").
+					Default(false).Advanced(),
 			).Description("SEMPv2 management access: required by `topic`, used by `queue` to check the queue and by `backlog_poll_interval`.").
 				Optional(),
 			service.NewStringAnnotatedEnumField(siFieldNackOutcome, map[string]string{
@@ -284,6 +289,10 @@ type solaceReader struct {
 	mBacklogB   *service.MetricGauge
 	mReconnects *service.MetricCounter
 
+	// direct is set in direct mode (solace_direct.go), which owns the
+	// connection then.
+	direct *siDirect
+
 	mu      sync.Mutex
 	sess    *session.Session
 	recv    *siReceiver
@@ -315,7 +324,9 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 			r.queue = QueueNameForTopic(r.topic)
 		}
 	}
-	r.sempFromFields(&f)
+	if err := r.sempFromFields(&f); err != nil {
+		return nil, err
+	}
 	r.nack = session.Failed
 	if f.nackOutcome == siNackRejected {
 		r.nack = session.Rejected
@@ -352,10 +363,14 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")
+	r.directFromFields(&f, m)
 	return r, nil
 }
 
 func (r *solaceReader) Connect(ctx context.Context) error {
+	if r.direct != nil {
+		return r.connectDirect(ctx)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.recv != nil {
@@ -417,6 +432,9 @@ func (r *solaceReader) disconnect(recv *siReceiver) {
 }
 
 func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
+	if r.direct != nil {
+		return r.readDirect(ctx)
+	}
 	recv := r.current()
 	if recv == nil {
 		return nil, nil, service.ErrNotConnected
@@ -484,6 +502,9 @@ func (r *solaceReader) receive(ctx context.Context, recv *siReceiver, dst []*siD
 func (r *solaceReader) Close(ctx context.Context) error {
 	defer r.mAcked.Flush()
 	defer r.mReceived.Flush()
+	if r.direct != nil {
+		return r.closeDirect(ctx)
+	}
 	r.mu.Lock()
 	recv, sess := r.recv, r.sess
 	r.recv, r.sess = nil, nil

@@ -238,24 +238,28 @@ func (r *solaceReader) seen(ctx context.Context, key string, now time.Time) bool
 func (r *solaceReader) remember(ctx context.Context, ins []*siDelivery) {
 	now := time.Now()
 	for _, in := range ins {
-		key := in.DedupKey()
-		if key == "" {
-			continue
+		r.rememberKey(ctx, in.DedupKey(), now)
+	}
+}
+
+// rememberKey records key ("" is none) as processed at now.
+func (r *solaceReader) rememberKey(ctx context.Context, key string, now time.Time) {
+	if key == "" {
+		return
+	}
+	if r.dedupWin != nil {
+		r.dedupWin.Add(key, now)
+		return
+	}
+	var ttl *time.Duration
+	if r.dedupTTL > 0 {
+		ttl = &r.dedupTTL
+	}
+	if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
+		if err := c.Set(ctx, key, []byte{1}, ttl); err != nil {
+			r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
 		}
-		if r.dedupWin != nil {
-			r.dedupWin.Add(key, now)
-			continue
-		}
-		var ttl *time.Duration
-		if r.dedupTTL > 0 {
-			ttl = &r.dedupTTL
-		}
-		if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
-			if err := c.Set(ctx, key, []byte{1}, ttl); err != nil {
-				r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
-			}
-		}); err != nil {
-			r.log.Warnf("Writing de-duplication cache %q: %v", r.dedupCache, err)
-		}
+	}); err != nil {
+		r.log.Warnf("Writing de-duplication cache %q: %v", r.dedupCache, err)
 	}
 }

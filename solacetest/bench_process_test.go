@@ -25,8 +25,20 @@ import (
 // with the binary's GC floor (internal/testkit/benchbroker); its queue keeps every
 // message, so the figure includes spooling and holding them.
 func BenchmarkPersistentPublish(b *testing.B) {
+	persistentPublish(b, benchbroker.Start(b))
+}
+
+// BenchmarkPersistentPublishDataDir is BenchmarkPersistentPublish against a
+// broker that keeps its state in a data directory (Config.DataDir): every
+// ack waits for its message to be fsynced (group commit). Its
+// broker_capacity_msgs/s, too, must stay at least twice the fastest plugin
+// path; its msgs/s shows what the syncs cost in latency.
+func BenchmarkPersistentPublishDataDir(b *testing.B) {
+	persistentPublish(b, benchbroker.StartDataDir(b, b.TempDir()))
+}
+
+func persistentPublish(b *testing.B, br *benchbroker.Broker) {
 	const clients = 4
-	br := benchbroker.Start(b)
 	br.CreateQueue("q1", "orders/>")
 	type pub struct {
 		p     solace.PersistentMessagePublisher

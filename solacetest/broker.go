@@ -13,6 +13,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/connect-solace/connect-solace/solacetest/internal/store"
 )
 
 // Config configures a Broker. The zero value is a usable broker on ephemeral
@@ -47,7 +49,17 @@ type Config struct {
 	// that (a request's reply timeout against a termination grace period
 	// of the same length, started after a SEMP read). 0 answers at once.
 	SEMPMonitorDelay time.Duration
-	RouterName       string       // "" means "solacetest"
+	RouterName       string // "" means "solacetest"
+	// DataDir keeps the broker's state in this directory (persist.go): it
+	// survives a restart, and a crash of the process loses nothing a
+	// publisher got an ack for. "" keeps everything in memory.
+	DataDir string
+	// Standby (with DataDir) waits for the directory's lock, held by the
+	// active broker, before recovering and listening: an HA mate that
+	// takes over when the active one dies.
+	Standby bool
+	// dataSegmentLimit overrides the log's segment size, for tests.
+	dataSegmentLimit int64
 	Logger           *slog.Logger // nil means discard
 }
 
@@ -85,6 +97,10 @@ type Broker struct {
 	certAuthorities map[string]string
 	// oauth is OAuth login's configuration and key cache (oauth.go).
 	oauth *oauthState
+	// st keeps state in Config.DataDir (persist.go); nil without one. It
+	// is set before the listeners open and never changes.
+	st     *persister
+	damage []store.Damage
 }
 
 // vpnState is one message VPN.
@@ -103,10 +119,15 @@ type vpnState struct {
 	replay      []*storedMsg   // guaranteed messages, oldest first, from replayHead on, for replay
 	replayHead  int
 	replayBytes int
+	st          *persister // the broker's, for the spool hooks
 }
 
 // Start starts a broker and returns once its listeners are open.
-func Start(cfg Config) (*Broker, error) {
+func Start(cfg Config) (*Broker, error) { return StartContext(context.Background(), cfg) }
+
+// StartContext is Start; a standby (Config.Standby) waits for its data
+// directory until ctx ends.
+func StartContext(ctx context.Context, cfg Config) (*Broker, error) {
 	if cfg.Users == nil {
 		cfg.Users = map[string]string{"default": "default"}
 	}
@@ -152,7 +173,16 @@ func Start(cfg Config) (*Broker, error) {
 		}
 		b.vpns[v] = vs
 	}
+	if cfg.DataDir != "" {
+		if err := b.openPersister(ctx); err != nil {
+			return nil, err
+		}
+		// Delivery ids must grow across restarts: a client that re-binds
+		// drops a delivery whose id is not above the last it received.
+		b.nextMsgID = uint64(time.Now().UnixMicro())
+	}
 	if err := b.listen(); err != nil {
+		_ = b.st.close()
 		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn} {
 			if ln != nil {
 				_ = ln.Close()
@@ -321,6 +351,7 @@ func (b *Broker) Close() error {
 		}
 		b.mu.Unlock()
 		b.wg.Wait()
+		errs = append(errs, b.st.close())
 		b.closeErr = errors.Join(errs...)
 		b.log.Info("solacetest broker stopped")
 	})
@@ -381,6 +412,7 @@ func (b *Broker) janitor() {
 		case now := <-t.C:
 			b.mu.Lock()
 			b.expireAndReap(now)
+			b.st.tick(now)
 			b.mu.Unlock()
 		}
 	}
@@ -442,6 +474,7 @@ func (b *Broker) CreateQueue(vpn string, cfg QueueConfig) error {
 	}
 	cfg.Subscriptions = dedupe(cfg.Subscriptions)
 	v.queues[cfg.Name] = newQueue(v, cfg)
+	b.st.configChanged()
 	b.log.Info("queue created", "vpn", vpn, "queue", cfg.Name, "access", cfg.AccessType, "subscriptions", cfg.Subscriptions)
 	return nil
 }
@@ -475,6 +508,7 @@ func (b *Broker) UpdateQueue(vpn, name string, update func(*QueueConfig)) error 
 	cfg.Subscriptions = dedupe(cfg.Subscriptions)
 	wasEgress := q.cfg.EgressEnabled
 	q.cfg = cfg
+	b.st.configChanged()
 	if !cfg.EgressEnabled {
 		// Consumer flows stay bound but become inactive until egress is
 		// enabled again, as on a real broker.
@@ -544,6 +578,7 @@ func (b *Broker) AddQueueSubscription(vpn, queue, topic string) error {
 		return fmt.Errorf("%w: %q on queue %q", ErrSubscriptionExists, topic, queue)
 	}
 	q.cfg.Subscriptions = append(q.cfg.Subscriptions, topic)
+	b.st.configChanged()
 	return nil
 }
 
@@ -561,6 +596,7 @@ func (b *Broker) RemoveQueueSubscription(vpn, queue, topic string) error {
 	}
 	q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
 	delete(q.clientSubs, topic)
+	b.st.configChanged()
 	return nil
 }
 

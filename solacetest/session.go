@@ -166,6 +166,8 @@ func (c *conn) writeLoop() {
 		batch := c.out
 		c.out = nil
 		c.outMu.Unlock()
+		// Deliveries leave only once their delivery counts are written.
+		c.b.st.writeBarrier()
 		for _, b := range batch {
 			if isDowngradeMark(b) { // startDowngrade's: plain text from here on
 				tc := c.tlsConn()
@@ -694,6 +696,7 @@ func (c *conn) inSequence(f *frame, id uint64) (*pubFlow, bool) {
 	}
 	if id != 0 {
 		pf.lastID = id
+		b.st.pubFlowAdvanced(c.vpn, pf, nil)
 	}
 	return pf, true
 }
@@ -728,6 +731,7 @@ func (c *conn) admitGuaranteed(topic string, size int) ([]*queue, *rejection) {
 func (c *conn) nackPublish(pf *pubFlow, id uint64, topic string, r rejection) {
 	if id != 0 {
 		pf.rememberNack(id, r)
+		c.b.st.pubFlowAdvanced(c.vpn, pf, &r)
 	}
 	c.flushAck()
 	c.b.log.Info("guaranteed message nacked", "client", c.clientName, "topic", topic, "status", r.code, "reason", r.text)
@@ -753,10 +757,16 @@ func (pf *pubFlow) rememberNack(id uint64, r rejection) {
 // sendPubAck acknowledges (status 200) or rejects the publisher messages up
 // to id on the flow pf.
 func (c *conn) sendPubAck(pf *pubFlow, id uint64, r rejection) {
-	c.sendAdCtrl(nil, r.code, r.text, adAck, []adParam{
+	params := []adParam{
 		{Type: apLastMsgIDAcked, Value: u64(id)},
 		{Type: apFlowID, Value: u32(pf.flowID)},
-	})
+	}
+	if st := c.b.st; st != nil {
+		// Not before what it confirms is on disk (persist.go).
+		st.ackAfterSync(c, reply(protoAssuredCtrl, nil, r.code, r.text, encodeAdCtrl(adAck, params)))
+		return
+	}
+	c.sendAdCtrl(nil, r.code, r.text, adAck, params)
 }
 
 // directFrame encodes the message as a direct delivery, for the direct
@@ -852,6 +862,7 @@ func (c *conn) openPublisherFlow(tag []byte, a *adctrl) {
 		acked, _ := a.uint(apLastMsgIDAcked)
 		pf = &pubFlow{name: name, lastID: acked}
 		c.vpn.pubFlows[name] = pf
+		b.st.pubFlowAdvanced(c.vpn, pf, nil)
 	}
 	b.nextFlow++
 	pf.flowID = b.nextFlow
@@ -870,13 +881,19 @@ func (c *conn) openPublisherFlow(tag []byte, a *adctrl) {
 			last = id - 1
 		}
 	}
-	c.sendAdCtrl(tag, 200, "OK", adOpenFlow, []adParam{
+	params := []adParam{
 		{Type: apLastMsgIDAcked, Value: u64(last)},
 		{Type: apWindow, Value: window},
 		{Type: apFlowID, Value: u32(pf.flowID)},
 		{Type: apFlowName, Value: cstr(pf.name)},
 		{Type: apPublisherID, Value: u32(pf.pubID)},
-	})
+	}
+	if b.st != nil {
+		// The last id confirms what it covers: not before that is on disk.
+		b.st.ackAfterSync(c, reply(protoAssuredCtrl, tag, 200, "OK", encodeAdCtrl(adOpenFlow, params)))
+	} else {
+		c.sendAdCtrl(tag, 200, "OK", adOpenFlow, params)
+	}
 	b.log.Debug("publisher flow opened", "client", c.clientName, "flow", pf.name, "last_id", last)
 }
 

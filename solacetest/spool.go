@@ -26,6 +26,7 @@ const defaultMaxUnacked = 10000
 // queue it was spooled to and by the replay log.
 type storedMsg struct {
 	id      uint64 // message part of the replication group message id
+	pid     uint64 // its record in the data directory (persist.go); 0 before
 	at      time.Time
 	queue   string // the target of a #P2P/QUE/ publish; "" for topics
 	topic   string
@@ -212,11 +213,13 @@ func (b *Broker) spool(q *queue, m *storedMsg, deliveries int) {
 	q.ready.PushBack(qm)
 	q.count++
 	q.bytes += int64(m.size)
+	b.st.spooled(q, qm)
 	b.dispatch(q)
 }
 
 // remove drops a message from q entirely.
 func (q *queue) remove(qm *qmsg) {
+	q.vpn.st.removed(q, qm)
 	if qm.inReady {
 		q.ready.Remove(qm)
 	}
@@ -359,6 +362,7 @@ func (b *Broker) deliver(f *flow, qm *qmsg) {
 		q.redelivered++
 	}
 	qm.deliveries++
+	b.st.delivered(q, qm)
 	qm.flow, qm.deliveryID = f, id
 	f.unsettled[id] = qm
 	f.sent = append(f.sent, id)
@@ -411,6 +415,7 @@ func (b *Broker) settle(f *flow, a appAck) {
 		case outcomeReleased:
 			// Released: not processed; put back without counting it.
 			qm.deliveries--
+			b.st.delivered(q, qm)
 			q.requeue(qm)
 		case outcomeRejected:
 			b.deadLetter(q, qm, "settled REJECTED")
@@ -463,6 +468,7 @@ func (b *Broker) updateActive(q *queue) {
 }
 
 func (b *Broker) deleteQueueLocked(q *queue) {
+	b.st.purged(q)
 	for _, f := range slices.Clone(q.flows) {
 		f.unsettled = map[uint64]*qmsg{}
 		if f.c != nil {

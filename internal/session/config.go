@@ -15,6 +15,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"solace.dev/go/messaging/pkg/solace/config"
 
+	"github.com/connect-solace/connect-solace/internal/oauth"
 	redacturl "github.com/connect-solace/connect-solace/internal/redact"
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
@@ -51,6 +52,12 @@ type OAuth2Config struct {
 	// the tokens from.
 	AccessTokenFile string
 	IDTokenFile     string
+	// Grant, when set, fetches the access token with the client_credentials
+	// grant (token.go).
+	Grant *oauth.ClientCredentials
+	// Sources renew the tokens of a file or the grant; PrepareTokenSources
+	// builds them.
+	Sources *TokenSources
 }
 
 // Backoff is the exponential policy between initial connect attempts.
@@ -193,9 +200,10 @@ func (c Config) Problems() []error {
 			errs = append(errs, errors.New("field auth.scheme: client_certificate needs TLS: set tls.enabled: true and use tcps:// urls"))
 		}
 	case AuthOAuth2:
-		if c.OAuth2.AccessToken == "" && c.OAuth2.IDToken == "" && c.OAuth2.AccessTokenFile == "" && c.OAuth2.IDTokenFile == "" {
-			errs = append(errs, errors.New("field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)"))
+		if c.OAuth2.AccessToken == "" && c.OAuth2.IDToken == "" && c.OAuth2.AccessTokenFile == "" && c.OAuth2.IDTokenFile == "" && c.OAuth2.Grant == nil {
+			errs = append(errs, errors.New("field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields), or auth.oauth2.token_url for the client_credentials grant"))
 		}
+		errs = append(errs, c.oauthProblems()...)
 	default:
 		errs = append(errs, fmt.Errorf("field auth.scheme: unknown scheme %q", c.AuthScheme))
 	}

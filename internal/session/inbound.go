@@ -219,9 +219,11 @@ func propertiesOf(msg message.InboundMessage) map[string]any {
 	return out
 }
 
-// payloadOf returns the message body as bytes whatever its SDT form.
+// payloadOf returns the message body as bytes whatever its SDT form: a
+// string as its text, a map or stream as JSON.
 func payloadOf(msg message.InboundMessage) []byte {
-	if b, ok := msg.GetPayloadAsBytes(); ok {
+	b, ok := msg.GetPayloadAsBytes()
+	if ok && !maybeSDT(b) {
 		return b
 	}
 	if s, ok := msg.GetPayloadAsString(); ok {
@@ -235,7 +237,27 @@ func payloadOf(msg message.InboundMessage) []byte {
 		b, _ := json.Marshal(convertSDT(s))
 		return b
 	}
-	return nil
+	return b
+}
+
+// SDT types of a structured payload, the first byte's tag >> 2.
+const (
+	sdtString = 7
+	sdtMap    = 10
+	sdtStream = 11
+)
+
+// maybeSDT reports whether a binary attachment starts like an SDT string,
+// map or stream, which the client then tells apart from plain bytes.
+func maybeSDT(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	switch b[0] >> 2 {
+	case sdtString, sdtMap, sdtStream:
+		return true
+	}
+	return false
 }
 
 // convertSDT maps structured data values onto types Benthos and Bloblang

@@ -114,18 +114,18 @@ func ConnectionFields() []*service.ConfigField {
 			service.NewStringEnumField(FieldAuthScheme, session.AuthBasic, session.AuthClientCertificate, session.AuthOAuth2).
 				Description("The authentication scheme: `basic` (username and password), `client_certificate` (needs `tls.enabled`, `tls.client_certificate_file` and `tls.client_key_file`) or `oauth2` (needs `auth.oauth2.access_token` or `auth.oauth2.id_token`).").
 				Default(session.AuthBasic),
-			service.NewObjectField(FieldAuthOAuth2,
+			service.NewObjectField(FieldAuthOAuth2, append([]*service.ConfigField{
 				service.NewStringField(FieldOAuth2AccessToken).
 					Description("An OAuth2 access token. Mutually exclusive with `access_token_file`.").Default("").Secret(),
 				service.NewStringField(FieldOAuth2AccessFile).
-					Description("A file holding the OAuth2 access token, read on every connect, so a refreshed token is used on the next reconnect; one trailing newline is trimmed. Keeps the token out of the config, which the streams API returns with `${ENV}` references resolved. Mutually exclusive with `access_token`.").Default(""),
+					Description("A file holding the OAuth2 access token, kept fresh by something else (a sidecar, a projected token). It is read again ahead of the token's `exp` (at three quarters of its lifetime; every 30 s for a token that is not a JWT) and whenever the Solace client reconnects, and a new token is handed to the client for its next login; one trailing newline is trimmed. Keeps the token out of the config, which the streams API returns with `${ENV}` references resolved. Mutually exclusive with `access_token`.").Default(""),
 				service.NewStringField(FieldOAuth2IDToken).
 					Description("An OpenID Connect ID token. Mutually exclusive with `id_token_file`.").Default("").Secret(),
 				service.NewStringField(FieldOAuth2IDTokenFile).
-					Description("A file holding the OpenID Connect ID token, read on every connect; one trailing newline is trimmed. Mutually exclusive with `id_token`.").Default(""),
+					Description("A file holding the OpenID Connect ID token, read again ahead of its `exp` and whenever the Solace client reconnects, like `access_token_file`; one trailing newline is trimmed. Mutually exclusive with `id_token`.").Default(""),
 				service.NewStringField(FieldOAuth2IssuerIDName).
 					Description("The issuer identifier the broker uses to pick its OAuth profile; empty means the VPN's default profile.").Default(""),
-			).Description("OAuth2 credentials for `scheme: oauth2`."),
+			}, oauth2GrantFields()...)...).Description("OAuth2 credentials for `scheme: oauth2`."),
 		).Description("How the client authenticates.").Advanced(),
 		service.NewIntField(FieldReconnectAttempts).
 			Description("How often the client itself tries to restore a session that dropped after it was up, before giving up and letting Benthos reconnect; `-1` retries forever, `0` never. While the client reconnects, unconfirmed persistent messages are re-sent by the client, not lost.").
@@ -187,7 +187,10 @@ func ConfigFromParsed(conf *service.ParsedConfig) (session.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	return c, c.Validate()
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c, c.PrepareTokenSources()
 }
 
 // readConfig reads the fields of ConnectionFields.
@@ -260,6 +263,9 @@ func readConfig(conf *service.ParsedConfig) (session.Config, error) {
 		return c, err
 	}
 	if c.OAuth2.Issuer, err = o.FieldString(FieldOAuth2IssuerIDName); err != nil {
+		return c, err
+	}
+	if c.OAuth2.Grant, err = readGrant(o); err != nil {
 		return c, err
 	}
 	if c.ReconnectAttempts, err = conf.FieldInt(FieldReconnectAttempts); err != nil {

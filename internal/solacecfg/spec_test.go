@@ -36,14 +36,20 @@ func TestConnectionLintRule(t *testing.T) {
 		{name: "client cert scheme without files", yaml: "urls: [ tcps://x:1 ]\ntls: { enabled: true, validate_server_cert: false }\nauth: { scheme: client_certificate }", want: []string{"needs tls.client_certificate_file"}},
 		{name: "client cert scheme without tls", yaml: "urls: [ tcp://x:1 ]\ntls: { client_certificate_file: c, client_key_file: k }\nauth: { scheme: client_certificate }", want: []string{"client_certificate needs TLS"}},
 		{name: "oauth2 without token", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2 }", want: []string{"auth.oauth2.access_token"}},
-		{name: "oauth2 ok", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token: t } }"},
+		{name: "oauth2 ok", yaml: "urls: [ tcps://x:1 ]\ntls: { enabled: true, validate_server_cert: false }\nauth: { scheme: oauth2, oauth2: { access_token: t } }"},
+		{name: "oauth2 without tls", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token: t } }", want: []string{"field auth.scheme: oauth2 needs TLS"}},
+		{name: "oauth2 grant ok", yaml: "urls: [ tcps://x:1 ]\ntls: { enabled: true, validate_server_cert: false }\nauth: { scheme: oauth2, oauth2: { token_url: https://idp/token, client_id: c, client_secret_file: /run/s } }"},
+		{name: "oauth2 grant incomplete", yaml: "urls: [ tcps://x:1 ]\ntls: { enabled: true, validate_server_cert: false }\nauth: { scheme: oauth2, oauth2: { token_url: https://idp/token, access_token: t } }",
+			want: []string{"field auth.oauth2.client_id: required with auth.oauth2.token_url", "field auth.oauth2.client_secret: required", "the client_credentials grant fetches the access token; remove auth.oauth2.access_token"}},
+		{name: "oauth2 grant secret twice", yaml: "urls: [ tcps://x:1 ]\ntls: { enabled: true, validate_server_cert: false }\nauth: { scheme: oauth2, oauth2: { token_url: https://idp/token, client_id: c, client_secret: s, client_secret_file: /run/s } }",
+			want: []string{"fields auth.oauth2.client_secret and auth.oauth2.client_secret_file: both are set"}},
 		{name: "basic without username", yaml: "urls: [ tcp://x:1 ]", want: []string{"field username"}},
 		{name: "password and password_file", yaml: "urls: [ tcp://x:1 ]\nusername: u\npassword: p\npassword_file: /run/p", want: []string{"fields password and password_file: both are set; keep one"}},
 		{name: "password_file only", yaml: "urls: [ tcp://x:1 ]\nusername: u\npassword_file: /run/p"},
 		{name: "client key password and file", yaml: "urls: [ tcp://x:1 ]\nusername: u\ntls: { client_key_password: p, client_key_password_file: /run/k }", want: []string{"fields tls.client_key_password and tls.client_key_password_file: both are set"}},
 		{name: "access token and file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token: t, access_token_file: /run/t } }", want: []string{"fields auth.oauth2.access_token and auth.oauth2.access_token_file: both are set"}},
 		{name: "id token and file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { id_token: t, id_token_file: /run/t } }", want: []string{"fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set"}},
-		{name: "oauth2 with token file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token_file: /run/t } }"},
+		{name: "oauth2 with token file", yaml: "urls: [ tcps://x:1 ]\ntls: { enabled: true, validate_server_cert: false }\nauth: { scheme: oauth2, oauth2: { access_token_file: /run/t } }"},
 		{name: "bad multiplier", yaml: "urls: [ tcp://x:1 ]\nusername: u\nconnect_retry_backoff: { multiplier: 0.5 }", want: []string{"multiplier"}},
 	}
 	env := service.NewEnvironment()
@@ -102,7 +108,7 @@ func TestConfigSecretFiles(t *testing.T) {
 			want: func(c *session.Config) { c.Password = "s3cret" }},
 		{name: "tls key password file", yaml: "username: u\ntls: { client_key_password_file: " + key + " }",
 			want: func(c *session.Config) { c.TLS.ClientKeyPassword = "k3y" }},
-		{name: "oauth2 token files", yaml: "auth: { scheme: oauth2, oauth2: { access_token_file: " + tok + ", id_token_file: " + tok + " } }",
+		{name: "oauth2 token files", yaml: "urls: [ tcps://x:1 ]\ntls: { enabled: true, validate_server_cert: false }\nauth: { scheme: oauth2, oauth2: { access_token_file: " + tok + ", id_token_file: " + tok + " } }",
 			want: func(c *session.Config) { c.OAuth2.AccessToken, c.OAuth2.IDToken = "t0k", "t0k" }},
 		{name: "no file keeps inline password", yaml: "username: u\npassword: inline",
 			want: func(c *session.Config) { c.Password = "inline" }},
@@ -113,7 +119,11 @@ func TestConfigSecretFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pc, err := testSpec().ParseYAML("urls: [ tcp://127.0.0.1:1 ]\n"+tt.yaml, nil)
+			yaml := tt.yaml
+			if !strings.HasPrefix(yaml, "urls:") {
+				yaml = "urls: [ tcp://127.0.0.1:1 ]\n" + yaml
+			}
+			pc, err := testSpec().ParseYAML(yaml, nil)
 			require.NoError(t, err)
 			c, err := ConfigFromParsed(pc)
 			if err == nil {

@@ -70,7 +70,7 @@ func serve(in io.Reader, out io.Writer) int {
 	// `connect-solace devbroker` does: benchmarks measure plugins against
 	// the broker as shipped.
 	gcfloor.Start(gcfloor.DefaultFloor)
-	br, err := solacetest.Start(solacetest.Config{})
+	br, err := solacetest.Start(solacetest.Config{DataDir: os.Getenv(envServe + "_DATADIR")})
 	if err != nil {
 		fmt.Fprintf(out, "error %v\n", err)
 		return 1
@@ -149,9 +149,21 @@ type Broker struct {
 // -bench ...` gives the figures of Go's default collector.
 func Start(tb testing.TB) *Broker {
 	tb.Helper()
+	return start(tb, "")
+}
+
+// StartDataDir starts a broker process that keeps its state in dataDir
+// (solacetest.Config.DataDir), stopped when tb ends.
+func StartDataDir(tb testing.TB, dataDir string) *Broker {
+	tb.Helper()
+	return start(tb, dataDir)
+}
+
+func start(tb testing.TB, dataDir string) *Broker {
+	tb.Helper()
 	gcfloor.Start(gcfloor.DefaultFloor)
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
-	cmd.Env = append(os.Environ(), envServe+"=1")
+	cmd.Env = append(os.Environ(), envServe+"=1", envServe+"_DATADIR="+dataDir)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

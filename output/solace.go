@@ -227,10 +227,7 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 				Description("Which metadata keys become Solace user properties. Values keep their types: integers become int64, floats float64, booleans bool, byte slices bytes, everything else a string. Keys starting with `solace.messaging.` are never sent. Without a filter no metadata is sent.").
 				Optional(),
 		).
-		LintRule(solacecfg.ConnectionLintRuleWith(
-			`this.solace_output_lint_destination()`,
-			`this.solace_output_lint_config()`,
-		))
+		LintRule(solacecfg.ConnectionLintRuleWith(`this.solace_output_lint_config()`))
 }
 
 func init() {

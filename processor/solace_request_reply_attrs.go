@@ -1,12 +1,10 @@
 package processor
 
 import (
-	"fmt"
-
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/interp"
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
 
@@ -100,36 +98,18 @@ func rrLintStatic(field, raw string) error {
 	return interp.Check(interp.Rule[session.Outbound]{Name: r.name, Apply: r.apply}, raw)
 }
 
-// The lint rules of the interpolated fields call rrLintStatic. Lint mappings
-// run in Benthos's pure Bloblang environment, so the method is registered
-// globally, before init() builds the spec, which parses the rules.
-var _ = func() error {
-	bloblang.MustRegisterMethodV2("solace_request_reply_lint",
-		bloblang.NewPluginSpec().
-			Description("Internal to the solace_request_reply processor's lint rules: the error of a static value of the named field, or null.").
-			Param(bloblang.NewStringParam("field")),
-		func(args *bloblang.ParsedParams) (bloblang.Method, error) {
-			field, err := args.GetString("field")
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := rrFieldRule(field); !ok && field != rrFieldTopic {
-				return nil, fmt.Errorf("unknown field %q", field)
-			}
-			return func(v any) (any, error) {
-				raw, ok := v.(string)
-				if !ok {
-					return nil, nil
-				}
-				if err := rrLintStatic(field, raw); err != nil {
-					return err.Error(), nil
-				}
-				return nil, nil
-			}, nil
-		})
-	return nil
-}()
+// The lint rules of the interpolated fields call rrLintStatic.
+var _ = lintmethod.RegisterValue("solace_request_reply_lint",
+	"Internal to the solace_request_reply processor's lint rules: the error of a static value of the named field, or null.",
+	rrLintFields(), rrLintStatic)
 
-func rrLint(field string) string {
-	return fmt.Sprintf(`this.solace_request_reply_lint(%q)`, field)
+// rrLintFields are the fields rrLintStatic checks.
+func rrLintFields() []string {
+	names := []string{rrFieldTopic}
+	for _, r := range rrAttrRules {
+		names = append(names, r.name)
+	}
+	return names
 }
+
+func rrLint(field string) string { return lintmethod.ValueRule("solace_request_reply_lint", field) }

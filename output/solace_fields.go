@@ -137,16 +137,7 @@ func soLintDestination(topic, queue, destType string) error {
 // The lint rules of the interpolated fields call back into soLintStatic.
 var _ = lintmethod.RegisterValue("solace_output_lint",
 	"Internal to the solace output's lint rules: the error of a static value of the named field, or null (also for a value that is not a string).",
-	soRuleNames(), soLintStatic)
-
-// soRuleNames are the names of soRules.
-func soRuleNames() []string {
-	names := make([]string, len(soRules))
-	for i, r := range soRules {
-		names[i] = r.Name
-	}
-	return names
-}
+	func(field string) bool { return soRule(field) != nil }, soLintStatic)
 
 // soLint is the lint rule of field: a bare method call, the cheapest mapping
 // to parse, returning null for a value that is not a string.

@@ -101,15 +101,7 @@ func rrLintStatic(field, raw string) error {
 // The lint rules of the interpolated fields call rrLintStatic.
 var _ = lintmethod.RegisterValue("solace_request_reply_lint",
 	"Internal to the solace_request_reply processor's lint rules: the error of a static value of the named field, or null.",
-	rrLintFields(), rrLintStatic)
-
-// rrLintFields are the fields rrLintStatic checks.
-func rrLintFields() []string {
-	names := []string{rrFieldTopic}
-	for _, r := range rrAttrRules {
-		names = append(names, r.name)
-	}
-	return names
-}
+	func(field string) bool { _, ok := rrFieldRule(field); return ok || field == rrFieldTopic },
+	rrLintStatic)
 
 func rrLint(field string) string { return lintmethod.ValueRule("solace_request_reply_lint", field) }

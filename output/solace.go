@@ -11,9 +11,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
-	"solace.dev/go/messaging/pkg/solace/subcode"
 
-	"github.com/connect-solace/connect-solace/internal/freelist"
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/tally"
 	"github.com/connect-solace/connect-solace/internal/ttl"
@@ -68,8 +66,9 @@ const (
 // Client buffer sizes behind submission_mode; see the field description.
 const (
 	soHigherThroughputBuffer = 1000
-	soDefaultBatchCount      = 50
-	soDefaultBatchPeriod     = "5s"
+	// soDefaultMaxInFlight is max_in_flight's default: without a batching
+	// policy it bounds the messages in flight (see solace_writer.go).
+	soDefaultMaxInFlight = 256
 )
 
 func solaceOutputSpec() *service.ConfigSpec {
@@ -113,7 +112,7 @@ output:
 ### Memory
 
 Memory is bounded by configuration, not by how many messages a run publishes. The output holds at most
-`+"`max_in_flight`"+` batches (of up to the batch policy's count each). Each of the `+"`clients`"+` sessions holds, in the
+`+"`max_in_flight`"+` batches: single messages without a batching policy (the default), of up to the policy's count each with one. Each of the `+"`clients`"+` sessions holds, in the
 Solace C library, its client buffer (`+"`submission_mode`"+`: `+strconv.Itoa(soHigherThroughputBuffer)+` messages for
 `+"`higher_throughput`"+`, none for `+"`lower_latency`"+`, `+"`back_pressure.buffer_capacity`"+` for `+"`custom`"+`) plus up to
 255 messages the broker has not confirmed yet; each message's copy is freed as soon as the broker confirms it. The
@@ -150,10 +149,10 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 				Description("`persistent`: guaranteed messages; a batch completes only after the broker confirmed every message (at least once). `direct`: no broker confirmation; messages can be lost when the connection drops (at most once).").
 				Default(soDeliveryPersistent),
 			service.NewStringEnumField(soFieldWriter, soWriterBatched, soWriterStreaming).
-				Description("`batched` collects messages by the `batching` policy (count 50 / period 5s unless set) and publishes each batch in one go, waiting once for all its confirmations: the highest throughput. `streaming` publishes every message as it arrives, without batching, for the lowest latency; `max_in_flight` messages are then in flight at once, and persistent messages ask the broker to acknowledge them immediately rather than in its usual windowed batches.").
+				Description(soWriterDescription).
 				Default(soWriterBatched),
 			service.NewBatchPolicyField(soFieldBatching).
-				Description("The batching policy of `writer: batched`. When no condition is set, count 50 and period 5s apply."),
+				Description("An optional batching policy of `writer: batched`: Benthos then holds messages until a batch is complete (by count, size or period) and the output publishes each batch on one session, in order. Without one (the default) nothing waits for a batch: see `writer`."),
 			service.NewStringEnumField(soFieldSubmissionMode, soSubmitHigherThroughput, soSubmitLowerLatency, soSubmitCustom).
 				Description(`How the client hands messages to the network. The broker's publish window is 255 unconfirmed messages per session (fixed by the client), so throughput also scales with `+"`clients`"+`.
 - `+"`higher_throughput`"+`: back-pressure strategy wait (`+"`BUFFER_WAIT_WHEN_FULL`"+`) with a `+strconv.Itoa(soHigherThroughputBuffer)+`-message client buffer (`+"`solace.messaging.publisher.back-pressure.buffer-capacity`"+`); a publish call returns once the message is buffered and a client goroutine writes it out.
@@ -171,7 +170,7 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 			service.NewIntField(soFieldClients).
 				Description("How many Solace sessions publish in parallel. Each batch goes to one session, so its messages keep their order.").
 				Default(4),
-			service.NewOutputMaxInFlightField().Default(64),
+			service.NewOutputMaxInFlightField().Default(soDefaultMaxInFlight),
 			service.NewBoolField(soFieldLatencyMetrics).
 				Description("Record the time from publish to broker confirmation in the `solace_output_publish_latency_ns` timer. Persistent delivery only.").
 				Default(true).Advanced(),
@@ -285,6 +284,8 @@ type solaceWriter struct {
 	mReconnects  *service.MetricCounter
 	mInterrupted *service.MetricCounter
 
+	gather soGather // the group commit of WriteBatch (solace_writer.go)
+
 	poolMu sync.RWMutex
 	pool   *session.Pool
 	// dropping counts the pools dropPool is closing; Close waits for them.
@@ -343,10 +344,9 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		if w.batchPolicy, err = conf.FieldBatchPolicy(soFieldBatching); err != nil {
 			return nil, err
 		}
-		if w.batchPolicy.IsNoop() {
-			w.batchPolicy.Count = soDefaultBatchCount
-			w.batchPolicy.Period = soDefaultBatchPeriod
-		}
+	}
+	if w.gather.max, err = soMaxGroups(conf, writer, w.clients); err != nil {
+		return nil, err
 	}
 
 	m := mgr.Metrics()
@@ -433,176 +433,6 @@ func (w *solaceWriter) dropPool(p *session.Pool) {
 		defer cancel()
 		_ = p.Close(ctx)
 	}()
-}
-
-func (w *solaceWriter) WriteBatch(ctx context.Context, batch service.MessageBatch) error {
-	w.poolMu.RLock()
-	pool := w.pool
-	w.poolMu.RUnlock()
-	if pool == nil {
-		return service.ErrNotConnected
-	}
-	if !pool.Alive() {
-		w.dropPool(pool)
-		return service.ErrNotConnected
-	}
-
-	var fails []soFailure
-	fail := func(i int, reason string, err error) {
-		w.mFailures.Incr(1, reason)
-		fails = append(fails, soFailure{idx: i, reason: reason, err: err})
-	}
-
-	ev := w.newEval(batch)
-	sc := soGetScratch(len(batch))
-	defer soPutScratch(sc)
-	vals, outs, idx := sc.vals, sc.outs, sc.idx
-	for i := range batch {
-		if err := w.toOutbound(&ev, i, &vals[i]); err != nil {
-			fail(i, "invalid_message", err)
-			continue
-		}
-		outs = append(outs, &vals[i])
-		idx = append(idx, i)
-	}
-
-	results := pool.Publisher().PublishBatchInto(ctx, outs, sc.results)
-	sc.results = results
-
-	confirmed, lost := 0, 0
-	for _, r := range results {
-		if r.Err == nil {
-			confirmed++
-			if w.latency {
-				w.mLatency.Timing(r.Latency.Nanoseconds())
-			}
-			continue
-		}
-		if errors.Is(r.Err, session.ErrConnectionLost) {
-			lost++
-		}
-	}
-	if lost > 0 && confirmed == 0 && len(fails) == 0 {
-		// Nothing of this batch is confirmed: let Benthos reconnect and
-		// re-send it whole rather than failing every message.
-		w.mFailures.Incr(int64(lost), "connection_lost")
-		w.dropPool(pool)
-		return service.ErrNotConnected
-	}
-	if confirmed > 0 {
-		w.mPublished.Add(int64(confirmed))
-	}
-	for j, r := range results {
-		if r.Err == nil {
-			continue
-		}
-		dest := outs[j].Destination
-		reason, err := soClassify(dest, r.Err)
-		fail(idx[j], reason, err)
-	}
-	if lost > 0 {
-		w.dropPool(pool)
-	}
-	return w.batchError(batch, fails)
-}
-
-// soScratch is the per-batch working memory of WriteBatch, reused across
-// batches so that a batch costs no allocations of its own.
-type soScratch struct {
-	vals    []session.Outbound
-	outs    []*session.Outbound
-	idx     []int
-	results []session.Result
-}
-
-// soScratches survives garbage collections, which emptied a sync.Pool of
-// part of the max_in_flight writers' scratch space each time.
-var soScratches freelist.List[soScratch]
-
-// soScratchKeep is the largest batch, in messages, whose scratch space goes
-// back to soScratches. The list keeps what it holds for good: one batch of
-// a batching policy by period or bytes (which bounds no count) would pin
-// some 270 bytes per message for each of the max_in_flight writers long
-// after. A larger batch allocates its own, a small cost beside publishing
-// that many messages.
-const soScratchKeep = 1024
-
-func soGetScratch(n int) *soScratch {
-	sc := soScratches.Get()
-	if cap(sc.vals) < n {
-		sc.vals = make([]session.Outbound, n)
-		sc.outs = make([]*session.Outbound, 0, n)
-		sc.idx = make([]int, 0, n)
-	}
-	sc.vals = sc.vals[:n]
-	return sc
-}
-
-func soPutScratch(sc *soScratch) {
-	if cap(sc.vals) > soScratchKeep || cap(sc.results) > soScratchKeep {
-		return // for the collector
-	}
-	clear(sc.vals) // drop payload and property references
-	clear(sc.outs[:cap(sc.outs)])
-	clear(sc.results) // drop error references
-	sc.outs, sc.idx, sc.results = sc.outs[:0], sc.idx[:0], sc.results[:0]
-	soScratches.Put(sc)
-}
-
-// soFailure is one message of a batch that was not published.
-type soFailure struct {
-	idx    int
-	reason string // the bounded metric label
-	err    error  // names the destination and the reason
-}
-
-// batchError logs the failures of a batch and reports them per message. The
-// batch error's own text carries the first failure, destination and reason
-// included, because Benthos logs only that text.
-func (w *solaceWriter) batchError(batch service.MessageBatch, fails []soFailure) error {
-	if len(fails) == 0 {
-		return nil
-	}
-	first := fails[0]
-	summary := fmt.Errorf("solace: %d of %d messages not published; first (%s): %w", len(fails), len(batch), first.reason, first.err)
-	w.log.Errorf("%v", summary)
-	for _, f := range fails[1:] {
-		w.log.Debugf("solace: message %d not published (%s): %v", f.idx, f.reason, f.err)
-	}
-	be := service.NewBatchError(batch, summary)
-	for _, f := range fails {
-		be.Failed(f.idx, f.err)
-	}
-	return be
-}
-
-// soSubcodeLabel is the metric label of a broker rejection: the client's
-// subcode name, a bounded set, never the broker's free text.
-func soSubcodeLabel(code int) string {
-	name, ok := strings.CutPrefix(subcode.Code(code).String(), "SOLCLIENT_SUBCODE_")
-	if code == 0 || !ok || name == "" {
-		return "rejected"
-	}
-	return strings.ToLower(name)
-}
-
-// soClassify names the metric reason of a failed publish and wraps the error
-// with its destination.
-func soClassify(dest session.Destination, err error) (string, error) {
-	var rej *session.RejectError
-	switch {
-	case errors.As(err, &rej):
-		if dest.Queue && (rej.UnknownQueue() || strings.EqualFold(rej.Reason, "Unknown Queue")) {
-			return "unknown_queue", fmt.Errorf("publishing to %s: the queue does not exist (broker: %s)", dest, rej.Reason)
-		}
-		return soSubcodeLabel(rej.SubCode), fmt.Errorf("publishing to %s: %w (subcode %d)", dest, err, rej.SubCode)
-	case errors.Is(err, session.ErrConnectionLost):
-		return "connection_lost", fmt.Errorf("publishing to %s: %w", dest, err)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return "timeout", fmt.Errorf("publishing to %s: %w", dest, err)
-	default:
-		return "error", fmt.Errorf("publishing to %s: %w", dest, err)
-	}
 }
 
 // soFieldRules is the one place where the output's interpolated fields are

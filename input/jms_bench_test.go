@@ -13,8 +13,8 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connect-solace/connect-solace/internal/benchbroker"
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
 )
 
 // jmsBenchRound is how many messages one round drains.

@@ -13,6 +13,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
 	"github.com/connect-solace/connect-solace/internal/tally"
 )
 
@@ -27,6 +28,7 @@ const (
 	siFieldSEMPPasswordFile    = "password_file"
 	siFieldSEMPVPN             = "vpn"
 	siFieldSEMPTLS             = "tls"
+	siFieldSEMPOAuth2          = "oauth2"
 	siFieldNackOutcome         = "nack_outcome"
 	siFieldDeduplicate         = "deduplicate"
 	siFieldDedupWindow         = "dedup_window"
@@ -71,7 +73,7 @@ Binds client-acknowledged consumer flows to a durable queue of a Solace PubSub+ 
 
 ### Source
 
-Set exactly one of `+"`queue`"+` and `+"`topic`"+`.
+Set exactly one of `+"`queue`"+` and `+"`topic`"+`, or `+"`topic_subscriptions`"+` for direct mode (at-most-once, see below).
 
 - `+"`queue`"+` consumes an existing durable queue. When `+"`semp`"+` is set the input checks through SEMP that the queue
   exists and whether it is exclusive (an exclusive queue serves a single flow, so `+"`flows`"+` is then reduced to 1 with a warning).
@@ -91,7 +93,7 @@ connection drops, the client reconnects (`+"`reconnect_attempts`"+`) and the bro
 flows, flagged with `+"`solace_redelivered`"+`; late acknowledgements of the old copies are dropped without failing the
 pipeline, and old copies not yet handed to the pipeline are dropped in favour of the redelivered ones. When the session
 is lost for good, Benthos reconnects the input with backoff for as long as it runs. Delivery is at least once; use
-`+"`deduplicate`"+` to drop copies the pipeline already processed.
+`+"`deduplicate`"+` to drop copies the pipeline already processed.`+siDirectDescription+`
 
 ### De-duplication
 
@@ -126,8 +128,9 @@ overwritten by it.
 - `+"`solace_input_stale_dropped`"+`: messages received before a connection loss and dropped before the pipeline saw them, in favour of the broker's redelivered copies.
 - `+"`solace_input_native_fallback`"+`: messages read through the Solace Go client's API alone, without `+"`solace_time_to_live`"+`, `+"`solace_expiration`"+`, `+"`solace_delivery_count`"+` and `+"`solace_reply_to`"+`, because the input's direct read of the client's C library is not verified for the linked client version (logged once at start-up). Zero with the client this binary was built with.
 - `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
-- `+"`solace_input_reconnects`"+`: client reconnections.`).
-		Fields(session.ConnectionFields()...).
+- `+"`solace_input_reconnects`"+`: client reconnections.`+siDirectMetrics).
+		Fields(solacecfg.ConnectionFields()...).
+		Fields(siDirectFields()...).
 		Fields(
 			service.NewStringField(siFieldQueue).
 				Description("The durable queue to consume. Exactly one of `queue` and `topic` must be set.").
@@ -152,6 +155,9 @@ overwritten by it.
 					Description("The VPN the queue lives in; empty means the connection's `vpn`.").
 					Default(""),
 				service.NewTLSToggledField(siFieldSEMPTLS),
+				service.NewBoolField(siFieldSEMPOAuth2).
+					Description("Authenticate SEMP requests with the connection's OAuth access token (`auth.scheme: oauth2` with `access_token`, `access_token_file` or `token_url`), sent as `Authorization: Bearer`, in place of `username` and `password`. The token is the one the connection logs in with, renewed the same way; the broker must accept it for SEMP (an OAuth profile enabled for SEMP).").
+					Default(false).Advanced(),
 			).Description("SEMPv2 management access: required by `topic`, used by `queue` to check the queue and by `backlog_poll_interval`.").
 				Optional(),
 			service.NewStringAnnotatedEnumField(siFieldNackOutcome, map[string]string{
@@ -214,7 +220,7 @@ overwritten by it.
 				Default(256).Advanced(),
 		).
 		// The rules live in siFields.problems (solace_config.go).
-		LintRule(session.ConnectionLintRuleWith(`this.solace_input_lint()`))
+		LintRule(solacecfg.ConnectionLintRuleWith(`this.solace_input_lint()`))
 }
 
 func init() {
@@ -231,6 +237,13 @@ func registerSolaceInput(env *service.Environment) error {
 		})
 }
 
+// siReceiver hands out deliveries whose slot holds the message the input
+// built of them (see build).
+type (
+	siReceiver = session.Receiver[*service.Message]
+	siDelivery = session.Delivery[*service.Message]
+)
+
 // solaceReader is the solace input. One session carries all its flows.
 type solaceReader struct {
 	log *service.Logger
@@ -238,6 +251,9 @@ type solaceReader struct {
 
 	// metaTmpl speeds up building messages (see metaTemplate).
 	metaTmpl atomic.Pointer[metaTemplate]
+	// metaScratch holds the storage of attributes that build reuses
+	// (*[]session.MetaField).
+	metaScratch sync.Pool
 
 	conn     session.Config
 	queue    string // the queue consumed, given or derived
@@ -273,9 +289,13 @@ type solaceReader struct {
 	mBacklogB   *service.MetricGauge
 	mReconnects *service.MetricCounter
 
+	// direct is set in direct mode (solace_direct.go), which owns the
+	// connection then.
+	direct *siDirect
+
 	mu      sync.Mutex
 	sess    *session.Session
-	recv    *session.Receiver
+	recv    *siReceiver
 	sempCli *semp.Client
 	// sempLive is sempCli for the backlog poller, which must not wait for
 	// mu while Connect holds it.
@@ -287,7 +307,7 @@ type solaceReader struct {
 func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*solaceReader, error) {
 	r := &solaceReader{log: mgr.Logger(), mgr: mgr}
 	var err error
-	if r.conn, err = session.ConfigFromParsed(conf); err != nil {
+	if r.conn, err = solacecfg.ConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
 	f, err := siFieldsFromParsed(conf)
@@ -304,7 +324,9 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 			r.queue = QueueNameForTopic(r.topic)
 		}
 	}
-	r.sempFromFields(&f)
+	if err := r.sempFromFields(&f); err != nil {
+		return nil, err
+	}
 	r.nack = session.Failed
 	if f.nackOutcome == siNackRejected {
 		r.nack = session.Rejected
@@ -338,14 +360,17 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.rcvConf.OnStaleDropped = func() { r.mStaleDrop.Incr(1) }
 	r.mFallback = m.NewCounter("solace_input_native_fallback")
 	r.rcvConf.OnNativeFallback = func() { r.mFallback.Incr(1) }
-	r.rcvConf.OnConverted = r.build
 	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")
+	r.directFromFields(&f, m)
 	return r, nil
 }
 
 func (r *solaceReader) Connect(ctx context.Context) error {
+	if r.direct != nil {
+		return r.connectDirect(ctx)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.recv != nil {
@@ -367,7 +392,7 @@ func (r *solaceReader) Connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	recv, err := sess.NewReceiver(ctx, rc)
+	recv, err := session.NewReceiver[*service.Message](ctx, sess, rc)
 	if err != nil {
 		_ = sess.Close(context.Background())
 		return err
@@ -383,7 +408,7 @@ func (r *solaceReader) Connect(ctx context.Context) error {
 }
 
 // current returns the live receiver, or nil.
-func (r *solaceReader) current() *session.Receiver {
+func (r *solaceReader) current() *siReceiver {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.recv
@@ -391,7 +416,7 @@ func (r *solaceReader) current() *session.Receiver {
 
 // disconnect drops a receiver whose flows went down, so that Benthos calls
 // Connect again (with its backoff) and a fresh session and flows are built.
-func (r *solaceReader) disconnect(recv *session.Receiver) {
+func (r *solaceReader) disconnect(recv *siReceiver) {
 	r.mu.Lock()
 	if r.recv != recv {
 		r.mu.Unlock()
@@ -407,6 +432,9 @@ func (r *solaceReader) disconnect(recv *session.Receiver) {
 }
 
 func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
+	if r.direct != nil {
+		return r.readDirect(ctx)
+	}
 	recv := r.current()
 	if recv == nil {
 		return nil, nil, service.ErrNotConnected
@@ -415,8 +443,8 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 		if r.batchSize == 1 {
 			// The default: the ack holds the one message, which costs
 			// less than a batch kept for it (one stays on the stack),
-			// and the batch is the message's own array (Built).
-			var one [1]*session.Inbound
+			// and the batch is the delivery's own slot.
+			var one [1]*siDelivery
 			got, err := r.receive(ctx, recv, one[:0])
 			if err != nil {
 				return nil, nil, err
@@ -427,11 +455,11 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 			in := got[0]
 			r.message(in)
 			r.mReceived.Add(1)
-			return in.Built[:], func(ctx context.Context, err error) error {
+			return in.Slot[:], func(ctx context.Context, err error) error {
 				return r.settleOne(ctx, recv, in, err)
 			}, nil
 		}
-		ins, err := r.receive(ctx, recv, make([]*session.Inbound, 0, r.batchSize))
+		ins, err := r.receive(ctx, recv, make([]*siDelivery, 0, r.batchSize))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -449,10 +477,12 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 	}
 }
 
-// receive appends to dst up to batch_size messages from recv, less the
-// duplicates deduplicate drops (so possibly none). Flows that went down
-// disconnect the input: the error is then service.ErrNotConnected.
-func (r *solaceReader) receive(ctx context.Context, recv *session.Receiver, dst []*session.Inbound) ([]*session.Inbound, error) {
+// receive appends to dst up to batch_size messages from recv, built (see
+// build), less the duplicates deduplicate drops (so possibly none). Flows
+// that went down disconnect the input: the error is then
+// service.ErrNotConnected.
+func (r *solaceReader) receive(ctx context.Context, recv *siReceiver, dst []*siDelivery) ([]*siDelivery, error) {
+	n0 := len(dst)
 	ins, err := recv.ReceiveBatch(ctx, dst, r.batchSize)
 	if err != nil {
 		if errors.Is(err, session.ErrReceiverDown) || errors.Is(err, session.ErrReceiverClosed) {
@@ -462,28 +492,52 @@ func (r *solaceReader) receive(ctx context.Context, recv *session.Receiver, dst 
 		}
 		return nil, err
 	}
+	r.buildAll(ins[n0:])
 	if r.dedup {
 		ins = r.dropDuplicates(ctx, recv, ins)
 	}
 	return ins, nil
 }
 
+// buildAll builds the message of every delivery of ds that has none yet
+// (one given back by Unread has it), reusing one storage for their
+// attributes.
+func (r *solaceReader) buildAll(ds []*siDelivery) {
+	sp, _ := r.metaScratch.Get().(*[]session.MetaField)
+	if sp == nil {
+		sp = new([]session.MetaField)
+	}
+	for _, d := range ds {
+		if d.Slot[0] == nil {
+			*sp = r.build(d, *sp)
+		}
+	}
+	r.metaScratch.Put(sp)
+}
+
 // message returns in's Benthos message, made by build, with its event time
 // when that comes from a mapping (which must not see a metadata template's
 // values, see metaTemplate).
-func (r *solaceReader) message(in *session.Inbound) *service.Message {
-	msg := in.Built[0]
+func (r *solaceReader) message(d *siDelivery) *service.Message {
+	msg := d.Slot[0]
 	if r.tsMode == siTimestampMapping {
-		msg.MetaSetMut(siMetaTimestamp, r.eventTime(msg, in))
+		msg.MetaSetMut(solacecfg.MetaTimestamp, r.eventTime(msg, &d.Inbound))
 	}
 	return msg
 }
 
-// build makes the Benthos message of in, into in.Built. The receiver calls
-// it right after reading the message (session.ReceiverConfig.OnConverted),
-// while in.Meta is valid.
-func (r *solaceReader) build(in *session.Inbound) {
-	in.Built[0] = r.toMessage(in)
+// build reads d, its attributes into meta, and makes its Benthos message,
+// into d.Slot. It returns meta's storage, emptied, for the next message: the
+// attributes then cost neither an allocation nor room in every delivery
+// waiting for the pipeline.
+func (r *solaceReader) build(d *siDelivery, meta []session.MetaField) []session.MetaField {
+	in := &d.Inbound
+	in.Read(meta)
+	d.Slot[0] = r.toMessage(in)
+	meta = in.Meta[:0]
+	clear(in.Meta) // the values now live in the message
+	in.Meta = nil
+	return meta
 }
 
 // toMessage builds the message of in with all its metadata, but for
@@ -513,7 +567,7 @@ func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *met
 	var sent, received any // the timestamps, already boxed
 	for i, f := range in.Meta {
 		if t == nil || !sameMetaValue(t.vals[i], f.Value) {
-			msg.MetaSetMut(siMetaKeys[f.Key], f.Value)
+			msg.MetaSetMut(solacecfg.MetaKeys[f.Key], f.Value)
 		}
 		switch f.Key {
 		case session.MetaSenderTimestamp:
@@ -538,7 +592,7 @@ func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *met
 		ts = r.eventTime(msg, in)
 	}
 	if t == nil || !sameMetaValue(t.ts, ts) {
-		msg.MetaSetMut(siMetaTimestamp, ts)
+		msg.MetaSetMut(solacecfg.MetaTimestamp, ts)
 	}
 	return msg
 }
@@ -574,7 +628,7 @@ func (r *solaceReader) newTemplate(in *session.Inbound) *metaTemplate {
 	for i, f := range in.Meta {
 		t.attrs[i], t.vals[i] = f.Key, f.Value
 	}
-	t.ts, _ = t.msg.MetaGetMut(siMetaTimestamp)
+	t.ts, _ = t.msg.MetaGetMut(solacecfg.MetaTimestamp)
 	return t
 }
 
@@ -592,7 +646,7 @@ func (t *metaTemplate) fits(meta []session.MetaField) bool {
 
 // settleBatch settles a batch as the pipeline's ack says: accepted, or the
 // nack outcome on an error.
-func (r *solaceReader) settleBatch(ctx context.Context, recv *session.Receiver, ins []*session.Inbound, err error) error {
+func (r *solaceReader) settleBatch(ctx context.Context, recv *siReceiver, ins []*siDelivery, err error) error {
 	outcome := session.Accepted
 	if err != nil {
 		outcome = r.nack
@@ -616,9 +670,9 @@ func (r *solaceReader) settleBatch(ctx context.Context, recv *session.Receiver, 
 }
 
 // settleOne is settleBatch for a batch of one, without a slice for it.
-func (r *solaceReader) settleOne(ctx context.Context, recv *session.Receiver, in *session.Inbound, err error) error {
+func (r *solaceReader) settleOne(ctx context.Context, recv *siReceiver, in *siDelivery, err error) error {
 	if r.dedup {
-		return r.settleBatch(ctx, recv, []*session.Inbound{in}, err)
+		return r.settleBatch(ctx, recv, []*siDelivery{in}, err)
 	}
 	outcome := session.Accepted
 	if err != nil {
@@ -629,7 +683,7 @@ func (r *solaceReader) settleOne(ctx context.Context, recv *session.Receiver, in
 
 // settle settles one message and counts it. A failure for a message whose
 // flow was lost is not an error: the broker redelivers that message.
-func (r *solaceReader) settle(recv *session.Receiver, in *session.Inbound, o session.Outcome) error {
+func (r *solaceReader) settle(recv *siReceiver, in *siDelivery, o session.Outcome) error {
 	if err := recv.Settle(in, o); err != nil {
 		return r.settleFailed(err)
 	}
@@ -662,6 +716,9 @@ func (r *solaceReader) settleFailed(err error) error {
 func (r *solaceReader) Close(ctx context.Context) error {
 	defer r.mAcked.Flush()
 	defer r.mReceived.Flush()
+	if r.direct != nil {
+		return r.closeDirect(ctx)
+	}
 	r.mu.Lock()
 	recv, sess := r.recv, r.sess
 	r.recv, r.sess = nil, nil

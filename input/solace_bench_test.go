@@ -18,9 +18,9 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/internal/benchbroker"
-	"github.com/connect-solace/connect-solace/internal/benchfloor"
 	"github.com/connect-solace/connect-solace/internal/semp"
+	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/testkit/benchfloor"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -265,7 +265,7 @@ func consumeInput(b *testing.B, br *benchbroker.Broker, r *solaceReader, n int, 
 // hand-written code that does the same work.
 //
 // Interleaved with those rounds it measures the Benthos floor
-// (internal/benchfloor): a stream whose input hands out prebuilt 1 KiB
+// (internal/testkit/benchfloor): a stream whose input hands out prebuilt 1 KiB
 // messages with the metadata of the input's first message, in batches of
 // batch_size, into an output that acks at once; it reports
 // floor_cpu_ns/msg and best_cpu_ratio, (raw + floor) / raw, the lowest CPU

@@ -24,7 +24,7 @@ import (
 type siFields struct {
 	queue, topic, queueName string
 
-	hasSEMP                                 bool
+	hasSEMP, sempOAuth2                     bool
 	sempURL, sempUsername, sempVPN          string
 	sempPassword, sempPasswordFile          string
 	sempTLS                                 *tls.Config // nil when off
@@ -39,6 +39,12 @@ type siFields struct {
 	timestamp                               string
 	timestampMapping                        string // the mapping's source, "" when unset
 	backlogPollInterval                     time.Duration
+
+	// Direct mode (solace_direct.go).
+	topicSubscriptions []string
+	shareName          string
+	bpBuffer           int
+	bpStrategy         string
 }
 
 // siFieldsFromParsed reads the input's own fields. It checks no rule; see
@@ -71,6 +77,9 @@ func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 		str(&f.sempPasswordFile, siFieldSEMP, siFieldSEMPPasswordFile)
 		str(&f.sempVPN, siFieldSEMP, siFieldSEMPVPN)
 		if err == nil {
+			f.sempOAuth2, err = conf.FieldBool(siFieldSEMP, siFieldSEMPOAuth2)
+		}
+		if err == nil {
 			var on bool
 			if f.sempTLS, on, err = conf.Namespace(siFieldSEMP).FieldTLSToggled(siFieldSEMPTLS); !on {
 				f.sempTLS = nil
@@ -98,6 +107,9 @@ func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 		str(&f.timestampMapping, siFieldTimestampMapping)
 	}
 	duration(&f.backlogPollInterval, siFieldBacklogPollInterval)
+	if err == nil {
+		err = f.directFromParsed(conf)
+	}
 	return f, err
 }
 
@@ -107,14 +119,15 @@ func (f *siFields) problems() []error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch {
-	case f.queue == "" && f.topic == "":
-		add("exactly one of the fields queue and topic must be set: set exactly one of them, e.g. queue: orders or topic: orders/>")
+	case f.queue == "" && f.topic == "" && len(f.topicSubscriptions) == 0:
+		add("exactly one of the fields queue and topic (or topic_subscriptions, direct mode) must be set: set exactly one of them, e.g. queue: orders or topic: orders/>")
 	case f.queue != "" && f.topic != "":
 		add("fields queue and topic: both are set; keep one")
 	}
 	if f.topic != "" && f.sempURL == "" {
 		add("field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue")
 	}
+	errs = append(errs, f.directProblems()...)
 	if f.sempPassword != "" && f.sempPasswordFile != "" {
 		errs = append(errs, secretfile.BothSetError(siFieldSEMP+"."+siFieldSEMPPassword, siFieldSEMP+"."+siFieldSEMPPasswordFile))
 	}

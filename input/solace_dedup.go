@@ -118,13 +118,13 @@ type dedupInFlight struct {
 
 // heldCopy is a copy of an in-flight message, not settled yet.
 type heldCopy struct {
-	recv *session.Receiver
-	in   *session.Inbound
+	recv *siReceiver
+	in   *siDelivery
 }
 
 // claim marks key as in flight and reports true, or, when it already is,
 // holds in back and reports false.
-func (f *dedupInFlight) claim(key string, recv *session.Receiver, in *session.Inbound) bool {
+func (f *dedupInFlight) claim(key string, recv *siReceiver, in *siDelivery) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if held, ok := f.keys[key]; ok {
@@ -163,7 +163,7 @@ func (f *dedupInFlight) dropAll() []heldCopy {
 //
 // A key leaves the in-flight set only after settleBatch remembered it, so a
 // copy that finds its key no longer in flight finds it in the window.
-func (r *solaceReader) dropDuplicates(ctx context.Context, recv *session.Receiver, ins []*session.Inbound) []*session.Inbound {
+func (r *solaceReader) dropDuplicates(ctx context.Context, recv *siReceiver, ins []*siDelivery) []*siDelivery {
 	kept := ins[:0]
 	now := time.Now()
 	for _, in := range ins {
@@ -188,7 +188,7 @@ func (r *solaceReader) dropDuplicates(ctx context.Context, recv *session.Receive
 
 // endFlights ends the flight of the keys of a settled batch; accepted says
 // whether the pipeline acked it.
-func (r *solaceReader) endFlights(ins []*session.Inbound, accepted bool) {
+func (r *solaceReader) endFlights(ins []*siDelivery, accepted bool) {
 	for _, in := range ins {
 		if key := in.DedupKey(); key != "" {
 			r.endFlight(key, accepted)
@@ -235,27 +235,31 @@ func (r *solaceReader) seen(ctx context.Context, key string, now time.Time) bool
 	return found
 }
 
-func (r *solaceReader) remember(ctx context.Context, ins []*session.Inbound) {
+func (r *solaceReader) remember(ctx context.Context, ins []*siDelivery) {
 	now := time.Now()
 	for _, in := range ins {
-		key := in.DedupKey()
-		if key == "" {
-			continue
+		r.rememberKey(ctx, in.DedupKey(), now)
+	}
+}
+
+// rememberKey records key ("" is none) as processed at now.
+func (r *solaceReader) rememberKey(ctx context.Context, key string, now time.Time) {
+	if key == "" {
+		return
+	}
+	if r.dedupWin != nil {
+		r.dedupWin.Add(key, now)
+		return
+	}
+	var ttl *time.Duration
+	if r.dedupTTL > 0 {
+		ttl = &r.dedupTTL
+	}
+	if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
+		if err := c.Set(ctx, key, []byte{1}, ttl); err != nil {
+			r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
 		}
-		if r.dedupWin != nil {
-			r.dedupWin.Add(key, now)
-			continue
-		}
-		var ttl *time.Duration
-		if r.dedupTTL > 0 {
-			ttl = &r.dedupTTL
-		}
-		if err := r.mgr.AccessCache(ctx, r.dedupCache, func(c service.Cache) {
-			if err := c.Set(ctx, key, []byte{1}, ttl); err != nil {
-				r.log.Warnf("Writing de-duplication key to cache %q: %v", r.dedupCache, err)
-			}
-		}); err != nil {
-			r.log.Warnf("Writing de-duplication cache %q: %v", r.dedupCache, err)
-		}
+	}); err != nil {
+		r.log.Warnf("Writing de-duplication cache %q: %v", r.dedupCache, err)
 	}
 }

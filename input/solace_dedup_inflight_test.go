@@ -36,7 +36,7 @@ func TestSolaceInputDedupHoldsCopyInFlight(t *testing.T) {
 
 			batch, ack := readBatch(t, r)
 			require.Len(t, batch, 1)
-			b.DropConnections()
+			b.Faults().DropConnections()
 			require.Eventually(t, func() bool { return metrics.get("solace_input_reconnects") >= 1 }, 10*time.Second, 20*time.Millisecond)
 
 			type read struct {

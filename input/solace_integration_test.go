@@ -11,7 +11,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service/integration"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connect-solace/connect-solace/internal/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 	_ "github.com/connect-solace/connect-solace/output"
 	"github.com/connect-solace/connect-solace/solacetest"
 )

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/internal/semp"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -152,7 +153,7 @@ func TestSolaceInputReplayOnce(t *testing.T) {
 			require.Equal(t, []string{"old-0", "old-1"}, bodies(readAcked(t, r, 2)))
 			waitDepth(t, b, "q", 0)
 
-			b.DropConnections()
+			b.Faults().DropConnections()
 			tc.recover(t, r, func() int { return int(metrics.get("solace_input_reconnects")) })
 			pub.send(t, "t", []string{"new"}, nil)
 			require.Equal(t, []string{"new"}, bodies(readAcked(t, r, 1)))
@@ -178,7 +179,7 @@ func TestSolaceInputReplayRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := solacetest.NewTestBroker(t, solacetest.Config{})
 			createQueueSEMP(t, b, semp.Queue{QueueName: "q", AccessType: tc.access}, "t")
-			pc, err := solaceInputSpec().ParseYAML(b.ConnectionYAML()+"queue: q\nreplay: "+tc.replay+"\n", nil)
+			pc, err := solaceInputSpec().ParseYAML(solacekit.ConnectionYAML(b.SMFURL())+"queue: q\nreplay: "+tc.replay+"\n", nil)
 			require.NoError(t, err)
 			r, err := newSolaceReaderFromParsed(pc, service.MockResources())
 			require.NoError(t, err)

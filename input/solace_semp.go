@@ -21,15 +21,23 @@ const siQueuePrefix = "connect-solace/"
 
 // sempFromFields sets up SEMP access from the semp fields; r.conn must be
 // set.
-func (r *solaceReader) sempFromFields(f *siFields) {
+func (r *solaceReader) sempFromFields(f *siFields) error {
 	if f.hasSEMP && f.sempURL != "" {
 		r.sempConf = &semp.Config{URL: f.sempURL, Username: f.sempUsername, Password: f.sempPassword, TLS: f.sempTLS}
+		if f.sempOAuth2 {
+			bearer, err := session.BearerToken(r.conn)
+			if err != nil {
+				return fmt.Errorf("field %s.%s: %w", siFieldSEMP, siFieldSEMPOAuth2, err)
+			}
+			r.sempConf.BearerToken, r.sempConf.Username, r.sempConf.Password, f.sempPasswordFile = bearer, "", "", ""
+		}
 	}
 	r.sempPassFile = f.sempPasswordFile
 	r.sempVPN = f.sempVPN
 	if r.sempVPN == "" {
 		r.sempVPN = r.conn.VPN
 	}
+	return nil
 }
 
 // connectSEMP builds the SEMP client when there is none yet or when the

@@ -21,9 +21,10 @@ import (
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/internal/componenttest"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -55,7 +56,7 @@ func newSiReaderURL(t testing.TB, url, yaml string) *solaceReader {
 
 func newSiReaderAt(t testing.TB, url string, res *service.Resources, yaml string) *solaceReader {
 	t.Helper()
-	pc, err := siSpec().ParseYAML(solacetest.ConnectionYAML(url)+yaml, nil)
+	pc, err := siSpec().ParseYAML(solacekit.ConnectionYAML(url)+yaml, nil)
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, res)
 	require.NoError(t, err)
@@ -387,7 +388,7 @@ func TestSolaceInputTopicModeProvisions(t *testing.T) {
 
 func TestSolaceInputQueueModeMissingQueue(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
-	pc, err := solaceInputSpec().ParseYAML(b.ConnectionYAML()+"queue: ghost\n"+siSEMPYAML(b), nil)
+	pc, err := solaceInputSpec().ParseYAML(solacekit.ConnectionYAML(b.SMFURL())+"queue: ghost\n"+siSEMPYAML(b), nil)
 	require.NoError(t, err)
 	r, err := newSolaceReaderFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
@@ -448,7 +449,7 @@ func TestSolaceInputDedup(t *testing.T) {
 	// broker never sees the ack and redelivers "a".
 	batch, ack := readBatch(t, r)
 	require.Len(t, batch, 1)
-	b.DropConnections()
+	b.Faults().DropConnections()
 	require.Eventually(t, func() bool { return metrics.get("solace_input_reconnects") >= 1 }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, ack(t.Context(), nil), "an ack for a lost flow must not fail the pipeline")
 
@@ -483,7 +484,7 @@ func TestSolaceInputDedupByReplicationGroupID(t *testing.T) {
 	rgmid := metaOf(t, batch[0])["solace_replication_group_message_id"]
 	require.NotEmpty(t, rgmid)
 
-	b.DropConnections()
+	b.Faults().DropConnections()
 	require.Eventually(t, func() bool { return metrics.get("solace_input_reconnects") >= 1 }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, ack(t.Context(), nil))
 
@@ -626,7 +627,7 @@ func TestSolaceInputConnectionDrop(t *testing.T) {
 		}()
 		if (drops == 0 && total >= n/3) || (drops == 1 && total >= 2*n/3) {
 			drops++
-			b.DropConnections()
+			b.Faults().DropConnections()
 		}
 	}
 	pending.Wait()
@@ -693,7 +694,7 @@ func TestSolaceInputSessionLostReconnects(t *testing.T) {
 	require.NoError(t, ack(t.Context(), nil))
 	waitDepth(t, b, "q", 0)
 
-	b.DropConnections()
+	b.Faults().DropConnections()
 	require.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
@@ -780,7 +781,7 @@ func TestSolaceInputStreamReconnectsByItself(t *testing.T) {
 
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: off"))
-	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(b.ConnectionYAML()+"reconnect_attempts: 0\nqueue: q\n")))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(b.SMFURL())+"reconnect_attempts: 0\nqueue: q\n")))
 	var mu sync.Mutex
 	got := map[string]int{}
 	require.NoError(t, sb.AddConsumerFunc(func(_ context.Context, m *service.Message) error {
@@ -800,8 +801,8 @@ func TestSolaceInputStreamReconnectsByItself(t *testing.T) {
 	pub.send(t, "t", siPayloads("before", 10), nil)
 	require.Eventually(t, func() bool { return count() == 10 }, 10*time.Second, 10*time.Millisecond)
 
-	b.RefuseLogins(1500 * time.Millisecond)
-	b.DropConnections()
+	b.Faults().RefuseLogins(1500 * time.Millisecond)
+	b.Faults().DropConnections()
 	pub.send(t, "t", siPayloads("after", 10), nil)
 	require.Eventually(t, func() bool { return count() == 20 }, 30*time.Second, 10*time.Millisecond)
 	waitDepth(t, b, "q", 0)

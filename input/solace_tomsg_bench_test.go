@@ -8,6 +8,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
 )
 
 // BenchmarkSolaceInputToMessage measures building the Benthos message of a
@@ -58,8 +59,8 @@ func BenchmarkSolaceInputToMessage(b *testing.B) {
 	})
 	b.Run("benthos_floor", func(b *testing.B) {
 		tmpl := (&solaceReader{tsMode: siTimestampSender}).toMessage(ins[0])
-		rcvKey := siMetaKeys[session.MetaReceiveTimestamp]
-		idKey := siMetaKeys[session.MetaReplicationGroupMsgID]
+		rcvKey := solacecfg.MetaKeys[session.MetaReceiveTimestamp]
+		idKey := solacecfg.MetaKeys[session.MetaReplicationGroupMsgID]
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {

@@ -6,7 +6,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connect-solace/connect-solace/internal/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 )
 
 func TestRegisterIntoEmptyEnvironment(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
 	"github.com/connect-solace/connect-solace/internal/tally"
 	"github.com/connect-solace/connect-solace/internal/ttl"
 )
@@ -130,7 +131,7 @@ follows the peak number of messages it holds, with the defaults 4 × (1000 + 255
 ### Invalid values
 
 Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).`).
-		Fields(session.ConnectionFields()...).
+		Fields(solacecfg.ConnectionFields()...).
 		Fields(
 			service.NewInterpolatedStringField(soFieldTopic).
 				Description("The topic to publish to. Exactly one of `topic` and `queue` must be set.").
@@ -229,7 +230,7 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 				Description("Which metadata keys become Solace user properties. Values keep their types: integers become int64, floats float64, booleans bool, byte slices bytes, everything else a string. Keys starting with `solace.messaging.` are never sent. Without a filter no metadata is sent.").
 				Optional(),
 		).
-		LintRule(session.ConnectionLintRuleWith(
+		LintRule(solacecfg.ConnectionLintRuleWith(
 			`this.solace_output_lint_destination()`,
 			`this.solace_output_lint_config()`,
 		))
@@ -295,7 +296,7 @@ type solaceWriter struct {
 func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*solaceWriter, error) {
 	w := &solaceWriter{log: mgr.Logger()}
 	var err error
-	if w.conn, err = session.ConfigFromParsed(conf); err != nil {
+	if w.conn, err = solacecfg.ConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
 	if w.conn.SendTimestamps, err = conf.FieldBool(soFieldSenderTimestamp); err != nil {

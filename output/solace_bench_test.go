@@ -17,8 +17,8 @@ import (
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/internal/benchbroker"
-	"github.com/connect-solace/connect-solace/internal/benchfloor"
+	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/testkit/benchfloor"
 )
 
 // BenchmarkSolaceOutput publishes 1 KiB messages through the output with
@@ -29,7 +29,7 @@ import (
 // (output/raw client CPU per message, goal <= 1.1), both medians over
 // adjacent round pairs (see benchbroker.Report), and allocations per message
 // of each side. Interleaved with those rounds it measures the Benthos floor
-// (internal/benchfloor): a stream of prebuilt 1 KiB messages, one per read as
+// (internal/testkit/benchfloor): a stream of prebuilt 1 KiB messages, one per read as
 // from generate, into an output that acks at once, with the case's batching
 // and max_in_flight; it reports floor_cpu_ns/msg and best_cpu_ratio, (raw +
 // floor) / raw, the lowest CPU ratio a Benthos output could reach in a

@@ -15,7 +15,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/internal/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
 )
 
 // BenchmarkSolaceLatency measures what a connect-solace hop adds to the

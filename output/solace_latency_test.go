@@ -18,6 +18,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/resource"
 
 	_ "github.com/connect-solace/connect-solace/input" // the solace input of the bridges
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -77,7 +78,7 @@ func latConnect(tb testing.TB, url string) solace.MessagingService {
 // topic out: the solace input and output with their defaults, plus extra
 // output fields. It stops when tb ends.
 func latStreamBridge(tb testing.TB, url, in, out, extra string) {
-	conn := solacetest.ConnectionYAML(url)
+	conn := solacekit.ConnectionYAML(url)
 	indent := func(s string) string { return "    " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n    ") }
 	sb := service.NewStreamBuilder()
 	require.NoError(tb, sb.SetYAML(fmt.Sprintf("logger:\n  level: none\ninput:\n  solace:\n%s\noutput:\n  solace:\n%s\n",

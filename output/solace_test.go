@@ -21,7 +21,8 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message/sdt"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/internal/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -35,7 +36,7 @@ func newSoWriter(t testing.TB, b *solacetest.Broker, yaml string) *solaceWriter 
 // newSoWriterURL is newSoWriter for a broker at url.
 func newSoWriterURL(t testing.TB, url, yaml string) *solaceWriter {
 	t.Helper()
-	pc, err := solaceOutputSpec().ParseYAML(solacetest.ConnectionYAML(url)+yaml, nil)
+	pc, err := solaceOutputSpec().ParseYAML(solacekit.ConnectionYAML(url)+yaml, nil)
 	require.NoError(t, err)
 	w, err := newSolaceWriterFromParsed(pc, service.MockResources())
 	require.NoError(t, err)
@@ -295,7 +296,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 		// Warm up the publisher flow so the nacks hit the batch below.
 		require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"warm"}, nil)))
 
-		b.NackNextPublishes(2, "Spool Over Quota")
+		b.Faults().NackNextPublishes(2, "Spool Over Quota")
 		payloads := soPayloads("nb", 6)
 		batch := soBatch(payloads, nil)
 		fails := writeFailures(t, w, batch)
@@ -311,7 +312,7 @@ func TestSolaceOutputNacks(t *testing.T) {
 		require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "nack-s"}))
 		w := newSoWriter(t, b, "queue: nack-s\nwriter: streaming\nclients: 1\n")
 		require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"s0"}, nil)))
-		b.NackNextPublishes(1, "Queue Shutdown")
+		b.Faults().NackNextPublishes(1, "Queue Shutdown")
 		batch := soBatch([]string{"s1"}, nil)
 		fails := writeFailures(t, w, batch)
 		assert.Equal(t, []int{0}, mapsKeys(fails))
@@ -372,7 +373,7 @@ func TestSolaceOutputReconnect(t *testing.T) {
 				require.NoError(t, sb.SetLoggerYAML("level: none"))
 				send, err := sb.AddBatchProducerFunc()
 				require.NoError(t, err)
-				require.NoError(t, sb.AddOutputYAML("solace:\n"+componenttest.IndentYAML(b.ConnectionYAML()+fmt.Sprintf(
+				require.NoError(t, sb.AddOutputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(b.SMFURL())+fmt.Sprintf(
 					"topic: r/x\ndelivery_mode: %s\nwriter: %s\nclients: 2\nmax_in_flight: 8\n%s", mode, writer, extra))))
 				componenttest.RunStream(t, context.Background(), sb, 10*time.Second)
 
@@ -405,7 +406,7 @@ func TestSolaceOutputReconnect(t *testing.T) {
 				for i := 0; i < total/4; i++ {
 					<-sent
 				}
-				b.DropConnections()
+				b.Faults().DropConnections()
 				wg.Wait()
 
 				mu.Lock()
@@ -470,7 +471,7 @@ clients: 1
 	defer func() { _ = w.Close(context.Background()) }()
 	require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"a"}, nil)))
 
-	b.DropConnections()
+	b.Faults().DropConnections()
 	// Wait for the session to end before writing: publishing into a
 	// publisher the client is tearing down races inside the client.
 	w.poolMu.RLock()

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connect-solace/connect-solace/internal/componenttest"
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -145,7 +146,7 @@ func TestSolaceOutputFailureReport(t *testing.T) {
 	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "rep"}))
 	w := newSoWriter(t, b, "queue: rep\nclients: 1\n")
 	require.NoError(t, w.WriteBatch(t.Context(), soBatch([]string{"warm"}, nil)))
-	b.NackNextPublishes(1, "Spool Over Quota")
+	b.Faults().NackNextPublishes(1, "Spool Over Quota")
 	err := w.WriteBatch(t.Context(), soBatch([]string{"x", "y"}, nil))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `queue "rep"`)
@@ -154,8 +155,10 @@ func TestSolaceOutputFailureReport(t *testing.T) {
 
 	reason, _ := soClassify(session.Destination{Name: "rep", Queue: true}, &session.RejectError{Reason: "Spool Over Quota: free text 42", SubCode: 0})
 	assert.Equal(t, "rejected", reason)
-	assert.Equal(t, "max_clients_for_queue", soSubcodeLabel(63))
-	assert.Equal(t, "rejected", soSubcodeLabel(99999))
+	assert.Equal(t, "max_clients_for_queue", (&session.RejectError{SubCode: 63}).Label())
+	assert.Equal(t, "rejected", (&session.RejectError{SubCode: 99999}).Label())
+	reason, _ = soClassify(session.Destination{Name: "rep", Queue: true}, fmt.Errorf("%w: eof", session.ErrConnectionLost))
+	assert.Equal(t, "connection_lost", reason)
 }
 
 // FuzzSolaceOutputFieldRules: no value of any field panics the rules, and a

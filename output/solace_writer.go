@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
-	"solace.dev/go/messaging/pkg/solace/subcode"
 
 	"github.com/connect-solace/connect-solace/internal/freelist"
 	"github.com/connect-solace/connect-solace/internal/session"
@@ -317,16 +316,6 @@ func (w *solaceWriter) batchError(batch service.MessageBatch, fails []soFailure)
 	return be
 }
 
-// soSubcodeLabel is the metric label of a broker rejection: the client's
-// subcode name, a bounded set, never the broker's free text.
-func soSubcodeLabel(code int) string {
-	name, ok := strings.CutPrefix(subcode.Code(code).String(), "SOLCLIENT_SUBCODE_")
-	if code == 0 || !ok || name == "" {
-		return "rejected"
-	}
-	return strings.ToLower(name)
-}
-
 // soClassify names the metric reason of a failed publish and wraps the error
 // with its destination.
 func soClassify(dest session.Destination, err error) (string, error) {
@@ -336,9 +325,9 @@ func soClassify(dest session.Destination, err error) (string, error) {
 		if dest.Queue && (rej.UnknownQueue() || strings.EqualFold(rej.Reason, "Unknown Queue")) {
 			return "unknown_queue", fmt.Errorf("publishing to %s: the queue does not exist (broker: %s)", dest, rej.Reason)
 		}
-		return soSubcodeLabel(rej.SubCode), fmt.Errorf("publishing to %s: %w (subcode %d)", dest, err, rej.SubCode)
+		return rej.Label(), fmt.Errorf("publishing to %s: %w (subcode %d)", dest, err, rej.SubCode)
 	case errors.Is(err, session.ErrConnectionLost):
-		return "connection_lost", fmt.Errorf("publishing to %s: %w", dest, err)
+		return session.ErrorLabel(err), fmt.Errorf("publishing to %s: %w", dest, err)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return "timeout", fmt.Errorf("publishing to %s: %w", dest, err)
 	default:

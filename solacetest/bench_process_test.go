@@ -11,7 +11,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
-	"github.com/connect-solace/connect-solace/internal/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
 )
 
 // BenchmarkPersistentPublish publishes b.N 256-byte persistent messages from
@@ -22,11 +22,23 @@ import (
 // broker_capacity_msgs/s, which must stay at least twice (issue 13; aim for
 // 2.5x, for headroom under load) the fastest plugin path of make bench, so
 // that plugin benchmarks never measure the broker. The broker child runs
-// with the binary's GC floor (internal/benchbroker); its queue keeps every
+// with the binary's GC floor (internal/testkit/benchbroker); its queue keeps every
 // message, so the figure includes spooling and holding them.
 func BenchmarkPersistentPublish(b *testing.B) {
+	persistentPublish(b, benchbroker.Start(b))
+}
+
+// BenchmarkPersistentPublishDataDir is BenchmarkPersistentPublish against a
+// broker that keeps its state in a data directory (Config.DataDir): every
+// ack waits for its message to be fsynced (group commit). Its
+// broker_capacity_msgs/s, too, must stay at least twice the fastest plugin
+// path; its msgs/s shows what the syncs cost in latency.
+func BenchmarkPersistentPublishDataDir(b *testing.B) {
+	persistentPublish(b, benchbroker.StartDataDir(b, b.TempDir()))
+}
+
+func persistentPublish(b *testing.B, br *benchbroker.Broker) {
 	const clients = 4
-	br := benchbroker.Start(b)
 	br.CreateQueue("q1", "orders/>")
 	type pub struct {
 		p     solace.PersistentMessagePublisher

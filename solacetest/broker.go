@@ -13,6 +13,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/connect-solace/connect-solace/solacetest/internal/store"
 )
 
 // Config configures a Broker. The zero value is a usable broker on ephemeral
@@ -47,7 +49,17 @@ type Config struct {
 	// that (a request's reply timeout against a termination grace period
 	// of the same length, started after a SEMP read). 0 answers at once.
 	SEMPMonitorDelay time.Duration
-	RouterName       string       // "" means "solacetest"
+	RouterName       string // "" means "solacetest"
+	// DataDir keeps the broker's state in this directory (persist.go): it
+	// survives a restart, and a crash of the process loses nothing a
+	// publisher got an ack for. "" keeps everything in memory.
+	DataDir string
+	// Standby (with DataDir) waits for the directory's lock, held by the
+	// active broker, before recovering and listening: an HA mate that
+	// takes over when the active one dies.
+	Standby bool
+	// dataSegmentLimit overrides the log's segment size, for tests.
+	dataSegmentLimit int64
 	Logger           *slog.Logger // nil means discard
 }
 
@@ -85,6 +97,10 @@ type Broker struct {
 	certAuthorities map[string]string
 	// oauth is OAuth login's configuration and key cache (oauth.go).
 	oauth *oauthState
+	// st keeps state in Config.DataDir (persist.go); nil without one. It
+	// is set before the listeners open and never changes.
+	st     *persister
+	damage []store.Damage
 }
 
 // vpnState is one message VPN.
@@ -103,10 +119,15 @@ type vpnState struct {
 	replay      []*storedMsg   // guaranteed messages, oldest first, from replayHead on, for replay
 	replayHead  int
 	replayBytes int
+	st          *persister // the broker's, for the spool hooks
 }
 
 // Start starts a broker and returns once its listeners are open.
-func Start(cfg Config) (*Broker, error) {
+func Start(cfg Config) (*Broker, error) { return StartContext(context.Background(), cfg) }
+
+// StartContext is Start; a standby (Config.Standby) waits for its data
+// directory until ctx ends.
+func StartContext(ctx context.Context, cfg Config) (*Broker, error) {
 	if cfg.Users == nil {
 		cfg.Users = map[string]string{"default": "default"}
 	}
@@ -152,7 +173,16 @@ func Start(cfg Config) (*Broker, error) {
 		}
 		b.vpns[v] = vs
 	}
+	if cfg.DataDir != "" {
+		if err := b.openPersister(ctx); err != nil {
+			return nil, err
+		}
+		// Delivery ids must grow across restarts: a client that re-binds
+		// drops a delivery whose id is not above the last it received.
+		b.nextMsgID = uint64(time.Now().UnixMicro())
+	}
 	if err := b.listen(); err != nil {
+		_ = b.st.close()
 		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn} {
 			if ln != nil {
 				_ = ln.Close()
@@ -321,6 +351,7 @@ func (b *Broker) Close() error {
 		}
 		b.mu.Unlock()
 		b.wg.Wait()
+		errs = append(errs, b.st.close())
 		b.closeErr = errors.Join(errs...)
 		b.log.Info("solacetest broker stopped")
 	})
@@ -381,6 +412,7 @@ func (b *Broker) janitor() {
 		case now := <-t.C:
 			b.mu.Lock()
 			b.expireAndReap(now)
+			b.st.tick(now)
 			b.mu.Unlock()
 		}
 	}
@@ -442,6 +474,7 @@ func (b *Broker) CreateQueue(vpn string, cfg QueueConfig) error {
 	}
 	cfg.Subscriptions = dedupe(cfg.Subscriptions)
 	v.queues[cfg.Name] = newQueue(v, cfg)
+	b.st.configChanged()
 	b.log.Info("queue created", "vpn", vpn, "queue", cfg.Name, "access", cfg.AccessType, "subscriptions", cfg.Subscriptions)
 	return nil
 }
@@ -475,6 +508,7 @@ func (b *Broker) UpdateQueue(vpn, name string, update func(*QueueConfig)) error 
 	cfg.Subscriptions = dedupe(cfg.Subscriptions)
 	wasEgress := q.cfg.EgressEnabled
 	q.cfg = cfg
+	b.st.configChanged()
 	if !cfg.EgressEnabled {
 		// Consumer flows stay bound but become inactive until egress is
 		// enabled again, as on a real broker.
@@ -544,6 +578,7 @@ func (b *Broker) AddQueueSubscription(vpn, queue, topic string) error {
 		return fmt.Errorf("%w: %q on queue %q", ErrSubscriptionExists, topic, queue)
 	}
 	q.cfg.Subscriptions = append(q.cfg.Subscriptions, topic)
+	b.st.configChanged()
 	return nil
 }
 
@@ -561,6 +596,7 @@ func (b *Broker) RemoveQueueSubscription(vpn, queue, topic string) error {
 	}
 	q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
 	delete(q.clientSubs, topic)
+	b.st.configChanged()
 	return nil
 }
 
@@ -593,4 +629,98 @@ func (b *Broker) ClientCount() int {
 // newQueue builds an empty queue.
 func newQueue(v *vpnState, cfg QueueConfig) *queue {
 	return &queue{vpn: v, cfg: cfg}
+}
+
+// ---- the health-check listener ----
+//
+// The plain-HTTP endpoint that PubSub+ serves (by default on port 5550) for
+// load balancers and orchestrators to ask whether the broker is ready for
+// direct and for guaranteed messaging. Solace's own client test suite waits
+// on it before it starts.
+
+// Health-check paths, as PubSub+ serves them.
+const (
+	healthDirectActive     = "/health-check/direct-active"
+	healthGuaranteedActive = "/health-check/guaranteed-active"
+)
+
+// healthHandler answers 200 on both paths while the broker accepts logins and
+// 503 while it refuses them (RefuseLogins), as a standby broker does. Every
+// other path is 404. Like PubSub+'s, it needs no authentication.
+func healthHandler(b *Broker) http.Handler {
+	mux := http.NewServeMux()
+	ready := func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		refusing := b.faults.refusingLogins()
+		b.mu.Unlock()
+		w.Header().Set("Cache-Control", "no-store")
+		if refusing {
+			http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	mux.HandleFunc("GET "+healthDirectActive, ready)
+	mux.HandleFunc("GET "+healthGuaranteedActive, ready)
+	return mux
+}
+
+// HealthURL is the health-check listener's base URL, "http://127.0.0.1:PORT",
+// or "" when Config.HealthAddr was empty.
+func (b *Broker) HealthURL() string {
+	if b.healthLn == nil {
+		return ""
+	}
+	return "http://" + b.healthLn.Addr().String()
+}
+
+// ---- further listeners ----
+//
+// A broker serves one of its SMF transports on further addresses, as a real
+// broker is reachable on several (a test network's fixed ports, say, beside
+// the ephemeral ones the tests were given).
+
+// Transports ListenAlso can serve.
+const (
+	TransportSMF        = "smf"        // plain SMF (tcp://)
+	TransportCompressed = "compressed" // compressed SMF
+	TransportSMFTLS     = "smf-tls"    // SMF over TLS (tcps://); needs Config.TLS
+)
+
+// ListenAlso serves transport on addr as well, until the broker closes, and
+// returns the address it listens on.
+func (b *Broker) ListenAlso(transport, addr string) (net.Addr, error) {
+	if transport != TransportSMF && transport != TransportCompressed && transport != TransportSMFTLS {
+		return nil, fmt.Errorf("listening on %s: unknown transport %q (want %q, %q or %q)", addr, transport,
+			TransportSMF, TransportCompressed, TransportSMFTLS)
+	}
+	if transport == TransportSMFTLS && b.cfg.TLS == nil {
+		return nil, errors.New("listening for SMF over TLS on " + addr + ": the broker has no TLS certificate (Config.TLS)")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening for %s on %s: %w", transport, addr, err)
+	}
+	switch transport {
+	case TransportCompressed:
+		ln = compressedListener{ln}
+	case TransportSMFTLS:
+		ln = tls.NewListener(ln, b.cfg.TLS)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-b.done:
+		_ = ln.Close()
+		return nil, errors.New("listening on " + addr + ": the broker is closed")
+	default:
+	}
+	b.wg.Add(2)
+	go b.acceptLoop(ln)
+	go func() {
+		defer b.wg.Done()
+		<-b.done
+		_ = ln.Close()
+	}()
+	return ln.Addr(), nil
 }

@@ -197,7 +197,7 @@ type loginInfo struct {
 	softwareVersion, softwareDate, platform, description string
 	at                                                   time.Time
 	tlsVersion, tlsCipher                                string
-	tlsDowngraded                                        bool // went on in plain text after the login (downgrade.go)
+	tlsDowngraded                                        bool // went on in plain text after the login (tls.go)
 }
 
 func newLoginInfo(cc *clientCtrl, nc net.Conn) loginInfo {

@@ -67,7 +67,7 @@ const (
 // little above the 30 000 000-byte message size advertised at login. A
 // well-formed larger frame is not an error: as PubSub+ does with a message
 // above its maximum size, the broker reads its header, skips its payload
-// without buffering it, and rejects the message (readFrame, oversize.go).
+// without buffering it, and rejects the message (readFrame, session.go).
 const maxFrameSize = 32 << 20
 
 // maxHeaderSize bounds the header (parameters) of an oversized frame.

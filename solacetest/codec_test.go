@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/internal/selector"
 )
 
 func mustHex(t testing.TB, s string) []byte {
@@ -145,8 +147,8 @@ func FuzzDecode(f *testing.F) {
 		_, _ = decodeContentsSummary(b)
 		_ = applicationPayload(b, b)
 		_, _ = binaryMetadata(b)
-		if sel, err := compileSelector(string(b)); err == nil {
-			sel.root(func(string) any { return int64(1) })
+		if sel, err := selector.Compile(string(b)); err == nil {
+			sel.Eval(func(string) any { return int64(1) })
 		}
 		if err != nil {
 			return

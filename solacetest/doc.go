@@ -19,26 +19,29 @@
 //
 // # Layout
 //
-// codec.go turns bytes into frames and back (fuzzed by FuzzDecode);
-// session.go owns a client connection (login, keepalive, subscriptions,
-// publisher flow, binds) and runs a publish's steps; router.go matches
-// topics and decides which queues and sessions a message reaches; spool.go
-// holds queues, consumer flows, windows, settlement, redelivery, DMQ and TTL
-// (what happens when a client settles FAILED is Broker.settle there);
-// selector.go and replay.go add consumer selectors and message replay;
-// faults.go holds the fault-injection hooks and their checks. testhelpers.go
-// has NewTestBroker (for Go tests, without importing testing, so that the
-// connect-solace binary does not link it). clients.go, vpn.go, profiles.go,
-// acl.go, provision.go, shared.go, partition.go, egress.go and oversize.go
-// hold the client monitor, VPN settings, client profiles, ACL profiles,
-// endpoint provisioning, shared subscriptions, partitioned queues, flow
-// passivation and oversized messages; oauth.go OAuth login (oauthserver.go a
-// test OAuth provider), downgrade.go TLS downgrade, listen_extra.go further
-// listeners; compress.go, web.go and tlsfiles.go the transports; health.go
-// the health-check listener. semp.go is the SEMP core (auth, envelopes,
-// paging; the wire types the SEMP client shares are in
-// internal/semp/sempwire), routing by resource with net/http.ServeMux
-// patterns (semp_routes.go) to semp_queues.go, semp_clients.go, semp_vpn.go,
+// codec.go turns bytes into frames and back (fuzzed by FuzzDecode), and
+// codec_sdt.go decodes the SDT fields consumer selectors read. broker.go
+// holds Config, Start, the listeners (the health-check listener and
+// ListenAlso's further ones among them) and the queue admin API. session.go
+// owns a client connection (login, keepalive, subscriptions, publisher flow,
+// binds), runs a publish's steps and answers oversized messages; router.go
+// matches topics and decides which queues and sessions a message reaches,
+// shared subscriptions included; spool.go holds queues, consumer flows,
+// windows, settlement, redelivery, DMQ and TTL (what happens when a client
+// settles FAILED is Broker.settle there); partition.go partitioned queues and
+// the flow passivation of egress off; replay.go message replay; selectors
+// are the JMS selector language of internal/selector. faults.go holds the
+// fault-injection hooks (Broker.Faults), their checks and FlowState.
+// testhelpers.go has NewTestBroker and SelfSignedTLS (for Go tests, without
+// importing testing, so that the connect-solace binary does not link it).
+// clients.go, vpn.go, profiles.go, acl.go and provision.go hold the client
+// monitor, VPN settings, client profiles, ACL profiles and endpoint
+// provisioning; oauth.go OAuth login (oauthserver.go a test OAuth provider);
+// tls.go, compress.go and web.go the transports (tls.go with TLS downgrade).
+// semp.go is the SEMP core (auth, envelopes, paging; the wire types the SEMP
+// client shares are in internal/semp/sempwire), routing by resource with
+// net/http.ServeMux patterns (semp_routes.go, with the help pages and the
+// monitor delay) to semp_queues.go, semp_clients.go, semp_vpn.go,
 // semp_profiles.go, semp_acl.go, semp_replay.go, semp_oauth.go and
 // semp_queue_msgs.go.
 //
@@ -297,7 +300,8 @@
 //     assumes a real broker's latency.
 //   - The Go client v1.10.1 has no GetDeliveryCount; the delivery count the
 //     broker sends is visible in InboundMessage.String() and to other APIs.
-//   - PauseDelivery stops guaranteed delivery only; direct messages flow on.
+//   - Faults (Broker.Faults): PauseDelivery stops guaranteed delivery only;
+//     direct messages flow on.
 //   - IgnoreConsumerWindows delivers past the consumers' windows, so that the
 //     Go client drops what overflows its buffer (a stalled, bound flow).
 //   - RefuseLogins answers 503 "Service Unavailable".

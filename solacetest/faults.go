@@ -1,9 +1,14 @@
 package solacetest
 
 // This file is the fault-injection layer: test hooks that make the broker
-// misbehave on purpose.
+// misbehave on purpose, reached through Broker.Faults, and FlowState, the
+// queue's delivery state a test prints when its consumer stops receiving.
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // faultState is guarded by Broker.mu.
 type faultState struct {
@@ -46,10 +51,20 @@ func (f *faultState) takeDropAfterSpool() bool {
 	return drop
 }
 
+// Faults injects faults into a broker: its methods make the broker misbehave
+// on purpose, for tests of failure handling. Broker.Faults returns one.
+type Faults struct{ b *Broker }
+
+// Faults returns the broker's fault-injection handle, so that
+// b.Faults().PauseDelivery() reads as what it is and the broker's own
+// methods stay admin and inspection.
+func (b *Broker) Faults() Faults { return Faults{b} }
+
 // DropConnections closes every client socket now, as a broker restart or a
 // network failure would. Clients with reconnection enabled come back; the
 // unsettled messages of their consumer flows are redelivered.
-func (b *Broker) DropConnections() {
+func (f Faults) DropConnections() {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.log.Info("fault: dropping all client connections", "count", len(b.conns))
@@ -59,7 +74,8 @@ func (b *Broker) DropConnections() {
 }
 
 // RefuseLogins makes logins fail with 503 "Service Unavailable" for d.
-func (b *Broker) RefuseLogins(d time.Duration) {
+func (f Faults) RefuseLogins(d time.Duration) {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.log.Info("fault: refusing logins", "for", d)
@@ -70,7 +86,8 @@ func (b *Broker) RefuseLogins(d time.Duration) {
 // with status 503 and reason as the text, without spooling them. The client
 // derives its error subcode from the text: "Spool Over Quota" gives
 // SPOOL_OVER_QUOTA, "Queue Shutdown" QUEUE_SHUTDOWN, other texts DATA_OTHER.
-func (b *Broker) NackNextPublishes(n int, reason string) {
+func (f Faults) NackNextPublishes(n int, reason string) {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if reason == "" {
@@ -81,7 +98,8 @@ func (b *Broker) NackNextPublishes(n int, reason string) {
 
 // PauseDelivery stops guaranteed delivery to every consumer flow; publishing
 // and spooling go on. Direct messages are not affected.
-func (b *Broker) PauseDelivery() {
+func (f Faults) PauseDelivery() {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.faults.paused = true
@@ -95,7 +113,8 @@ func (b *Broker) PauseDelivery() {
 // flow stays bound, which is how a client whose own flow control went wrong
 // (its stopFlow/startFlow race) leaves a consumer, made deterministic for
 // tests of detection and recovery. Max-unacked still applies.
-func (b *Broker) IgnoreConsumerWindows(on bool) {
+func (f Faults) IgnoreConsumerWindows(on bool) {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.faults.ignoreWindows = on
@@ -105,7 +124,8 @@ func (b *Broker) IgnoreConsumerWindows(on bool) {
 }
 
 // ResumeDelivery undoes PauseDelivery.
-func (b *Broker) ResumeDelivery() {
+func (f Faults) ResumeDelivery() {
+	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.faults.paused = false
@@ -120,4 +140,30 @@ func (b *Broker) dispatchAllLocked() {
 			b.dispatch(q)
 		}
 	}
+}
+
+// ---- what a test prints when delivery stalls ----
+
+// FlowState describes a queue's delivery state in one line, for the failure
+// message of a test or benchmark whose consumer stopped receiving: what the
+// queue holds and has ready, whether delivery is paused, and per bound flow
+// its window (the client's last p3: 0 means the client stopped the flow),
+// deliveries not yet transport-acked, delivered-unsettled messages and the
+// last delivery id. A stalled consumer with window 0 stopped its own flow; a
+// window open with nothing ready and messages unsettled means the client
+// holds (or dropped) deliveries it never settled.
+func (b *Broker) FlowState(vpn, name string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, err := b.queueLocked(vpn, name)
+	if err != nil {
+		return err.Error()
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "queue %s: spooled=%d ready=%d delivery_paused=%v", name, q.count, q.ready.Len(), b.faults.paused)
+	for _, f := range q.flows {
+		fmt.Fprintf(&s, "; flow %d: active=%v window=%d in_flight=%d unsettled=%d last_id=%d bound=%v",
+			f.id, f.active, f.window, len(f.sent), len(f.unsettled), f.prevID, f.c != nil)
+	}
+	return s.String()
 }

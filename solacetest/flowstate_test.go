@@ -44,7 +44,7 @@ func TestFlowStateShowsWhatTheClientHolds(t *testing.T) {
 	require.Eventually(t, func() bool { return settled.MatchString(b.FlowState("default", "q1")) }, 5*time.Second, time.Millisecond,
 		"state: %s", b.FlowState("default", "q1"))
 
-	b.PauseDelivery()
+	b.Faults().PauseDelivery()
 	require.Contains(t, b.FlowState("default", "q1"), "delivery_paused=true")
 }
 
@@ -76,7 +76,7 @@ func TestIgnoredWindowStallsTheGoClient(t *testing.T) {
 	// Delivery starts once the client has set its flow up: a burst that
 	// arrives with the bind response trips a recovered panic in its
 	// stopFlow (the wire notes), a different story.
-	b.PauseDelivery()
+	b.Faults().PauseDelivery()
 
 	rcv, err := svc.CreatePersistentMessageReceiverBuilder().WithMessageClientAcknowledgement().Build(resource.QueueDurableExclusive("q1"))
 	require.NoError(t, err)
@@ -89,8 +89,8 @@ func TestIgnoredWindowStallsTheGoClient(t *testing.T) {
 	}))
 	require.NoError(t, rcv.Start())
 	require.Eventually(t, func() bool { return strings.Contains(b.FlowState("default", "q1"), "window=255") }, 5*time.Second, time.Millisecond)
-	b.IgnoreConsumerWindows(true)
-	b.ResumeDelivery()
+	b.Faults().IgnoreConsumerWindows(true)
+	b.Faults().ResumeDelivery()
 	// Everything went out while the handler was held.
 	require.Eventually(t, func() bool { _, st, _ := b.Queue("default", "q1"); return st.Unacked == n }, 10*time.Second, time.Millisecond)
 	close(hold)
@@ -105,7 +105,7 @@ func TestIgnoredWindowStallsTheGoClient(t *testing.T) {
 	require.Equal(t, strconv.Itoa(n-kept), stalled.FindStringSubmatch(b.FlowState("default", "q1"))[1])
 
 	// Unbinding is the way out: the dropped messages come again.
-	b.IgnoreConsumerWindows(false)
+	b.Faults().IgnoreConsumerWindows(false)
 	require.NoError(t, rcv.Terminate(time.Second))
 	rest := startReceiver(t, svc, resource.QueueDurableExclusive("q1"), func(bld solace.PersistentMessageReceiverBuilder) {
 		bld.WithMessageClientAcknowledgement()

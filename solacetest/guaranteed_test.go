@@ -67,7 +67,7 @@ func TestPublishErrorsSurfaceInClient(t *testing.T) {
 		subcode subcode.Code
 		text    string
 	}{
-		{name: "injected nack", setup: func(b *Broker) { b.NackNextPublishes(1, "Spool Over Quota") },
+		{name: "injected nack", setup: func(b *Broker) { b.Faults().NackNextPublishes(1, "Spool Over Quota") },
 			topic: "orders/1", subcode: subcode.SpoolOverQuota, text: "Spool Over Quota"},
 		{name: "unknown queue", topic: "#P2P/QUE/missing", subcode: subcode.QueueNotFound, text: "Queue Not Found"},
 		{name: "ingress disabled", setup: func(b *Broker) {
@@ -114,7 +114,7 @@ func TestAsyncPublishReceipts(t *testing.T) {
 	const n = 500
 	receipts := make(chan solace.PublishReceipt, n)
 	pub.SetMessagePublishReceiptListener(func(r solace.PublishReceipt) { receipts <- r })
-	b.NackNextPublishes(0, "")
+	b.Faults().NackNextPublishes(0, "")
 	for i := range n {
 		msg := mustBytesMsg(t, svc, strconv.Itoa(i))
 		require.NoError(t, pub.Publish(msg, resource.TopicOf("orders/async"), nil, i))

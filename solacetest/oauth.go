@@ -162,6 +162,12 @@ type oauthState struct {
 	groups    map[string]map[string]AuthorizationGroup // by VPN, then name
 	domainCAs map[string]string                        // PEM by name
 
+	// skew is the clock skew allowed on exp, nbf and iat (a minute
+	// unless SetOAuthClockSkew changed it); sempProfile checks SEMP's
+	// Bearer tokens (oauth_bearer.go).
+	skew        time.Duration
+	sempProfile *OAuthProfile
+
 	keysMu sync.Mutex
 	keys   map[string]*jwksEntry // by JWKS URL
 }
@@ -176,7 +182,7 @@ func (b *Broker) oauthLocked() *oauthState {
 	if b.oauth == nil {
 		b.oauth = &oauthState{profiles: map[string]map[string]OAuthProfile{},
 			groups: map[string]map[string]AuthorizationGroup{}, domainCAs: map[string]string{},
-			keys: map[string]*jwksEntry{}}
+			keys: map[string]*jwksEntry{}, skew: time.Minute}
 	}
 	return b.oauth
 }
@@ -411,15 +417,11 @@ func (b *Broker) oauthLogin(vpn string, t oauthTokens) oauthResult {
 	var profiles []OAuthProfile
 	var roots *x509.CertPool
 	o := b.oauthLocked()
+	skew := o.skew
 	if ok {
 		enabled, defaultProfile = v.cfg.OAuthEnabled, v.cfg.OAuthDefaultProfile
 		profiles = b.oauthProfilesLocked(vpn)
-		if cas := o.domainCAs; len(cas) > 0 {
-			roots = x509.NewCertPool()
-			for _, p := range cas {
-				roots.AppendCertsFromPEM([]byte(p))
-			}
-		}
+		roots = o.domainRootsLocked()
 	}
 	b.mu.Unlock()
 	deny := func(reason string, args ...any) oauthResult {
@@ -480,7 +482,7 @@ func (b *Broker) oauthLogin(vpn string, t oauthTokens) oauthResult {
 	if err != nil {
 		return deny("profile %q: %s: %v", prof.Name, kind, err)
 	}
-	if err := checkClaims(prof, tok, claims, extra); err != nil {
+	if err := checkClaims(prof, tok, claims, extra, skew); err != nil {
 		return deny("profile %q: %s: %v", prof.Name, kind, err)
 	}
 	user, _ := extra[prof.UsernameClaimName].(string)
@@ -488,6 +490,19 @@ func (b *Broker) oauthLogin(vpn string, t oauthTokens) oauthResult {
 		return deny("profile %q: %s has no %q claim naming the client username", prof.Name, kind, prof.UsernameClaimName)
 	}
 	return oauthResult{user: user}
+}
+
+// domainRootsLocked returns the domain certificate authorities as a pool,
+// or nil (the system roots) when there are none.
+func (o *oauthState) domainRootsLocked() *x509.CertPool {
+	if len(o.domainCAs) == 0 {
+		return nil
+	}
+	roots := x509.NewCertPool()
+	for _, p := range o.domainCAs {
+		roots.AppendCertsFromPEM([]byte(p))
+	}
+	return roots
 }
 
 // verifyToken checks tok's signature with the profile's key set, fetching it
@@ -555,7 +570,7 @@ func (o *oauthState) jwks(ctx context.Context, prof *OAuthProfile, roots *x509.C
 }
 
 // checkClaims applies the profile's claim checks to a verified token.
-func checkClaims(prof *OAuthProfile, tok *jwt.JSONWebToken, claims jwt.Claims, extra map[string]any) error {
+func checkClaims(prof *OAuthProfile, tok *jwt.JSONWebToken, claims jwt.Claims, extra map[string]any, skew time.Duration) error {
 	typ, _ := tok.Headers[0].ExtraHeaders[jose.HeaderType].(string)
 	exp := jwt.Expected{Time: time.Now()}
 	if prof.Role == OAuthRoleClient {
@@ -586,5 +601,5 @@ func checkClaims(prof *OAuthProfile, tok *jwt.JSONWebToken, claims jwt.Claims, e
 			}
 		}
 	}
-	return claims.ValidateWithLeeway(exp, time.Minute)
+	return claims.ValidateWithLeeway(exp, skew)
 }

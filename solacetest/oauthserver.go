@@ -33,10 +33,17 @@ type OAuthServerConfig struct {
 	JWKS []byte
 	// Userinfo is the JSON served at /userinfo; nil means {}.
 	Userinfo []byte
+	// Clients are the client ids and secrets the token endpoint (/token,
+	// oauthtoken.go) serves the client_credentials grant to; TokenTTL is
+	// its tokens' lifetime (0 means an hour) and Issuer their iss claim
+	// ("" means the server's URL).
+	Clients  map[string]string
+	TokenTTL time.Duration
+	Issuer   string
 }
 
-// OAuthServer serves an OAuth provider's JWKS (/jwks) and userinfo
-// (/userinfo) endpoints.
+// OAuthServer serves an OAuth provider's JWKS (/jwks), userinfo
+// (/userinfo) and token (/token) endpoints.
 type OAuthServer struct {
 	ln     net.Listener
 	srv    *http.Server
@@ -48,6 +55,8 @@ type OAuthServer struct {
 	keyID string
 	keys  int    // keys generated so far, for key ids
 	jwks  []byte // the key set served
+
+	tokens *tokenEndpoint
 }
 
 // StartOAuthServer starts an OAuthServer.
@@ -55,7 +64,7 @@ func StartOAuthServer(cfg OAuthServerConfig) (*OAuthServer, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
 	}
-	s := &OAuthServer{scheme: "http", done: make(chan struct{})}
+	s := &OAuthServer{scheme: "http", done: make(chan struct{}), tokens: newTokenEndpoint(cfg)}
 	if s.jwks = cfg.JWKS; s.jwks == nil {
 		if err := s.RotateKey(); err != nil {
 			return nil, err
@@ -89,6 +98,8 @@ func StartOAuthServer(cfg OAuthServerConfig) (*OAuthServer, error) {
 		return s.jwks
 	}))
 	mux.Handle("GET /userinfo", serve(func() []byte { return userinfo }))
+	mux.HandleFunc("POST /token", s.serveToken)
+	mux.HandleFunc("POST /rotate-key", s.serveRotateKey)
 	s.ln, s.srv = ln, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(io.Discard, "", 0)} // TLS handshake refusals are the tests' business
 	go func() {

@@ -7,8 +7,13 @@ package solacetest
 // are active and own partitions p, p+n, ... in bind order; further flows
 // are inactive (told so when they asked for flow updates) until a partition
 // is free. Messages of one key therefore reach one consumer, in order.
+// It is also what consumers see when a queue's egress is switched off and
+// on: flows stay bound but become inactive (passivateFlows), told both ways
+// when they asked for flow-change updates.
 
-import "hash/fnv"
+import (
+	"hash/fnv"
+)
 
 // partitionKeyProperty is the user property holding a message's partition key.
 const partitionKeyProperty = "JMSXGroupID"
@@ -78,4 +83,34 @@ func (b *Broker) repartition(q *queue) {
 		}
 	}
 	b.updateActive(q)
+}
+
+// ---- egress off and on ----
+//
+// A real broker keeps the flows of a queue whose egress is switched off bound
+// but makes them inactive, and tells clients that asked for flow-change
+// updates (the Go client's activation/passivation listener) both ways.
+
+// passivateFlows makes q's active flows inactive and tells them so.
+func (b *Broker) passivateFlows(q *queue) {
+	for _, f := range q.flows {
+		if !f.active {
+			continue
+		}
+		f.active = false
+		if f.wantUpdates && f.c != nil {
+			b.log.Info("consumer flow became inactive", "queue", q.cfg.Name, "flow", f.id)
+			f.c.sendFlowUpdate(f)
+		}
+	}
+}
+
+// sendFlowUpdate tells the client whether its consumer flow f is now the
+// active one (AssuredCtrl FlowUpdate), for flows whose client asked for
+// flow-change updates.
+func (c *conn) sendFlowUpdate(f *flow) {
+	c.sendAdCtrl(nil, 200, "OK", adFlowUpdate, []adParam{
+		{Type: apFlowID, Value: u32(f.id)},
+		{Type: apActiveFlow, Value: u8(boolByte(f.active))},
+	})
 }

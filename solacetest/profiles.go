@@ -154,6 +154,7 @@ func (c *conn) changeQueueSubscription(m *smpMsg) (uint32, string) {
 				q.clientSubs = map[string]bool{}
 			}
 			q.clientSubs[m.Topic] = true
+			c.b.st.configChanged()
 		}
 		b.log.Info("queue subscription added", "client", c.clientName, "queue", m.Queue, "topic", m.Topic)
 	default:
@@ -167,6 +168,7 @@ func (c *conn) changeQueueSubscription(m *smpMsg) (uint32, string) {
 		}
 		q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
 		delete(q.clientSubs, m.Topic)
+		c.b.st.configChanged()
 	}
 	return 200, "OK"
 }

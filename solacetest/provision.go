@@ -101,6 +101,7 @@ func (c *conn) provisionEndpoint(tag []byte, a *adctrl) {
 		return
 	}
 	c.vpn.queues[name] = newQueue(c.vpn, cfg)
+	b.st.configChanged()
 	b.log.Info("queue provisioned by client", "client", c.clientName, "queue", name, "access", cfg.AccessType)
 	c.sendAdCtrl(tag, 200, "OK", a.Type, nil)
 }

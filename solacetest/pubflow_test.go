@@ -75,7 +75,7 @@ func TestResendOfNackedPublishIsNackedAgain(t *testing.T) {
 	b := newBroker(t)
 	c, flowID, name, _ := dialPublisher(t, b, "nack", "")
 	require.EqualValues(t, 1, c.publish(flowID, 1, "orders/1", "one", 1))
-	b.NackNextPublishes(1, "Spool Over Quota")
+	b.Faults().NackNextPublishes(1, "Spool Over Quota")
 	c.sendGuaranteed(flowID, 1, 2, "orders/2", "two")
 	code, _ := c.readAck()
 	require.EqualValues(t, 503, code)

@@ -49,7 +49,7 @@ func TestReconnectRedeliversUnsettled(t *testing.T) {
 	require.Equal(t, "m1", payloadOf(t, first))
 	require.False(t, first.IsRedelivered())
 
-	b.DropConnections()
+	b.Faults().DropConnections()
 	waitFor(t, back, "reconnection")
 
 	// m1 was delivered but not settled: it comes again, flagged. m2 may
@@ -122,7 +122,7 @@ func TestReconnectKeepsTemporaryQueue(t *testing.T) {
 	m := receive(t, rcv)
 	require.Equal(t, "t1", payloadOf(t, m))
 
-	b.DropConnections()
+	b.Faults().DropConnections()
 	waitFor(t, back, "reconnection")
 	m = receive(t, rcv)
 	require.Equal(t, "t1", payloadOf(t, m))
@@ -139,9 +139,9 @@ func TestReconnectRetriesRefusedLogins(t *testing.T) {
 	svc := connect(t, b, reconnecting)
 	back := reconnected(svc)
 	pub := startPublisher(t, svc)
-	b.RefuseLogins(500 * time.Millisecond)
+	b.Faults().RefuseLogins(500 * time.Millisecond)
 	start := time.Now()
-	b.DropConnections()
+	b.Faults().DropConnections()
 	waitFor(t, back, "reconnection after refused logins")
 	require.GreaterOrEqual(t, time.Since(start), 400*time.Millisecond)
 	publish(t, svc, pub, "orders/1", "after")

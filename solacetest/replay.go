@@ -89,6 +89,7 @@ func (b *Broker) DeleteReplayLog(vpn, name string) error {
 		return err
 	}
 	v.replayCfg, v.replay, v.replayHead, v.replayBytes = nil, nil, 0, 0
+	b.st.replayDeleted(v)
 	b.log.Info("replay log deleted", "vpn", vpn, "name", name)
 	return nil
 }
@@ -154,6 +155,7 @@ func (v *vpnState) logForReplay(m *storedMsg) {
 		return
 	}
 	v.replay = append(v.replay, m)
+	v.st.replayLogged(v, m)
 	v.replayBytes += m.size
 	for len(v.replay)-v.replayHead > 1 && (len(v.replay)-v.replayHead > replayLogLimit || v.replayBytes > replayLogBytes) {
 		v.replayBytes -= v.replay[v.replayHead].size

@@ -93,6 +93,10 @@ type sempServer struct {
 	// it does not match goes to route, the queue resources.
 	mux *http.ServeMux
 
+	// bearer, when set, checks an OAuth access token sent as
+	// "Authorization: Bearer" (oauth_bearer.go).
+	bearer func(ctx context.Context, token string) error
+
 	mu       sync.Mutex
 	sessions map[string]time.Time // token -> expiry
 }
@@ -123,6 +127,9 @@ func newSEMPHandler(admin queueAdmin, user, password string, log *slog.Logger) h
 		now: time.Now, sessions: map[string]time.Time{}, mux: http.NewServeMux(),
 	}
 	s.handle("/", s.route)
+	if b, ok := admin.(*Broker); ok {
+		s.bearer = b.sempBearer
+	}
 	if b, ok := admin.(brokerAdmin); ok {
 		s.registerRoutes(b)
 	}
@@ -237,6 +244,9 @@ func (c *sempCall) parse() *sempErr {
 // request carries no live one) or a live session cookie alone. Wrong basic
 // credentials fail even with a live cookie.
 func (s *sempServer) authenticate(w http.ResponseWriter, r *http.Request) bool {
+	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return s.bearer != nil && s.bearer(r.Context(), tok) == nil
+	}
 	now := s.now()
 	token := ""
 	if ck, err := r.Cookie(sempCookieName); err == nil {

@@ -106,7 +106,7 @@ func TestHealthCheckListener(t *testing.T) {
 		assert.Equal(t, tt.want, got, "%s %s", tt.method, tt.path)
 	}
 	// A broker that refuses logins is not ready.
-	b.RefuseLogins(time.Minute)
+	b.Faults().RefuseLogins(time.Minute)
 	got, _ := httpStatus(t, "GET", b.HealthURL()+"/health-check/direct-active")
 	assert.Equal(t, 503, got)
 

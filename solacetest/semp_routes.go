@@ -2,9 +2,16 @@ package solacetest
 
 // This file lists the SEMP resources beyond queues and routes them with
 // net/http.ServeMux patterns. Queue resources are served by route
-// (semp_queues.go), the mux's fallback.
+// (semp_queues.go), the mux's fallback. It also wraps the handler for
+// Config.SEMPMonitorDelay and serves the SEMP help pages.
 
-import "time"
+import (
+	"html"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
 
 // brokerAdmin is what the SEMP resources beyond queues need; *Broker
 // implements it. A queueAdmin that does not (the tests' in-memory fake)
@@ -111,4 +118,60 @@ func vpnOf(c *sempCall, b queueAdmin) (string, *sempErr) {
 		return "", errNotFound("could not find match for msgVpn %q", vpn)
 	}
 	return vpn, nil
+}
+
+// sempHandler returns the SEMP HTTP handler served on the SEMP listener,
+// answering monitor requests no sooner than Config.SEMPMonitorDelay.
+func sempHandler(b *Broker, user, password string, log *slog.Logger) http.Handler {
+	h := newSEMPHandler(b, user, password, log)
+	delay := b.cfg.SEMPMonitorDelay
+	if delay <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, sempMonitorBase+"/") {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// ---- the help pages ----
+//
+// PubSub+ serves an interactive API reference at
+// /SEMP/v2/{config,monitor,action}/help/ without authentication; tools
+// (Solace's own test suite among them) poll the config one to learn that
+// SEMP is up.
+
+// isSEMPHelp reports whether path is one of the help pages.
+func isSEMPHelp(path string) bool {
+	for _, base := range []string{sempConfigBase, sempMonitorBase, sempActionBase} {
+		if rest, ok := strings.CutPrefix(path, base+"/help"); ok && (rest == "" || rest == "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// serveSEMPHelp answers a help page and returns the HTTP status.
+func serveSEMPHelp(w http.ResponseWriter, r *http.Request) int {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return http.StatusMethodNotAllowed
+	}
+	api := strings.TrimSuffix(strings.TrimSuffix(r.URL.Path, "/"), "/help")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte("<!DOCTYPE html>\n<html><head><title>SEMP v2 " + html.EscapeString(api) +
+		" help</title></head><body><h1>SEMP v2 API (solacetest)</h1><p>Base path <code>" + html.EscapeString(api) +
+		"</code>. This test broker implements a subset of Solace's SEMPv2 API, version 2.34; " +
+		"the package documentation of solacetest lists it.</p></body></html>\n"))
+	return http.StatusOK
 }

@@ -2,7 +2,8 @@ package solacetest
 
 // This file is the session layer: one client connection, its login,
 // keepalives, direct subscriptions, publisher flow and the dispatch of each
-// incoming frame to the router and spool layers.
+// incoming frame to the router and spool layers, and what happens to a
+// message larger than the broker accepts (handleOversize).
 
 import (
 	"bufio"
@@ -16,6 +17,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/connect-solace/connect-solace/internal/selector"
 )
 
 // conn is one client connection. Fields after "session state" are guarded by
@@ -42,7 +45,7 @@ type conn struct {
 	// frame (compressed TLS, compress.go); only the read loop touches it.
 	inflateNext bool
 	// downgradeNext makes the read loop go on in plain text when the
-	// client's TLS close_notify arrives (downgrade.go); only the read loop
+	// client's TLS close_notify arrives (tls.go); only the read loop
 	// touches it after login.
 	downgradeNext bool
 	// idleTimeout closes a connection that sends nothing for this long: until
@@ -163,6 +166,8 @@ func (c *conn) writeLoop() {
 		batch := c.out
 		c.out = nil
 		c.outMu.Unlock()
+		// Deliveries leave only once their delivery counts are written.
+		c.b.st.writeBarrier()
 		for _, b := range batch {
 			if isDowngradeMark(b) { // startDowngrade's: plain text from here on
 				tc := c.tlsConn()
@@ -691,6 +696,7 @@ func (c *conn) inSequence(f *frame, id uint64) (*pubFlow, bool) {
 	}
 	if id != 0 {
 		pf.lastID = id
+		b.st.pubFlowAdvanced(c.vpn, pf, nil)
 	}
 	return pf, true
 }
@@ -725,6 +731,7 @@ func (c *conn) admitGuaranteed(topic string, size int) ([]*queue, *rejection) {
 func (c *conn) nackPublish(pf *pubFlow, id uint64, topic string, r rejection) {
 	if id != 0 {
 		pf.rememberNack(id, r)
+		c.b.st.pubFlowAdvanced(c.vpn, pf, &r)
 	}
 	c.flushAck()
 	c.b.log.Info("guaranteed message nacked", "client", c.clientName, "topic", topic, "status", r.code, "reason", r.text)
@@ -750,10 +757,16 @@ func (pf *pubFlow) rememberNack(id uint64, r rejection) {
 // sendPubAck acknowledges (status 200) or rejects the publisher messages up
 // to id on the flow pf.
 func (c *conn) sendPubAck(pf *pubFlow, id uint64, r rejection) {
-	c.sendAdCtrl(nil, r.code, r.text, adAck, []adParam{
+	params := []adParam{
 		{Type: apLastMsgIDAcked, Value: u64(id)},
 		{Type: apFlowID, Value: u32(pf.flowID)},
-	})
+	}
+	if st := c.b.st; st != nil {
+		// Not before what it confirms is on disk (persist.go).
+		st.ackAfterSync(c, reply(protoAssuredCtrl, nil, r.code, r.text, encodeAdCtrl(adAck, params)))
+		return
+	}
+	c.sendAdCtrl(nil, r.code, r.text, adAck, params)
 }
 
 // directFrame encodes the message as a direct delivery, for the direct
@@ -849,6 +862,7 @@ func (c *conn) openPublisherFlow(tag []byte, a *adctrl) {
 		acked, _ := a.uint(apLastMsgIDAcked)
 		pf = &pubFlow{name: name, lastID: acked}
 		c.vpn.pubFlows[name] = pf
+		b.st.pubFlowAdvanced(c.vpn, pf, nil)
 	}
 	b.nextFlow++
 	pf.flowID = b.nextFlow
@@ -867,13 +881,19 @@ func (c *conn) openPublisherFlow(tag []byte, a *adctrl) {
 			last = id - 1
 		}
 	}
-	c.sendAdCtrl(tag, 200, "OK", adOpenFlow, []adParam{
+	params := []adParam{
 		{Type: apLastMsgIDAcked, Value: u64(last)},
 		{Type: apWindow, Value: window},
 		{Type: apFlowID, Value: u32(pf.flowID)},
 		{Type: apFlowName, Value: cstr(pf.name)},
 		{Type: apPublisherID, Value: u32(pf.pubID)},
-	})
+	}
+	if b.st != nil {
+		// The last id confirms what it covers: not before that is on disk.
+		b.st.ackAfterSync(c, reply(protoAssuredCtrl, tag, 200, "OK", encodeAdCtrl(adOpenFlow, params)))
+	} else {
+		c.sendAdCtrl(tag, 200, "OK", adOpenFlow, params)
+	}
 	b.log.Debug("publisher flow opened", "client", c.clientName, "flow", pf.name, "last_id", last)
 }
 
@@ -888,10 +908,10 @@ func (c *conn) bind(tag []byte, a *adctrl) {
 		fail(503, "Unknown Durable Topic Endpoint")
 		return
 	}
-	var sel *selector
+	var sel *selector.Selector
 	if text, ok := a.get(apSelector); ok && trimNUL(text) != "" {
 		var err error
-		if sel, err = compileSelector(trimNUL(text)); err != nil {
+		if sel, err = selector.Compile(trimNUL(text)); err != nil {
 			b.log.Info("bind with an invalid selector refused", "client", c.clientName, "selector", trimNUL(text), "error", err)
 			fail(400, "Invalid Selector")
 			return
@@ -1022,4 +1042,39 @@ func (c *conn) clientAck(a *adctrl) {
 		}
 	}
 	b.dispatch(fl.q)
+}
+
+// ---- oversized messages ----
+//
+// readFrame skips the payload of a message larger than the broker accepts.
+// As on PubSub+, the connection stays up, a direct message is discarded, and
+// a guaranteed one is rejected to its publisher with 400 "Document Is Too
+// Large".
+
+// handleOversize answers an oversized frame.
+func (c *conn) handleOversize(f *frame) {
+	b := c.b
+	topicB, _ := f.param(pTopic)
+	topic := trimNUL(topicB)
+	if f.Proto != protoTrMsg || f.Flags&flagADF == 0 {
+		b.log.Info("message above the maximum size discarded", "client", c.clientName, "topic", topic, "bytes", f.Oversize)
+		return
+	}
+	idB, _ := f.param(pADMsgID)
+	id := beUint(idB)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pf := c.pubFlow
+	if pf == nil {
+		return
+	}
+	if id > pf.lastID {
+		pf.lastID = id
+	}
+	c.flushAck()
+	b.log.Info("guaranteed message above the maximum size rejected", "client", c.clientName, "topic", topic, "bytes", f.Oversize)
+	c.sendAdCtrl(nil, 400, "Document Is Too Large", adAck, []adParam{
+		{Type: apLastMsgIDAcked, Value: u64(id)},
+		{Type: apFlowID, Value: u32(pf.flowID)},
+	})
 }

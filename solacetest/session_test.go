@@ -72,12 +72,12 @@ func TestKeepalivesAnswered(t *testing.T) {
 
 func TestRefuseLogins(t *testing.T) {
 	b := NewTestBroker(t, Config{})
-	b.RefuseLogins(time.Hour)
+	b.Faults().RefuseLogins(time.Hour)
 	props := clientProps(b.SMFURL(), "default", "default")
 	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(props).Build()
 	require.NoError(t, err)
 	require.Error(t, svc.Connect())
-	b.RefuseLogins(0)
+	b.Faults().RefuseLogins(0)
 	svc, err = messaging.NewMessagingServiceBuilder().FromConfigurationProvider(props).Build()
 	require.NoError(t, err)
 	require.NoError(t, svc.Connect())
@@ -140,11 +140,11 @@ func TestPauseAndResumeDelivery(t *testing.T) {
 	svc := connect(t, b, nil)
 	pub := startPublisher(t, svc)
 	rcv := startReceiver(t, svc, resource.QueueDurableExclusive("q1"), nil)
-	b.PauseDelivery()
+	b.Faults().PauseDelivery()
 	publish(t, svc, pub, "orders/1", "held")
 	_, err := rcv.ReceiveMessage(300 * time.Millisecond)
 	require.Error(t, err, "nothing is delivered while paused")
-	b.ResumeDelivery()
+	b.Faults().ResumeDelivery()
 	require.Equal(t, "held", payloadOf(t, receive(t, rcv)))
 }
 

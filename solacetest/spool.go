@@ -10,6 +10,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/connect-solace/connect-solace/internal/selector"
 )
 
 // tempQueueGrace is how long a temporary queue outlives the session that owns
@@ -24,6 +26,7 @@ const defaultMaxUnacked = 10000
 // queue it was spooled to and by the replay log.
 type storedMsg struct {
 	id      uint64 // message part of the replication group message id
+	pid     uint64 // its record in the data directory (persist.go); 0 before
 	at      time.Time
 	queue   string // the target of a #P2P/QUE/ publish; "" for topics
 	topic   string
@@ -182,7 +185,7 @@ func (q *queue) overQuota(extra int) bool {
 
 // flow is a consumer flow bound to a queue.
 type flow struct {
-	sel         *selector // nil: every message
+	sel         *selector.Selector // nil: every message
 	id          uint32
 	q           *queue
 	c           *conn
@@ -210,11 +213,13 @@ func (b *Broker) spool(q *queue, m *storedMsg, deliveries int) {
 	q.ready.PushBack(qm)
 	q.count++
 	q.bytes += int64(m.size)
+	b.st.spooled(q, qm)
 	b.dispatch(q)
 }
 
 // remove drops a message from q entirely.
 func (q *queue) remove(qm *qmsg) {
+	q.vpn.st.removed(q, qm)
 	if qm.inReady {
 		q.ready.Remove(qm)
 	}
@@ -330,14 +335,14 @@ func (q *queue) anyRoom() bool {
 // one. With m set, only flows whose selector matches m qualify.
 func (b *Broker) nextFlowWithRoom(q *queue, m *storedMsg) *flow {
 	if q.cfg.AccessType != AccessNonExclusive {
-		if f := q.flows[0]; f.active && f.hasRoom() && (m == nil || f.sel.matches(m)) {
+		if f := q.flows[0]; f.active && f.hasRoom() && (m == nil || selects(f.sel, m)) {
 			return f
 		}
 		return nil
 	}
 	for i := range q.flows {
 		f := q.flows[(q.rr+i)%len(q.flows)]
-		if f.hasRoom() && (m == nil || f.sel.matches(m)) {
+		if f.hasRoom() && (m == nil || selects(f.sel, m)) {
 			q.rr = (q.rr + i + 1) % len(q.flows)
 			return f
 		}
@@ -357,6 +362,7 @@ func (b *Broker) deliver(f *flow, qm *qmsg) {
 		q.redelivered++
 	}
 	qm.deliveries++
+	b.st.delivered(q, qm)
 	qm.flow, qm.deliveryID = f, id
 	f.unsettled[id] = qm
 	f.sent = append(f.sent, id)
@@ -409,6 +415,7 @@ func (b *Broker) settle(f *flow, a appAck) {
 		case outcomeReleased:
 			// Released: not processed; put back without counting it.
 			qm.deliveries--
+			b.st.delivered(q, qm)
 			q.requeue(qm)
 		case outcomeRejected:
 			b.deadLetter(q, qm, "settled REJECTED")
@@ -447,7 +454,7 @@ func (b *Broker) unbindFlow(f *flow, why string) {
 // one and tells it so when it asked for flow-change updates.
 func (b *Broker) updateActive(q *queue) {
 	if !q.cfg.EgressEnabled {
-		return // flows stay inactive until egress is back (egress.go)
+		return // flows stay inactive until egress is back (partition.go)
 	}
 	for i, f := range q.flows {
 		if q.activeSlot(i) && !f.active {
@@ -461,6 +468,7 @@ func (b *Broker) updateActive(q *queue) {
 }
 
 func (b *Broker) deleteQueueLocked(q *queue) {
+	b.st.purged(q)
 	for _, f := range slices.Clone(q.flows) {
 		f.unsettled = map[uint64]*qmsg{}
 		if f.c != nil {
@@ -541,4 +549,35 @@ func messageTTL(f *frame) time.Duration {
 		return 0
 	}
 	return time.Duration(beUint(v)) * time.Millisecond
+}
+
+// envFor builds the identifier lookup for a stored message: JMS header
+// names map to the message's header fields, anything else to a user
+// property.
+func envFor(m *storedMsg) selector.Env {
+	headers, props := messageMetadata(m.summary, m.payload)
+	return func(name string) any {
+		switch name {
+		case "JMSCorrelationID":
+			return headers["ci"]
+		case "JMSMessageID":
+			return headers["mi"]
+		case "JMSType":
+			return headers["mt"]
+		case "JMSPriority":
+			return int64(m.priority)
+		case "JMSDeliveryMode":
+			if m.persistent {
+				return "PERSISTENT"
+			}
+			return "NON_PERSISTENT"
+		}
+		return props[name]
+	}
+}
+
+// selects reports whether sel selects m; a nil selector selects every
+// message.
+func selects(sel *selector.Selector, m *storedMsg) bool {
+	return sel == nil || sel.Matches(envFor(m))
 }

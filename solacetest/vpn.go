@@ -33,7 +33,7 @@ type VPNConfig struct {
 	BasicAuthType string
 	// ClientCertAuthEnabled and ClientCertAllowAPIProvidedUsername govern
 	// client-certificate login (certauth.go), OAuthEnabled OAuth login
-	// (oauth.go), TLSAllowDowngradeToPlainText TLS downgrade (downgrade.go).
+	// (oauth.go), TLSAllowDowngradeToPlainText TLS downgrade (tls.go).
 	// The Kerberos settings are kept so that SEMP round trips them; they
 	// change nothing.
 	ClientCertAuthEnabled              bool

@@ -45,6 +45,7 @@ func ourPlugins(t *testing.T) []string {
 		{"../input/jms.go", "jms"},
 		{"../output/solace.go", "solace"},
 		{"../output/jms.go", "jms"},
+		{"../processor/solace_request_reply.go", "solace_request_reply"},
 	} {
 		if ok, _ := filepath.Glob(f.file); len(ok) > 0 {
 			names = append(names, f.name)

@@ -93,7 +93,7 @@ func TestBinaryLinksNoTestCode(t *testing.T) {
 		require.False(t, d == "testing" || strings.HasPrefix(d, "testing/"), "the binary links %s", d)
 		for _, banned := range []string{
 			"github.com/connect-solace/connect-solace/internal/jms/amqppeer",
-			"github.com/connect-solace/connect-solace/internal/benchbroker",
+			"github.com/connect-solace/connect-solace/internal/testkit/",
 			"github.com/stretchr/testify",
 		} {
 			require.False(t, strings.HasPrefix(d, banned), "the binary links %s", d)

@@ -69,6 +69,19 @@ output:
     password: ` + literalSecret + `
     topic: a/b
 `},
+		{name: "solace output oauth2 client secret", plugin: "../output/solace.go", config: `
+input:
+  generate: { mapping: 'root = "x"' }
+output:
+  solace:
+    urls: [ tcps://127.0.0.1:55443 ]
+    username: u
+    tls: { enabled: true, validate_server_cert: false }
+    auth:
+      scheme: oauth2
+      oauth2: { token_url: https://127.0.0.1:1/token, client_id: c, client_secret: ` + literalSecret + ` }
+    topic: a/b
+`},
 		{name: "jms output", plugin: "../output/jms.go", config: `
 input:
   generate: { mapping: 'root = "x"' }

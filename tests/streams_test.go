@@ -169,15 +169,15 @@ output:
 	// Readiness follows the broker: down while logins are refused after
 	// the connections dropped, up again once they are accepted.
 	require.Eventually(t, func() bool { return api.readyCode() == http.StatusOK }, 10*time.Second, 20*time.Millisecond)
-	b.RefuseLogins(time.Hour)
-	b.DropConnections()
+	b.Faults().RefuseLogins(time.Hour)
+	b.Faults().DropConnections()
 	require.Eventually(t, func() bool { return api.readyCode() == http.StatusServiceUnavailable },
 		15*time.Second, 20*time.Millisecond, "/ready did not report the lost broker")
 	code, body, err := httpGet(api.base + "/ready")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.Contains(t, body, "pub", "the failing stream must be named")
-	b.RefuseLogins(0)
+	b.Faults().RefuseLogins(0)
 	require.Eventually(t, func() bool { return api.readyCode() == http.StatusOK },
 		20*time.Second, 50*time.Millisecond, "/ready did not recover with the broker:\n%s", p.out.String())
 	after := spooled("e2e_out2")

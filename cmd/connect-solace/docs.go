@@ -13,10 +13,11 @@ import (
 // ones `connect-solace docs` documents. Names not registered (yet) are
 // skipped.
 var ourComponents = docsgen.Selection{
-	docsgen.KindInputs:  {"solace", "jms"},
-	docsgen.KindOutputs: {"solace", "jms"},
-	docsgen.KindMetrics: {"prometheus"},
-	docsgen.KindTracers: {"open_telemetry_collector"},
+	docsgen.KindInputs:     {"solace", "jms"},
+	docsgen.KindOutputs:    {"solace", "jms"},
+	docsgen.KindProcessors: {"solace_request_reply"},
+	docsgen.KindMetrics:    {"prometheus"},
+	docsgen.KindTracers:    {"open_telemetry_collector"},
 }
 
 func init() {

@@ -18,6 +18,7 @@ import (
 	// Our plugins register themselves in init().
 	_ "github.com/connect-solace/connect-solace/input"
 	_ "github.com/connect-solace/connect-solace/output"
+	_ "github.com/connect-solace/connect-solace/processor"
 
 	// A pipeline's small live heap would have the collector run every few
 	// MiB of messages; the floor spares that CPU unless GOGC or GOMEMLIMIT

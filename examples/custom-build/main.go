@@ -22,6 +22,7 @@ import (
 	// connect-solace: the solace input, the solace and jms outputs.
 	_ "github.com/connect-solace/connect-solace/input"
 	_ "github.com/connect-solace/connect-solace/output"
+	_ "github.com/connect-solace/connect-solace/processor"
 
 	// Optional: the `devbroker` subcommand, a local Solace test broker.
 	"github.com/connect-solace/connect-solace/solacetest/devbroker"

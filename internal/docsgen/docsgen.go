@@ -27,21 +27,23 @@ type Kind string
 
 // The component kinds the generator documents.
 const (
-	KindInputs  Kind = "inputs"
-	KindOutputs Kind = "outputs"
-	KindMetrics Kind = "metrics"
-	KindTracers Kind = "tracers"
+	KindInputs     Kind = "inputs"
+	KindOutputs    Kind = "outputs"
+	KindProcessors Kind = "processors"
+	KindMetrics    Kind = "metrics"
+	KindTracers    Kind = "tracers"
 )
 
 // Kinds lists every kind in the order pages are generated and indexed.
-var Kinds = []Kind{KindInputs, KindOutputs, KindMetrics, KindTracers}
+var Kinds = []Kind{KindInputs, KindProcessors, KindOutputs, KindMetrics, KindTracers}
 
 // singular is the config key of a kind (`input:`, `output:`, ...).
 var singular = map[Kind]string{
-	KindInputs:  "input",
-	KindOutputs: "output",
-	KindMetrics: "metrics",
-	KindTracers: "tracer",
+	KindInputs:     "input",
+	KindOutputs:    "output",
+	KindProcessors: "processor",
+	KindMetrics:    "metrics",
+	KindTracers:    "tracer",
 }
 
 // Selection names the components to document per kind. Components absent
@@ -64,6 +66,7 @@ func Generate(env *service.Environment, sel Selection) (map[string][]byte, error
 	}
 	env.WalkInputs(collect(KindInputs))
 	env.WalkOutputs(collect(KindOutputs))
+	env.WalkProcessors(collect(KindProcessors))
 	env.WalkMetrics(collect(KindMetrics))
 	env.WalkTracers(collect(KindTracers))
 

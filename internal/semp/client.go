@@ -58,6 +58,11 @@ type Config struct {
 	URL string
 	// Username and Password are sent with HTTP basic auth on every request.
 	Username, Password string
+	// BearerToken, when set, is called before every request for an OAuth
+	// access token sent as "Authorization: Bearer" in place of basic auth.
+	// It is expected to cache and renew the token itself; its error fails
+	// the request without retries (the token source backs off on its own).
+	BearerToken func(ctx context.Context) (string, error)
 	// TLS configures HTTPS; nil uses Go's defaults. Ignored when HTTPClient
 	// is set.
 	TLS *tls.Config
@@ -75,6 +80,7 @@ type Config struct {
 type Client struct {
 	base       *url.URL // scheme://host[:port][/prefix], no userinfo
 	user, pass string
+	bearer     func(ctx context.Context) (string, error)
 	http       *http.Client
 	timeout    time.Duration
 	maxRetries int
@@ -134,6 +140,7 @@ func New(cfg Config) (*Client, error) {
 		base:       u,
 		user:       user,
 		pass:       pass,
+		bearer:     cfg.BearerToken,
 		http:       hc,
 		timeout:    cfg.Timeout,
 		maxRetries: cfg.MaxRetries,
@@ -298,7 +305,14 @@ func (c *Client) attempt(ctx context.Context, r request, u *url.URL, body []byte
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.user != "" || c.pass != "" {
+	switch {
+	case c.bearer != nil:
+		tok, err := c.bearer(actx)
+		if err != nil {
+			return nil, &failure{err: fmt.Errorf("semp: %s %s: no OAuth token: %w", r.method, r.api+r.plain, err)}
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	case c.user != "" || c.pass != "":
 		req.SetBasicAuth(c.user, c.pass)
 	}
 

@@ -15,6 +15,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"solace.dev/go/messaging/pkg/solace/config"
 
+	"github.com/connect-solace/connect-solace/internal/oauth"
 	redacturl "github.com/connect-solace/connect-solace/internal/redact"
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
@@ -51,6 +52,12 @@ type OAuth2Config struct {
 	// the tokens from.
 	AccessTokenFile string
 	IDTokenFile     string
+	// Grant, when set, fetches the access token with the client_credentials
+	// grant (token.go).
+	Grant *oauth.ClientCredentials
+	// Sources renew the tokens of a file or the grant; PrepareTokenSources
+	// builds them.
+	Sources *TokenSources
 }
 
 // Backoff is the exponential policy between initial connect attempts.
@@ -142,11 +149,14 @@ func (c Config) GoString() string { return c.String() }
 // Validate reports every contradiction that would make each connect fail,
 // each naming the field and the fix. It is the one home of these rules: the
 // spec's lint rule reports the same list through the solace_connection_lint
-// Bloblang method (see spec.go), and ConfigFromParsed and Connect call
-// Validate for configs that were not linted or were built in code.
-func (c Config) Validate() error { return errors.Join(c.problems()...) }
+// Bloblang method (internal/solacecfg), and solacecfg.ConfigFromParsed and
+// Connect call Validate for configs that were not linted or were built in
+// code.
+func (c Config) Validate() error { return errors.Join(c.Problems()...) }
 
-func (c Config) problems() []error {
+// Problems is Validate's list, one error per contradiction, as lint reports
+// them.
+func (c Config) Problems() []error {
 	var errs []error
 	if len(c.URLs) == 0 {
 		errs = append(errs, errors.New("field urls: at least one broker url is required, e.g. urls: [ tcp://localhost:55555 ]"))
@@ -190,9 +200,10 @@ func (c Config) problems() []error {
 			errs = append(errs, errors.New("field auth.scheme: client_certificate needs TLS: set tls.enabled: true and use tcps:// urls"))
 		}
 	case AuthOAuth2:
-		if c.OAuth2.AccessToken == "" && c.OAuth2.IDToken == "" && c.OAuth2.AccessTokenFile == "" && c.OAuth2.IDTokenFile == "" {
-			errs = append(errs, errors.New("field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields)"))
+		if c.OAuth2.AccessToken == "" && c.OAuth2.IDToken == "" && c.OAuth2.AccessTokenFile == "" && c.OAuth2.IDTokenFile == "" && c.OAuth2.Grant == nil {
+			errs = append(errs, errors.New("field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields), or auth.oauth2.token_url for the client_credentials grant"))
 		}
+		errs = append(errs, c.oauthProblems()...)
 	default:
 		errs = append(errs, fmt.Errorf("field auth.scheme: unknown scheme %q", c.AuthScheme))
 	}
@@ -223,10 +234,10 @@ type secretFile struct {
 // secretFiles lists the secrets of c that have a _file field, pointing into c.
 func (c *Config) secretFiles() []secretFile {
 	return []secretFile{
-		{FieldPassword, FieldPasswordFile, &c.Password, c.PasswordFile},
-		{FieldTLS + "." + FieldTLSClientKeyPassword, FieldTLS + "." + FieldTLSClientKeyPassFile, &c.TLS.ClientKeyPassword, c.TLS.ClientKeyPasswordFile},
-		{FieldAuth + "." + FieldAuthOAuth2 + "." + FieldOAuth2AccessToken, FieldAuth + "." + FieldAuthOAuth2 + "." + FieldOAuth2AccessFile, &c.OAuth2.AccessToken, c.OAuth2.AccessTokenFile},
-		{FieldAuth + "." + FieldAuthOAuth2 + "." + FieldOAuth2IDToken, FieldAuth + "." + FieldAuthOAuth2 + "." + FieldOAuth2IDTokenFile, &c.OAuth2.IDToken, c.OAuth2.IDTokenFile},
+		{"password", "password_file", &c.Password, c.PasswordFile},
+		{"tls.client_key_password", "tls.client_key_password_file", &c.TLS.ClientKeyPassword, c.TLS.ClientKeyPasswordFile},
+		{"auth.oauth2.access_token", "auth.oauth2.access_token_file", &c.OAuth2.AccessToken, c.OAuth2.AccessTokenFile},
+		{"auth.oauth2.id_token", "auth.oauth2.id_token_file", &c.OAuth2.IDToken, c.OAuth2.IDTokenFile},
 	}
 }
 

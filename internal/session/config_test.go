@@ -1,85 +1,17 @@
 package session
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging/pkg/solace/config"
 )
 
-// testSpec builds a spec the way plugins do: the shared fields plus the rule.
-func testSpec() *service.ConfigSpec {
-	return service.NewConfigSpec().Fields(ConnectionFields()...).LintRule(ConnectionLintRule())
-}
-
-func TestConnectionLintRule(t *testing.T) {
-	tests := []struct {
-		name string
-		yaml string
-		want []string // substrings, one per expected lint; empty = clean
-	}{
-		{name: "minimal", yaml: "urls: [ tcp://localhost:55555 ]\nusername: u"},
-		{name: "no urls", yaml: "username: u", want: []string{"at least one broker url"}},
-		{name: "bad scheme", yaml: "urls: [ http://x:1 ]\nusername: u", want: []string{"must start with tcp:// or tcps://"}},
-		{name: "tcps without tls", yaml: "urls: [ tcps://x:1 ]\nusername: u", want: []string{"set tls.enabled: true"}},
-		{name: "tls with tcp", yaml: "urls: [ tcp://x:1 ]\nusername: u\ntls: { enabled: true, validate_server_cert: false }", want: []string{"use tcps:// urls"}},
-		{name: "tls without trust store", yaml: "urls: [ tcps://x:1 ]\nusername: u\ntls: { enabled: true }", want: []string{"tls.trust_store_path"}},
-		{name: "tls ok", yaml: "urls: [ tcps://x:1 ]\nusername: u\ntls: { enabled: true, trust_store_path: /tmp }"},
-		{name: "cert without key", yaml: "urls: [ tcps://x:1 ]\nusername: u\ntls: { enabled: true, validate_server_cert: false, client_certificate_file: c.pem }", want: []string{"set both or neither"}},
-		{name: "client cert scheme without files", yaml: "urls: [ tcps://x:1 ]\ntls: { enabled: true, validate_server_cert: false }\nauth: { scheme: client_certificate }", want: []string{"needs tls.client_certificate_file"}},
-		{name: "client cert scheme without tls", yaml: "urls: [ tcp://x:1 ]\ntls: { client_certificate_file: c, client_key_file: k }\nauth: { scheme: client_certificate }", want: []string{"client_certificate needs TLS"}},
-		{name: "oauth2 without token", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2 }", want: []string{"auth.oauth2.access_token"}},
-		{name: "oauth2 ok", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token: t } }"},
-		{name: "basic without username", yaml: "urls: [ tcp://x:1 ]", want: []string{"field username"}},
-		{name: "password and password_file", yaml: "urls: [ tcp://x:1 ]\nusername: u\npassword: p\npassword_file: /run/p", want: []string{"fields password and password_file: both are set; keep one"}},
-		{name: "password_file only", yaml: "urls: [ tcp://x:1 ]\nusername: u\npassword_file: /run/p"},
-		{name: "client key password and file", yaml: "urls: [ tcp://x:1 ]\nusername: u\ntls: { client_key_password: p, client_key_password_file: /run/k }", want: []string{"fields tls.client_key_password and tls.client_key_password_file: both are set"}},
-		{name: "access token and file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token: t, access_token_file: /run/t } }", want: []string{"fields auth.oauth2.access_token and auth.oauth2.access_token_file: both are set"}},
-		{name: "id token and file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { id_token: t, id_token_file: /run/t } }", want: []string{"fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set"}},
-		{name: "oauth2 with token file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token_file: /run/t } }"},
-		{name: "bad multiplier", yaml: "urls: [ tcp://x:1 ]\nusername: u\nconnect_retry_backoff: { multiplier: 0.5 }", want: []string{"multiplier"}},
-	}
-	env := service.NewEnvironment()
-	require.NoError(t, env.RegisterOutput("session_lint_test", testSpec(),
-		func(*service.ParsedConfig, *service.Resources) (service.Output, int, error) { return nil, 1, nil }))
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := env.NewStreamBuilder()
-			err := b.AddOutputYAML("session_lint_test:\n" + indent(tt.yaml))
-			if len(tt.want) == 0 {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			for _, w := range tt.want {
-				assert.Contains(t, err.Error(), w)
-			}
-		})
-	}
-}
-
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
-}
-
-func TestConfigFromParsedDefaults(t *testing.T) {
-	pc, err := testSpec().ParseYAML("urls: [ tcp://127.0.0.1:1 ]\nusername: u\npassword: hunter2", nil)
-	require.NoError(t, err)
-	c, err := ConfigFromParsed(pc)
-	require.NoError(t, err)
-	want := DefaultConfig("tcp://127.0.0.1:1")
-	want.Username, want.Password = "u", "hunter2"
-	assert.Equal(t, want, c)
+func TestDefaultBackoffDelays(t *testing.T) {
+	b := DefaultConfig("tcp://127.0.0.1:1").ConnectBackoff
 	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second},
-		[]time.Duration{c.ConnectBackoff.Delay(0), c.ConnectBackoff.Delay(1), c.ConnectBackoff.Delay(2), c.ConnectBackoff.Delay(3), c.ConnectBackoff.Delay(4)})
-	assert.NotContains(t, c.String(), "hunter2")
-	assert.NotContains(t, c.GoString(), "hunter2")
+		[]time.Duration{b.Delay(0), b.Delay(1), b.Delay(2), b.Delay(3), b.Delay(4)})
 }
 
 func TestServiceProperties(t *testing.T) {
@@ -106,90 +38,4 @@ func TestServiceProperties(t *testing.T) {
 	assert.Equal(t, "/ts", p[config.TransportLayerSecurityPropertyTrustStorePath])
 	assert.Equal(t, "c.pem", p[config.AuthenticationPropertySchemeSSLClientCertFile])
 	assert.Equal(t, true, p[config.TransportLayerSecurityPropertyCertValidated])
-}
-
-func TestConfigSecretFiles(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
-		return p
-	}
-	pass := write("password", "s3cret\n")
-	key := write("key", "k3y\n")
-	tok := write("token", "t0k\n")
-	missing := filepath.Join(dir, "missing")
-	tests := []struct {
-		name    string
-		yaml    string
-		want    func(*Config)
-		wantErr []string // parse or resolve error substrings
-	}{
-		{name: "password_file", yaml: "username: u\npassword_file: " + pass,
-			want: func(c *Config) { c.Password = "s3cret" }},
-		{name: "tls key password file", yaml: "username: u\ntls: { client_key_password_file: " + key + " }",
-			want: func(c *Config) { c.TLS.ClientKeyPassword = "k3y" }},
-		{name: "oauth2 token files", yaml: "auth: { scheme: oauth2, oauth2: { access_token_file: " + tok + ", id_token_file: " + tok + " } }",
-			want: func(c *Config) { c.OAuth2.AccessToken, c.OAuth2.IDToken = "t0k", "t0k" }},
-		{name: "no file keeps inline password", yaml: "username: u\npassword: inline",
-			want: func(c *Config) { c.Password = "inline" }},
-		{name: "missing file", yaml: "username: u\npassword_file: " + missing,
-			wantErr: []string{"field password_file", missing, "no such file"}},
-		{name: "both set", yaml: "username: u\npassword: inline\npassword_file: " + pass,
-			wantErr: []string{"fields password and password_file: both are set"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pc, err := testSpec().ParseYAML("urls: [ tcp://127.0.0.1:1 ]\n"+tt.yaml, nil)
-			require.NoError(t, err)
-			c, err := ConfigFromParsed(pc)
-			if err == nil {
-				c, err = c.ResolveSecretFiles()
-			}
-			if tt.wantErr != nil {
-				require.Error(t, err)
-				for _, w := range tt.wantErr {
-					assert.Contains(t, err.Error(), w)
-				}
-				assert.NotContains(t, err.Error(), "s3cret")
-				return
-			}
-			require.NoError(t, err)
-			got := Config{Password: c.Password, TLS: TLSConfig{ClientKeyPassword: c.TLS.ClientKeyPassword}, OAuth2: OAuth2Config{AccessToken: c.OAuth2.AccessToken, IDToken: c.OAuth2.IDToken}}
-			var want Config
-			tt.want(&want)
-			assert.Equal(t, want, got)
-			assert.Empty(t, c.PasswordFile+c.TLS.ClientKeyPasswordFile+c.OAuth2.AccessTokenFile+c.OAuth2.IDTokenFile, "file fields are cleared once read")
-			assert.NotContains(t, c.String(), "s3cret")
-		})
-	}
-}
-
-// TestConnectionLintIsValidate checks that lint and the constructor report
-// the same rules with the same words: the lint rule calls Validate.
-func TestConnectionLintIsValidate(t *testing.T) {
-	env := service.NewEnvironment()
-	require.NoError(t, env.RegisterOutput("session_lint_validate_test", testSpec(),
-		func(*service.ParsedConfig, *service.Resources) (service.Output, int, error) { return nil, 1, nil }))
-	for _, yaml := range []string{
-		"username: u",
-		"urls: [ tcps://x:1, http://y:2 ]\nusername: u",
-		"urls: [ tcp://x:1 ]\ntls: { enabled: true, client_certificate_file: c }",
-		"urls: [ tcp://x:1 ]\nauth: { scheme: oauth2 }\nconnect_retries: -1\nreconnect_attempts: -2",
-		"urls: [ tcp://x:1 ]\nusername: u\npassword: p\npassword_file: /run/p\nconnect_retry_backoff: { multiplier: 0.5 }",
-	} {
-		t.Run(yaml, func(t *testing.T) {
-			pc, err := testSpec().ParseYAML(yaml, nil)
-			require.NoError(t, err)
-			_, verr := ConfigFromParsed(pc)
-			require.Error(t, verr)
-			lerr := env.NewStreamBuilder().AddOutputYAML("session_lint_validate_test:\n" + indent(yaml))
-			require.Error(t, lerr)
-			msgs := strings.Split(verr.Error(), "\n")
-			for _, m := range msgs {
-				assert.Contains(t, lerr.Error(), m)
-			}
-			assert.Len(t, strings.Split(lerr.Error(), "\n"), len(msgs), "lint reports no rule of its own: %v", lerr)
-		})
-	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
 )
@@ -31,7 +30,7 @@ type Events struct {
 // Session is one connected Solace MessagingService plus its state.
 type Session struct {
 	svc solace.MessagingService
-	log *service.Logger
+	log Logger
 
 	connected atomic.Bool
 	upMu      sync.Mutex
@@ -42,21 +41,31 @@ type Session struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// keepers renew the session's OAuth tokens (token.go).
+	keepers []*tokenKeeper
 }
 
 // ErrSessionDown reports a session that ended; plugins map it to
-// service.ErrNotConnected.
+// Benthos's ErrNotConnected.
 var ErrSessionDown = errors.New("solace session is down")
 
 // Connect connects one MessagingService, retrying cfg.ConnectRetries times
 // with cfg.ConnectBackoff while ctx allows, and wires the listeners so the
 // Session reports connection state. Secrets never appear in its errors.
-func Connect(ctx context.Context, cfg Config, log *service.Logger, events Events) (*Session, error) {
+func Connect(ctx context.Context, cfg Config, log Logger, events Events) (*Session, error) {
+	log = orNop(log)
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("solace connection config: %w", err)
 	}
-	cfg, err := cfg.ResolveSecretFiles()
+	if err := cfg.PrepareTokenSources(); err != nil {
+		return nil, fmt.Errorf("solace connection config: %w", err)
+	}
+	cfg, err := cfg.withTokens(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("solace connection %v: %w", cfg.URLs, err)
+	}
+	if cfg, err = cfg.ResolveSecretFiles(); err != nil {
 		return nil, fmt.Errorf("solace connection config: %w", err)
 	}
 	// The client's own connection-retries is 0 (see serviceProperties):
@@ -87,10 +96,10 @@ func Connect(ctx context.Context, cfg Config, log *service.Logger, events Events
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("connecting to solace %v: %w (last error: %v)", cfg.URLs, ctx.Err(), lastErr)
 	}
-	return nil, fmt.Errorf("connecting to solace %v vpn %q as %q: %w", cfg.URLs, cfg.VPN, cfg.Username, lastErr)
+	return nil, fmt.Errorf("connecting to solace %v vpn %q as %q: %w", cfg.URLs, cfg.VPN, cfg.Username, cfg.explainLogin(lastErr))
 }
 
-func connectOnce(ctx context.Context, cfg Config, log *service.Logger, events Events) (*Session, error) {
+func connectOnce(ctx context.Context, cfg Config, log Logger, events Events) (*Session, error) {
 	svc, err := messaging.NewMessagingServiceBuilder().
 		FromConfigurationProvider(cfg.serviceProperties()).
 		Build()
@@ -98,8 +107,10 @@ func connectOnce(ctx context.Context, cfg Config, log *service.Logger, events Ev
 		return nil, redact(err, cfg)
 	}
 	s := &Session{svc: svc, log: log, down: make(chan struct{}), up: make(chan struct{})}
+	s.newKeepers(cfg)
 	svc.AddReconnectionAttemptListener(func(ev solace.ServiceEvent) {
 		s.setConnected(false)
+		s.kickTokens()
 		cause := eventCause(ev)
 		log.Warnf("Solace connection to %s lost, reconnecting: %v", ev.GetBrokerURI(), cause)
 		if events.OnReconnecting != nil {
@@ -114,7 +125,7 @@ func connectOnce(ctx context.Context, cfg Config, log *service.Logger, events Ev
 		}
 	})
 	svc.AddServiceInterruptionListener(func(ev solace.ServiceEvent) {
-		cause := eventCause(ev)
+		cause := cfg.explainLogin(eventCause(ev))
 		s.markDown(cause)
 		log.Errorf("Solace session to %s interrupted: %v", ev.GetBrokerURI(), cause)
 		if events.OnInterrupted != nil {
@@ -139,6 +150,7 @@ func connectOnce(ctx context.Context, cfg Config, log *service.Logger, events Ev
 		return nil, ctx.Err()
 	}
 	s.setConnected(true)
+	s.startKeepers()
 	log.Infof("Connected to Solace %v vpn %q", cfg.URLs, cfg.VPN)
 	return s, nil
 }
@@ -167,7 +179,11 @@ func (e *redactedError) Unwrap() error { return e.wrapped }
 func redact(err error, cfg Config) error {
 	msg := err.Error()
 	masked := msg
-	for _, s := range []string{cfg.Password, cfg.TLS.ClientKeyPassword, cfg.OAuth2.AccessToken, cfg.OAuth2.IDToken} {
+	secrets := []string{cfg.Password, cfg.TLS.ClientKeyPassword, cfg.OAuth2.AccessToken, cfg.OAuth2.IDToken}
+	if cfg.OAuth2.Grant != nil {
+		secrets = append(secrets, cfg.OAuth2.Grant.ClientSecret)
+	}
+	for _, s := range secrets {
 		if s != "" {
 			masked = strings.ReplaceAll(masked, s, "***")
 		}

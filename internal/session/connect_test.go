@@ -48,7 +48,7 @@ func TestConnectAndClose(t *testing.T) {
 func TestConnectRetriesUntilLoginsAccepted(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	refusal := 300 * time.Millisecond
-	b.RefuseLogins(refusal)
+	b.Faults().RefuseLogins(refusal)
 	c := testConfig(b)
 	c.ConnectRetries = 6 // 20+40+80+100+100+100 ms of backoff outlasts the refusal
 	start := time.Now()
@@ -72,8 +72,8 @@ func TestConnectGivesUpAndHidesSecrets(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.refuse {
-				b.RefuseLogins(time.Minute)
-				defer b.RefuseLogins(0)
+				b.Faults().RefuseLogins(time.Minute)
+				defer b.Faults().RefuseLogins(0)
 			}
 			c := testConfig(b)
 			tt.mutate(&c)
@@ -88,8 +88,8 @@ func TestConnectGivesUpAndHidesSecrets(t *testing.T) {
 
 func TestConnectHonoursContext(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
-	b.RefuseLogins(time.Minute)
-	defer b.RefuseLogins(0)
+	b.Faults().RefuseLogins(time.Minute)
+	defer b.Faults().RefuseLogins(0)
 	c := testConfig(b)
 	c.ConnectRetries = 100
 	c.ConnectBackoff = Backoff{Initial: time.Second, Multiplier: 1, Max: time.Second}
@@ -112,7 +112,7 @@ func TestSessionEvents(t *testing.T) {
 		})
 		require.NoError(t, err)
 		defer func() { _ = s.Close(context.Background()) }()
-		b.DropConnections()
+		b.Faults().DropConnections()
 		select {
 		case err := <-reconnecting:
 			assert.Error(t, err)
@@ -136,7 +136,7 @@ func TestSessionEvents(t *testing.T) {
 		s, err := Connect(t.Context(), c, nil, Events{OnInterrupted: func(err error) { interrupted <- err }})
 		require.NoError(t, err)
 		defer func() { _ = s.Close(context.Background()) }()
-		b.DropConnections()
+		b.Faults().DropConnections()
 		select {
 		case <-interrupted:
 		case <-time.After(5 * time.Second):

@@ -20,9 +20,6 @@ func (b Backoff) Delay(n int) time.Duration {
 // client directly; the package itself uses the svc field.
 func (s *Session) Service() solace.MessagingService { return s.svc }
 
-// ConnectionLintRule is ConnectionLintRuleWith without checks of a plugin.
-func ConnectionLintRule() string { return ConnectionLintRuleWith() }
-
 // DefaultConfig returns the defaults of ConnectionFields for the given URLs.
 func DefaultConfig(urls ...string) Config {
 	return Config{
@@ -37,3 +34,10 @@ func DefaultConfig(urls ...string) Config {
 		ConnectTimeout:    30 * time.Second,
 	}
 }
+
+// rcv and dlv are the receiver and its deliveries in tests, which need no
+// slot of their own.
+type (
+	rcv = Receiver[struct{}]
+	dlv = Delivery[struct{}]
+)

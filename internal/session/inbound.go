@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/message/sdt"
 	"solace.dev/go/messaging/pkg/solace/resource"
@@ -21,17 +20,15 @@ const (
 )
 
 // Inbound is one guaranteed message taken from a queue, converted to plain Go
-// values while its native handle is still valid. It stays tied to the flow
-// that delivered it so that it can be settled there.
+// values by Read while its native handle is still valid. It stays tied to the
+// flow that delivered it so that it can be settled there.
 type Inbound struct {
 	// Payload is the binary (or XML) attachment; string, map and stream
 	// payloads are converted to bytes (maps and streams as JSON).
 	Payload []byte
 	// Meta holds the attributes that are present (see Attr), with typed
 	// values (int64, bool, string, time.Time); user properties are kept
-	// apart. With ReceiverConfig.OnConverted set, Meta is valid only during
-	// that call and nil afterwards: its storage is the flow's, reused for
-	// the next message.
+	// apart. Its storage is the one given to Read.
 	Meta []MetaField
 	// Properties are the user properties, converted to JSON-friendly values.
 	Properties map[string]any
@@ -41,27 +38,19 @@ type Inbound struct {
 	// ReceiveTimestamp is when the API received the message or, if the API
 	// gave none, when the receiver's handler took it.
 	ReceiveTimestamp time.Time
-	// Built is the Benthos message ReceiverConfig.OnConverted made of the
-	// message; the session never reads it. It is an array of one so that
-	// an input hands it out as a batch of one (Built[:]) without
-	// allocating a batch for it.
-	Built [1]*service.Message
 	// Redelivered is the broker's redelivery flag.
 	Redelivered bool
 	// appID (when hasAppID) and rgmid make up DedupKey, which is built
 	// only when asked for: most pipelines never de-duplicate. hasAppID
-	// sits beside Redelivered so that both share one word: an Inbound of
+	// sits beside Redelivered so that both share one word: a Delivery of
 	// 256 bytes fits its size class without waste.
 	hasAppID bool
 	// hasMsgID says msgID holds the message's id on its flow, read
 	// natively, so that Settle can settle it through CCSMP directly.
 	hasMsgID bool
-	// converted is set once take converted the message: one given back
-	// by Unread is not converted again.
-	converted bool
-	appID     string
-	rgmid     string
-	msgID     uint64
+	appID    string
+	rgmid    string
+	msgID    uint64
 
 	msg  message.InboundMessage
 	flow *flow
@@ -69,43 +58,36 @@ type Inbound struct {
 	at int64
 	// strBuf backs the string attributes and the formatted replication
 	// group message id when they fit, sparing them an allocation. (Its
-	// size keeps Inbound at 256 bytes, a size class of its own.)
+	// size keeps a Delivery at 256 bytes, a size class of its own.)
 	strBuf [64]byte
 }
 
 // destCache remembers the last destination a flow delivered from, with its
 // boxed metadata value: messages on a queue mostly share a few destinations,
 // so a repeated one costs neither a copy nor an allocation. It belongs to one
-// flow and is used under Receiver.convMu.
+// flow and is used under converter.mu.
 //
 // It also remembers the last sender timestamp with its boxed value: CCSMP
 // gives it in milliseconds, so at thousands of messages a second most
 // messages repeat their predecessor's, and boxing a time.Time allocates.
-//
-// With meta set (a receiver with OnConverted), Meta is built in it, message
-// after message: Meta then costs neither an allocation nor room in every
-// Inbound (a quarter of its size) while the message waits for the pipeline.
 type destCache struct {
 	name  string
 	boxed any
 
 	sentMS    int64
 	sentBoxed any
-
-	meta []MetaField
 }
 
 // metaCap is the room for attributes a message usually needs at most.
 const metaCap = 12
 
-// startConversion gives in, holding only its message, room for Meta; dc
-// may be nil.
-func startConversion(in *Inbound, dc *destCache) {
-	if dc != nil && dc.meta != nil {
-		in.Meta = dc.meta[:0]
-	} else {
+// startConversion gives in, holding only its message, room for Meta: the
+// storage Read was given, else its own.
+func startConversion(in *Inbound) {
+	if cap(in.Meta) == 0 {
 		in.Meta = make([]MetaField, 0, metaCap)
 	}
+	in.Meta = in.Meta[:0]
 }
 
 // boxedDestType returns t as an interface value without allocating for the
@@ -133,7 +115,7 @@ func newInboundAPI(msg message.InboundMessage, dc *destCache) *Inbound {
 // readAPI converts in.msg into in as newInboundAPI does, and returns in.
 func readAPI(in *Inbound, dc *destCache) *Inbound {
 	msg := in.msg
-	startConversion(in, dc)
+	startConversion(in)
 	in.Payload = payloadOf(msg)
 
 	add := func(k Attr, v any) { in.Meta = append(in.Meta, MetaField{Key: k, Value: v}) }
@@ -237,9 +219,11 @@ func propertiesOf(msg message.InboundMessage) map[string]any {
 	return out
 }
 
-// payloadOf returns the message body as bytes whatever its SDT form.
+// payloadOf returns the message body as bytes whatever its SDT form: a
+// string as its text, a map or stream as JSON.
 func payloadOf(msg message.InboundMessage) []byte {
-	if b, ok := msg.GetPayloadAsBytes(); ok {
+	b, ok := msg.GetPayloadAsBytes()
+	if ok && !maybeSDT(b) {
 		return b
 	}
 	if s, ok := msg.GetPayloadAsString(); ok {
@@ -253,7 +237,27 @@ func payloadOf(msg message.InboundMessage) []byte {
 		b, _ := json.Marshal(convertSDT(s))
 		return b
 	}
-	return nil
+	return b
+}
+
+// SDT types of a structured payload, the first byte's tag >> 2.
+const (
+	sdtString = 7
+	sdtMap    = 10
+	sdtStream = 11
+)
+
+// maybeSDT reports whether a binary attachment starts like an SDT string,
+// map or stream, which the client then tells apart from plain bytes.
+func maybeSDT(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	switch b[0] >> 2 {
+	case sdtString, sdtMap, sdtStream:
+		return true
+	}
+	return false
 }
 
 // convertSDT maps structured data values onto types Benthos and Bloblang

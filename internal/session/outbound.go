@@ -166,6 +166,22 @@ func (r Range) Check(n int) error {
 	return nil
 }
 
+// Parse reads an optional integer in r from a config or metadata value:
+// nil for an empty (or blank) value.
+func (r Range) Parse(s string) (*int, error) {
+	if s = strings.TrimSpace(s); s == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err == nil {
+		err = r.Check(n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an integer from %d to %d", s, r.Min, r.Max)
+	}
+	return &n, nil
+}
+
 // ReplyToProperty is the user property carrying Outbound.ReplyTo.
 const ReplyToProperty = "solace_reply_to"
 
@@ -276,9 +292,19 @@ func build(b solace.OutboundMessageBuilder, topics *topicCache, o *Outbound) (me
 	if o.Destination.Name == "" {
 		return nil, nil, fmt.Errorf("empty %s name", o.Destination.Kind())
 	}
-	props, err := o.properties()
+	m, err := buildMessage(b, o)
 	if err != nil {
 		return nil, nil, err
+	}
+	return m, topics.get(o.Destination.Topic()), nil
+}
+
+// buildMessage turns o's payload and attributes into a client message,
+// leaving the destination to the caller.
+func buildMessage(b solace.OutboundMessageBuilder, o *Outbound) (message.OutboundMessage, error) {
+	props, err := o.properties()
+	if err != nil {
+		return nil, err
 	}
 	var m message.OutboundMessage
 	if props == nil {
@@ -287,9 +313,9 @@ func build(b solace.OutboundMessageBuilder, topics *topicCache, o *Outbound) (me
 		m, err = b.BuildWithByteArrayPayload(o.Payload, props)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("building message: %w", err)
+		return nil, fmt.Errorf("building message: %w", err)
 	}
-	return m, topics.get(o.Destination.Topic()), nil
+	return m, nil
 }
 
 // topicCache remembers the last topic, which is every topic when the

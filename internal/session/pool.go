@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/redpanda-data/benthos/v4/public/service"
 )
 
 // Pool is a fixed set of sessions, each with one publisher. Spreading
@@ -25,7 +24,7 @@ import (
 type Pool struct {
 	cfg    Config
 	opts   PublisherOptions
-	log    *service.Logger
+	log    Logger
 	events Events
 
 	slots []atomic.Pointer[poolSlot]
@@ -62,7 +61,8 @@ func (s *poolSlot) close(ctx context.Context) error {
 // NewPool connects n sessions (concurrently) and starts a publisher on each.
 // With a fixed cfg.ClientName, session i is named "<name>-<i>" because a
 // broker allows one session per client name.
-func NewPool(ctx context.Context, cfg Config, n int, opts PublisherOptions, log *service.Logger, events Events) (*Pool, error) {
+func NewPool(ctx context.Context, cfg Config, n int, opts PublisherOptions, log Logger, events Events) (*Pool, error) {
+	log = orNop(log)
 	if n < 1 {
 		n = 1
 	}

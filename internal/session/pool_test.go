@@ -63,8 +63,8 @@ func TestPoolCloseStopsReplacement(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	p, err := NewPool(t.Context(), testConfig(b), 2, PublisherOptions{}, nil, Events{})
 	require.NoError(t, err)
-	b.RefuseLogins(time.Minute) // the replacement keeps failing
-	defer b.RefuseLogins(0)
+	b.Faults().RefuseLogins(time.Minute) // the replacement keeps failing
+	defer b.Faults().RefuseLogins(0)
 	dead := endSession(t, p, 0)
 	closed := make(chan error, 1)
 	go func() { closed <- p.Close(t.Context()) }()

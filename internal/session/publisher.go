@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,9 +52,9 @@ type Result struct {
 var (
 	// ErrConnectionLost means the session ended before the broker confirmed
 	// the message; it may or may not have been spooled.
-	ErrConnectionLost = errors.New("connection lost before the broker confirmed the message")
+	ErrConnectionLost error = &labelled{"connection lost before the broker confirmed the message", "connection_lost"}
 	// ErrRejected wraps every broker rejection (nack).
-	ErrRejected = errors.New("broker rejected the message")
+	ErrRejected error = &labelled{"broker rejected the message", "rejected"}
 )
 
 // Publisher publishes on one Session, tracking confirmations per message.
@@ -278,6 +279,17 @@ func (e *RejectError) Error() string { return "broker rejected the message: " + 
 // Unwrap lets errors.Is(err, ErrRejected) and errors.As to the client's
 // error both work.
 func (e *RejectError) Unwrap() []error { return []error{ErrRejected, e.err} }
+
+// Label names the rejection for a metric: the client's subcode name in
+// lower case (e.g. "spool_over_quota"), a bounded set, never the broker's
+// free text; "rejected" when the subcode has no name.
+func (e *RejectError) Label() string {
+	name, ok := strings.CutPrefix(subcode.Code(e.SubCode).String(), "SOLCLIENT_SUBCODE_")
+	if e.SubCode == 0 || !ok || name == "" {
+		return "rejected"
+	}
+	return strings.ToLower(name)
+}
 
 // UnknownQueue reports a nack that means the destination queue is missing.
 func (e *RejectError) UnknownQueue() bool {

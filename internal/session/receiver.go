@@ -10,12 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/service"
 	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
+
+	"github.com/connect-solace/connect-solace/internal/session/ccsmp"
 )
 
 // Outcome is how a received message is settled with the broker.
@@ -100,13 +101,6 @@ type ReceiverConfig struct {
 	// such messages lack TTL, expiration, delivery count and reply-to.
 	// Plugins count it in a metric; the receiver logs the reason once.
 	OnNativeFallback func()
-	// OnConverted, when set, is called for every message right after its
-	// conversion, which happens when Receive takes it (on the receiving
-	// goroutine, one message at a time), before Receive returns it. It is
-	// where a plugin builds its own form of the message, into in.Built:
-	// in.Meta is valid only during the call (see Inbound.Meta), which
-	// spares every message the room for Meta.
-	OnConverted func(in *Inbound)
 }
 
 // Errors reported by a Receiver.
@@ -122,6 +116,16 @@ var (
 	ErrStaleFlow = errors.New("message belongs to a flow that was lost")
 )
 
+// Delivery is one message a Receiver hands out: the Inbound, which Read
+// fills in, and a slot of the caller's own.
+type Delivery[T any] struct {
+	Inbound
+	// Slot is the caller's; the receiver never touches it. The solace input
+	// keeps there the message it built, as an array of one so that it hands
+	// that out as a batch of one (Slot[:]) without allocating a batch.
+	Slot [1]T
+}
+
 // Receiver consumes a queue through one or more client-acknowledged flows.
 // Messages are handed over through a bounded queue fed by each flow's
 // ReceiveAsync callback, so no goroutine is ever parked in a blocking
@@ -132,13 +136,13 @@ var (
 // The queue is a slice under a mutex with two signal channels rather than a
 // channel of messages: the reader takes everything waiting (up to its batch)
 // in one step and is woken once per burst, not once per message.
-type Receiver struct {
+type Receiver[T any] struct {
 	svc   solace.MessagingService
 	queue string
 	flows []*flow
 
 	mu      sync.Mutex
-	waiting []*Inbound // waiting[head:] are converted, not yet handed out
+	waiting []*Delivery[T] // waiting[head:] are not yet handed out
 	head    int
 	limit   int           // flows are paused when this many wait
 	paused  []*flow       // flows paused by onMessage, resumed by take
@@ -173,41 +177,47 @@ type Receiver struct {
 	closeErr   error
 	onStale    func()
 
-	// convMu serialises conversions (take's, on whichever goroutine
-	// receives), which share the flows' destCaches.
-	convMu sync.Mutex
+	conv converter
+}
+
+// converter reads received messages (Inbound.Read) for the flows of one
+// receiver.
+type converter struct {
+	// mu serialises conversions (on whichever goroutines read), which
+	// share the flows' destCaches.
+	mu sync.Mutex
 	// native is nil when the native read cannot be used at all.
-	native      nativeReader
-	onFallback  func()
-	onConverted func(in *Inbound)
-	log         *service.Logger
+	native     nativeReader
+	onFallback func()
+	log        Logger
 	// fallbackLogged makes a per-message fallback (a message type whose
 	// handle is unreachable) log once per receiver.
 	fallbackLogged atomic.Bool
 }
 
 type flow struct {
-	r  *Receiver
-	id int
-	pr solace.PersistentMessageReceiver
+	conv *converter
+	id   int
+	pr   solace.PersistentMessageReceiver
 	// handle is the flow's CCSMP handle when the native read is on and
 	// flowHandleOf found it (0: settle through the Go API).
 	handle uintptr
-	// dest is used by convert alone, under Receiver.convMu.
+	// dest is used by Read alone, under converter.mu.
 	dest destCache
-	// paused is guarded by r.mu.
+	// paused is guarded by the receiver's mu.
 	paused bool
 }
 
-// NewReceiver binds cfg.Flows flows to cfg.Queue on the session and starts
-// them. It honours ctx while binding; on failure every flow already bound is
-// terminated again. The receiver goes down with the session.
-func (s *Session) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receiver, error) {
+// NewReceiver binds cfg.Flows flows to cfg.Queue on s and starts them. It
+// honours ctx while binding; on failure every flow already bound is
+// terminated again. The receiver goes down with the session. T is the type
+// of the caller's slot in every Delivery.
+func NewReceiver[T any](ctx context.Context, s *Session, cfg ReceiverConfig) (*Receiver[T], error) {
 	native, err := probeNative(s.svc)
 	if err != nil {
 		logFallbackOnce(s.log, err)
 	}
-	r, err := newReceiver(ctx, s.svc, cfg, native, s.log)
+	r, err := newReceiver[T](ctx, s.svc, cfg, native, s.log)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +239,7 @@ func (s *Session) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receive
 // linked in does not change.
 var fallbackLog sync.Once
 
-func logFallbackOnce(log *service.Logger, why error) {
+func logFallbackOnce(log Logger, why error) {
 	fallbackLog.Do(func() {
 		log.Warnf("Solace input: reading messages through the Go client's API only, without TTL, expiration, "+
 			"delivery count and reply-to metadata, and at a higher CPU cost: %v", why)
@@ -238,7 +248,8 @@ func logFallbackOnce(log *service.Logger, why error) {
 
 // newReceiver binds the flows; native nil converts every message through
 // the Go API.
-func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverConfig, native nativeReader, log *service.Logger) (*Receiver, error) {
+func newReceiver[T any](ctx context.Context, svc solace.MessagingService, cfg ReceiverConfig, native nativeReader, log Logger) (*Receiver[T], error) {
+	log = orNop(log)
 	if cfg.Queue == "" {
 		return nil, errors.New("receiver needs a queue name")
 	}
@@ -247,10 +258,10 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 	if buf < 1 {
 		buf = 256
 	}
-	r := &Receiver{
+	r := &Receiver[T]{
 		svc:     svc,
 		queue:   cfg.Queue,
-		waiting: make([]*Inbound, 0, 2*buf),
+		waiting: make([]*Delivery[T], 0, 2*buf),
 		limit:   buf,
 		ready:   make(chan struct{}, 1),
 		closed:  make(chan struct{}),
@@ -258,10 +269,7 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 		onStale: cfg.OnStaleDropped,
 		base:    time.Now(),
 
-		native:      native,
-		onFallback:  cfg.OnNativeFallback,
-		onConverted: cfg.OnConverted,
-		log:         log,
+		conv: converter{native: native, onFallback: cfg.OnNativeFallback, log: log},
 	}
 	r.lostAt.Store(math.MinInt64)
 	r.listenerID = svc.AddReconnectionAttemptListener(func(ev solace.ServiceEvent) {
@@ -279,7 +287,7 @@ func newReceiver(ctx context.Context, svc solace.MessagingService, cfg ReceiverC
 	return r, nil
 }
 
-func (r *Receiver) startFlow(ctx context.Context, id int, cfg ReceiverConfig) (*flow, error) {
+func (r *Receiver[T]) startFlow(ctx context.Context, id int, cfg ReceiverConfig) (*flow, error) {
 	b := r.svc.CreatePersistentMessageReceiverBuilder().
 		WithMessageClientAcknowledgement().
 		WithRequiredMessageOutcomeSupport(
@@ -307,14 +315,11 @@ func (r *Receiver) startFlow(ctx context.Context, id int, cfg ReceiverConfig) (*
 	if err != nil {
 		return nil, fmt.Errorf("building receiver: %w", err)
 	}
-	f := &flow{r: r, id: id, pr: pr}
-	if r.onConverted != nil {
-		f.dest.meta = make([]MetaField, 0, metaCap)
-	}
+	f := &flow{conv: &r.conv, id: id, pr: pr}
 	pr.SetTerminationNotificationListener(func(ev solace.TerminationEvent) {
 		r.markDown(fmt.Errorf("%w: flow %d on queue %q: %s: %w", ErrReceiverDown, id, r.queue, ev.GetMessage(), ev.GetCause()))
 	})
-	if err := pr.ReceiveAsync(f.onMessage); err != nil {
+	if err := pr.ReceiveAsync(func(msg message.InboundMessage) { r.onMessage(f, msg) }); err != nil {
 		return nil, fmt.Errorf("registering message handler: %w", err)
 	}
 
@@ -334,12 +339,12 @@ func (r *Receiver) startFlow(ctx context.Context, id int, cfg ReceiverConfig) (*
 		}()
 		return nil, ctx.Err()
 	}
-	if r.native != nil {
+	if r.conv.native != nil {
 		// Before the first message can be settled: Settle reads it
 		// unlocked. A message converted before this (none: the handler
 		// queues it, and only a taken message is settled) would go
 		// through the Go API.
-		f.setHandle(flowHandleOf(pr, cfg.Queue))
+		f.setHandle(ccsmp.FlowHandleOf(pr, cfg.Queue))
 	}
 	return f, nil
 }
@@ -351,8 +356,8 @@ func (f *flow) setHandle(h uintptr, ok bool) {
 }
 
 // onMessage runs on the API's dispatch goroutine for this flow. It only
-// queues the message: the conversion (and OnConverted) happens when it is
-// taken (see take), so that this goroutine keeps well ahead of the broker
+// queues the message: the conversion happens when the caller reads it (see
+// Inbound.Read), so that this goroutine keeps well ahead of the broker
 // and the API's own buffer stays near empty. Were the handler slower than
 // delivery, that buffer would hover at its watermarks, where v1.10.1's
 // stopFlow and startFlow race (one on the context thread, one on the
@@ -365,8 +370,7 @@ func (f *flow) setHandle(h uintptr, ok bool) {
 // calling back, its buffer fills to its high-water mark and it stops the
 // broker flow once, with no startFlow running), and take resumes it once
 // the queue is down to half.
-func (f *flow) onMessage(msg message.InboundMessage) {
-	r := f.r
+func (r *Receiver[T]) onMessage(f *flow, msg message.InboundMessage) {
 	if r.isClosed() {
 		msg.Dispose()
 		return
@@ -375,7 +379,7 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 	// than CCSMP received it, so one stamped before a loss surely came
 	// from the lost binding (see lostAt).
 	now := time.Now()
-	in := &Inbound{msg: msg, flow: f, at: r.since(now), ReceiveTimestamp: now}
+	in := &Delivery[T]{Inbound: Inbound{msg: msg, flow: f, at: r.since(now), ReceiveTimestamp: now}}
 	r.mu.Lock()
 	if r.isClosed() {
 		r.mu.Unlock()
@@ -405,29 +409,28 @@ func (f *flow) onMessage(msg message.InboundMessage) {
 	}
 }
 
-// convert reads in's message natively when it can, else through the Go
-// API, counting the fallback, then calls OnConverted. The caller holds
-// convMu, which guards the flows' destCaches.
-func (r *Receiver) convert(in *Inbound) {
+// Read converts the received message into in: its payload, properties,
+// timestamps and, in in.Meta, its attributes, appended to meta[:0]. meta is
+// the caller's storage (nil: Read allocates it): a caller that is done with
+// in.Meta may clear it and pass it to the next Read, so that attributes cost
+// neither an allocation nor room in every message waiting for the pipeline.
+// Read reads natively when it can, else through the Go API, counting the
+// fallback.
+func (in *Inbound) Read(meta []MetaField) {
+	c := in.flow.conv
+	in.Meta = meta[:0]
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	dc := &in.flow.dest
-	if r.native == nil || !r.native.read(in, dc) {
-		if r.native != nil && !r.fallbackLogged.Swap(true) {
-			r.log.Warnf("Solace input: the native handle of a %T message is unreachable; such messages are read "+
+	if c.native == nil || !c.native.read(in, dc) {
+		if c.native != nil && !c.fallbackLogged.Swap(true) {
+			c.log.Warnf("Solace input: the native handle of a %T message is unreachable; such messages are read "+
 				"through the Go client's API only, without TTL, expiration, delivery count and reply-to metadata", in.msg)
 		}
-		if r.onFallback != nil {
-			r.onFallback()
+		if c.onFallback != nil {
+			c.onFallback()
 		}
 		readAPI(in, dc)
-	}
-	in.converted = true
-	if r.onConverted != nil {
-		r.onConverted(in)
-		// Keep the storage (grown, if a message needed more room) for the
-		// next message, without the references to this one's values.
-		dc.meta = in.Meta[:0]
-		clear(in.Meta)
-		in.Meta = nil
 	}
 }
 
@@ -439,7 +442,7 @@ func signal(c chan struct{}) {
 	}
 }
 
-func (r *Receiver) markDown(err error) {
+func (r *Receiver[T]) markDown(err error) {
 	r.downOnce.Do(func() {
 		r.downErr = err
 		close(r.down)
@@ -448,7 +451,7 @@ func (r *Receiver) markDown(err error) {
 
 // Receive returns the next message, waiting until one arrives, ctx ends, the
 // receiver goes down (ErrReceiverDown) or it is closed.
-func (r *Receiver) Receive(ctx context.Context) (*Inbound, error) {
+func (r *Receiver[T]) Receive(ctx context.Context) (*Delivery[T], error) {
 	ins, err := r.ReceiveBatch(ctx, nil, 1)
 	if err != nil {
 		return nil, err
@@ -460,7 +463,7 @@ func (r *Receiver) Receive(ctx context.Context) (*Inbound, error) {
 // below 1 means 1): those already waiting, or else the next to arrive. It
 // waits until one arrives, ctx ends, the receiver goes down
 // (ErrReceiverDown) or it is closed.
-func (r *Receiver) ReceiveBatch(ctx context.Context, dst []*Inbound, upTo int) ([]*Inbound, error) {
+func (r *Receiver[T]) ReceiveBatch(ctx context.Context, dst []*Delivery[T], upTo int) ([]*Delivery[T], error) {
 	n0 := len(dst)
 	for {
 		dst = r.take(dst, upTo)
@@ -480,7 +483,7 @@ func (r *Receiver) ReceiveBatch(ctx context.Context, dst []*Inbound, upTo int) (
 }
 
 // TryReceive returns a message that is already waiting, without blocking.
-func (r *Receiver) TryReceive() (*Inbound, bool) {
+func (r *Receiver[T]) TryReceive() (*Delivery[T], bool) {
 	ins := r.take(nil, 1)
 	if len(ins) == 0 {
 		return nil, false
@@ -490,7 +493,7 @@ func (r *Receiver) TryReceive() (*Inbound, bool) {
 
 // take moves up to max waiting messages (at least 1) to dst, dropping
 // stale ones.
-func (r *Receiver) take(dst []*Inbound, upTo int) []*Inbound {
+func (r *Receiver[T]) take(dst []*Delivery[T], upTo int) []*Delivery[T] {
 	upTo = max(upTo, 1)
 	for {
 		r.mu.Lock()
@@ -523,16 +526,11 @@ func (r *Receiver) take(dst []*Inbound, upTo int) []*Inbound {
 			signal(r.ready)
 		}
 		kept := dst[:start]
-		r.convMu.Lock()
 		for _, in := range dst[start:] {
 			if r.fresh(in) {
-				if !in.converted {
-					r.convert(in)
-				}
 				kept = append(kept, in)
 			}
 		}
-		r.convMu.Unlock()
 		dst = kept
 		if len(dst) > start || !more {
 			return dst
@@ -543,8 +541,8 @@ func (r *Receiver) take(dst []*Inbound, upTo int) []*Inbound {
 // fresh drops a message that was still waiting in the hand-off channel when
 // the connection was lost: the broker redelivers every message of the dead
 // flow, flagged, so handing out the old copy would only duplicate it.
-func (r *Receiver) fresh(in *Inbound) bool {
-	if !r.stale(in) {
+func (r *Receiver[T]) fresh(in *Delivery[T]) bool {
+	if !r.stale(&in.Inbound) {
 		return true
 	}
 	if r.onStale != nil {
@@ -558,10 +556,10 @@ func (r *Receiver) fresh(in *Inbound) bool {
 // loss. A message dispatched after the loss but before the listener ran is
 // fresh, and so is, until then, an old copy: the listener's delay can only
 // let a duplicate through, never strand a message of the new binding.
-func (r *Receiver) stale(in *Inbound) bool { return in.at < r.lostAt.Load() }
+func (r *Receiver[T]) stale(in *Inbound) bool { return in.at < r.lostAt.Load() }
 
 // noteLoss records a connection loss that the client reported at t.
-func (r *Receiver) noteLoss(t time.Time) {
+func (r *Receiver[T]) noteLoss(t time.Time) {
 	at := r.since(t)
 	for {
 		cur := r.lostAt.Load()
@@ -572,16 +570,16 @@ func (r *Receiver) noteLoss(t time.Time) {
 }
 
 // since is t as a monotonic offset from the receiver's start.
-func (r *Receiver) since(t time.Time) int64 { return int64(t.Sub(r.base)) }
+func (r *Receiver[T]) since(t time.Time) int64 { return int64(t.Sub(r.base)) }
 
 // Down is closed when a flow has been torn down for good.
-func (r *Receiver) Down() <-chan struct{} { return r.down }
+func (r *Receiver[T]) Down() <-chan struct{} { return r.down }
 
 // Settle settles in on the flow that delivered it and releases its native
 // memory. A failure for a message delivered before a connection loss, or
 // after Close, wraps ErrStaleFlow: the broker redelivers such a message.
-func (r *Receiver) Settle(in *Inbound, o Outcome) error {
-	if errs := r.settle([]*Inbound{in}, o, nil); len(errs) > 0 {
+func (r *Receiver[T]) Settle(in *Delivery[T], o Outcome) error {
+	if errs := r.settle([]*Delivery[T]{in}, o, nil); len(errs) > 0 {
 		return errs[0]
 	}
 	return nil
@@ -592,7 +590,7 @@ func (r *Receiver) Settle(in *Inbound, o Outcome) error {
 // where Settle's would. The native path settles and frees up to settleChunk
 // messages, across flows, in one cgo call: a batch from the pipeline costs
 // one crossing into C rather than one per message.
-func (r *Receiver) SettleBatch(ins []*Inbound, o Outcome) []error {
+func (r *Receiver[T]) SettleBatch(ins []*Delivery[T], o Outcome) []error {
 	var errs []error
 	for len(ins) > 0 {
 		n := min(len(ins), settleChunk)
@@ -604,7 +602,7 @@ func (r *Receiver) SettleBatch(ins []*Inbound, o Outcome) []error {
 
 // settle settles ins, at most settleChunk messages, appending the failures
 // to errs.
-func (r *Receiver) settle(ins []*Inbound, o Outcome, errs []error) []error {
+func (r *Receiver[T]) settle(ins []*Delivery[T], o Outcome, errs []error) []error {
 	var native [settleChunk]*Inbound
 	n := 0
 	closed := r.isClosed()
@@ -619,14 +617,14 @@ func (r *Receiver) settle(ins []*Inbound, o Outcome, errs []error) []error {
 			// flow runs, as the Go API checks too; a handle whose flow was
 			// destroyed since is refused by CCSMP (its handles carry a
 			// generation, so a new flow never answers to an old one's).
-			native[n] = in
+			native[n] = &in.Inbound
 			n++
 			continue
 		}
 		err := f.pr.Settle(in.msg, o.native())
 		in.msg.Dispose()
 		if err != nil {
-			errs = append(errs, r.settleErr(in, o, err))
+			errs = append(errs, r.settleErr(&in.Inbound, o, err))
 		}
 	}
 	if n > 0 {
@@ -637,7 +635,7 @@ func (r *Receiver) settle(ins []*Inbound, o Outcome, errs []error) []error {
 
 // settleErr wraps the failure to settle in, with ErrStaleFlow for a message
 // delivered before a connection loss or settled after Close.
-func (r *Receiver) settleErr(in *Inbound, o Outcome, err error) error {
+func (r *Receiver[T]) settleErr(in *Inbound, o Outcome, err error) error {
 	f := in.flow
 	if r.stale(in) || r.isClosed() {
 		return fmt.Errorf("settling %s on flow %d of queue %q: %w: %w", o, f.id, r.queue, ErrStaleFlow, err)
@@ -651,7 +649,7 @@ func (r *Receiver) settleErr(in *Inbound, o Outcome, err error) error {
 // de-duplication holds back a copy of a message the pipeline is still
 // processing and gives it back this way when that one fails. After Close the
 // message is released instead.
-func (r *Receiver) Unread(in *Inbound) {
+func (r *Receiver[T]) Unread(in *Delivery[T]) {
 	r.mu.Lock()
 	if r.isClosed() {
 		r.mu.Unlock()
@@ -670,13 +668,13 @@ func (r *Receiver) Unread(in *Inbound) {
 
 // Release gives up a message without settling it, leaving it to the broker
 // to redeliver when the flow unbinds.
-func (r *Receiver) Release(in *Inbound) {
+func (r *Receiver[T]) Release(in *Delivery[T]) {
 	if in != nil && in.msg != nil {
 		in.msg.Dispose()
 	}
 }
 
-func (r *Receiver) isClosed() bool {
+func (r *Receiver[T]) isClosed() bool {
 	select {
 	case <-r.closed:
 		return true
@@ -689,7 +687,7 @@ func (r *Receiver) isClosed() bool {
 // waiting in the hand-off channel or the API's buffer, and messages the
 // caller has not settled yet, are redelivered by the broker once the flows
 // unbind. Settling a message after Close fails with ErrStaleFlow.
-func (r *Receiver) Close(ctx context.Context) error {
+func (r *Receiver[T]) Close(ctx context.Context) error {
 	r.closeOnce.Do(func() {
 		close(r.closed)
 		r.svc.RemoveReconnectionAttemptListener(r.listenerID)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging/pkg/solace"
 
@@ -16,13 +15,13 @@ import (
 
 func TestReceiverReportsStaleDrops(t *testing.T) {
 	var reported int
-	r := &Receiver{onStale: func() { reported++ }, base: time.Now()}
+	r := &rcv{onStale: func() { reported++ }, base: time.Now()}
 	r.lostAt.Store(math.MinInt64)
-	before := &Inbound{at: r.since(time.Now())}
+	before := &dlv{Inbound: Inbound{at: r.since(time.Now())}}
 	require.True(t, r.fresh(before), "nothing is stale before a loss")
 	reported = 0
 	lost := time.Now()
-	after := &Inbound{at: r.since(lost.Add(time.Millisecond))}
+	after := &dlv{Inbound: Inbound{at: r.since(lost.Add(time.Millisecond))}}
 	r.noteLoss(lost)
 	r.noteLoss(lost.Add(-time.Second)) // an older event changes nothing
 	require.False(t, r.fresh(before), "a message from before the loss is dropped")
@@ -61,7 +60,7 @@ func TestReceiverLateLossListenerStrandsNothing(t *testing.T) {
 	release := func() { open.Do(func() { close(gate) }) }
 	t.Cleanup(release)
 	native, _ := probeNative(f.sess.svc)
-	r, err := newReceiver(t.Context(), lateLossService{f.sess.svc, gate}, ReceiverConfig{Queue: "q1"}, native, service.MockResources().Logger())
+	r, err := newReceiver[struct{}](t.Context(), lateLossService{f.sess.svc, gate}, ReceiverConfig{Queue: "q1"}, native, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 
@@ -72,12 +71,12 @@ func TestReceiverLateLossListenerStrandsNothing(t *testing.T) {
 	}
 	first := receiveN(t, r, 5)
 	require.Eventually(t, func() bool { return waiting() == n-5 }, 5*time.Second, 10*time.Millisecond)
-	f.b.DropConnections()
+	f.b.Faults().DropConnections()
 	// The rebound flow's copies arrive while the listener is held back.
 	require.Eventually(t, func() bool { return waiting() == 2*n-5 }, 10*time.Second, 10*time.Millisecond,
 		"the broker's redeliveries should reach the receiver (stats %+v)", f.stats(t, "q1"))
 	release()
-	require.Eventually(t, func() bool { return r.stale(first[0]) }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return r.stale(&first[0].Inbound) }, 5*time.Second, 5*time.Millisecond,
 		"the listener records the loss")
 
 	got := map[string]bool{}
@@ -86,6 +85,7 @@ func TestReceiverLateLossListenerStrandsNothing(t *testing.T) {
 		in, err := r.Receive(ctx)
 		cancel()
 		require.NoError(t, err, "only %d of %d redelivered copies handed out; queue %+v", len(got), n, f.stats(t, "q1"))
+		in.Read(nil)
 		require.True(t, in.Redelivered, "%s: copies from before the drop must be dropped", in.Payload)
 		require.False(t, got[string(in.Payload)], "%s handed out twice", in.Payload)
 		got[string(in.Payload)] = true
@@ -100,7 +100,7 @@ func TestReceiverLateLossListenerStrandsNothing(t *testing.T) {
 func TestReceiverUnread(t *testing.T) {
 	f := newRxFixture(t, solacetest.QueueConfig{Name: "q1", Subscriptions: []string{"t"}})
 	f.publish(t, "t", 3, nil)
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1"})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q1"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 
@@ -132,14 +132,14 @@ func TestReceiverSettleBatchMixedStale(t *testing.T) {
 	f := newRxFixture(t, solacetest.QueueConfig{Name: "q-mixed", Subscriptions: []string{"mixed"}})
 	const n = settleChunk/2 + 8
 	f.publish(t, "mixed", n, nil)
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-mixed"})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q-mixed"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	old := receiveN(t, r, n)
-	f.b.DropConnections()
+	f.b.Faults().DropConnections()
 	require.Eventually(t, func() bool { return f.reconnects.Load() >= 1 }, 10*time.Second, 20*time.Millisecond)
 	copies := receiveN(t, r, n)
-	mixed := make([]*Inbound, 0, 2*n)
+	mixed := make([]*dlv, 0, 2*n)
 	for i := range n {
 		require.True(t, copies[i].Redelivered, "%s is a redelivered copy", copies[i].Payload)
 		mixed = append(mixed, old[i], copies[i])

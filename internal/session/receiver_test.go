@@ -4,19 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
 
-	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
+	"github.com/connect-solace/connect-solace/internal/session/ccsmp"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -43,13 +42,13 @@ func newRxFixture(t *testing.T, queues ...solacetest.QueueConfig) *rxFixture {
 	cfg.ReconnectInterval = 100 * time.Millisecond
 	cfg.ConnectRetries = 0
 	reconnects := new(atomic.Int64)
-	sess, err := Connect(t.Context(), cfg, service.MockResources().Logger(), Events{OnReconnected: func() { reconnects.Add(1) }})
+	sess, err := Connect(t.Context(), cfg, nil, Events{OnReconnected: func() { reconnects.Add(1) }})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sess.Close(context.Background()) })
 
 	pubCfg := cfg
 	pubCfg.SendTimestamps = true
-	pubSess, err := Connect(t.Context(), pubCfg, service.MockResources().Logger(), Events{})
+	pubSess, err := Connect(t.Context(), pubCfg, nil, Events{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pubSess.Close(context.Background()) })
 	pub, err := pubSess.Service().CreatePersistentMessagePublisherBuilder().Build()
@@ -79,14 +78,15 @@ func (f *rxFixture) stats(t *testing.T, q string) solacetest.QueueStats {
 	return st
 }
 
-func receiveN(t *testing.T, r *Receiver, n int) []*Inbound {
+func receiveN(t *testing.T, r *rcv, n int) []*dlv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	out := make([]*Inbound, 0, n)
+	out := make([]*dlv, 0, n)
 	for len(out) < n {
 		in, err := r.Receive(ctx)
 		require.NoError(t, err, "received %d of %d", len(out), n)
+		in.Read(nil)
 		out = append(out, in)
 	}
 	return out
@@ -116,9 +116,9 @@ func withoutKeys(meta []MetaField, keys ...Attr) []MetaField {
 	return out
 }
 
-func metaMap(in *Inbound) map[Attr]any {
+func metaMap(meta []MetaField) map[Attr]any {
 	m := map[Attr]any{}
-	for _, f := range in.Meta {
+	for _, f := range meta {
 		m[f.Key] = f.Value
 	}
 	return m
@@ -137,14 +137,14 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 			WithProperty(config.MessagePropertyClassOfService, 2).
 			FromConfigurationProvider(config.MessagePropertyMap{"region": "eu", "n": int32(i)})
 	})
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1"})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q1"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 
 	msgs := receiveN(t, r, 5)
 	for i, in := range msgs {
 		require.Equal(t, fmt.Sprintf("m%d", i), string(in.Payload))
-		m := metaMap(in)
+		m := metaMap(in.Meta)
 		require.Equal(t, "orders/eu", m[MetaDestination])
 		require.Equal(t, DestinationTopic, m[MetaDestinationType])
 		require.Equal(t, fmt.Sprintf("app-%d", i), m[MetaApplicationMessageID])
@@ -163,15 +163,15 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 
 		// The one-call native read and the pure Go API path must agree on
 		// everything the API can read; the native path adds the rest.
-		h, ok := handleOf(in.msg)
+		h, ok := ccsmp.HandleOf(in.msg)
 		require.True(t, ok, "the native handle must be reachable for %T", in.msg)
 		native, api := newInboundNative(in.msg, h, nil), newInboundAPI(in.msg, nil)
 		require.Equal(t, withoutReceiveTime(api.Meta), withoutKeys(withoutReceiveTime(native.Meta), nativeOnlyMeta...))
-		apiKeys := metaMap(api)
+		apiKeys := metaMap(api.Meta)
 		for _, k := range nativeOnlyMeta {
 			require.NotContains(t, apiKeys, k, "the Go API cannot read %s", k)
 		}
-		require.Equal(t, int64(60000), metaMap(native)[MetaTimeToLive])
+		require.Equal(t, int64(60000), metaMap(native.Meta)[MetaTimeToLive])
 		require.Equal(t, api.Payload, native.Payload)
 		require.Equal(t, api.Properties, native.Properties)
 		require.Equal(t, api.DedupKey(), native.DedupKey())
@@ -183,11 +183,11 @@ func TestReceiverDeliversWithAttributesAndAcks(t *testing.T) {
 		require.Equal(t, withoutReceiveTime(native.Meta), withoutReceiveTime(in.Meta))
 		var dc destCache
 		first, second := newInboundNative(in.msg, h, &dc), newInboundNative(in.msg, h, &dc)
-		require.Same(t, boxedData(metaMap(first)[MetaSenderTimestamp]), boxedData(metaMap(second)[MetaSenderTimestamp]),
+		require.Same(t, boxedData(metaMap(first.Meta)[MetaSenderTimestamp]), boxedData(metaMap(second.Meta)[MetaSenderTimestamp]),
 			"a repeated sender timestamp reuses its boxed value")
 		// The replication group message id is formatted in Go, not by
 		// CCSMP's (slower) toString, for this client's layout.
-		require.Contains(t, []rgmidLayout{rgmidWordsLE, rgmidBigEndian}, rgmidLayout(rgmidLayoutState.Load()))
+		require.True(t, ccsmp.RGMIDFormattedInGo())
 	}
 	require.Equal(t, 5, f.stats(t, "q1").Unacked)
 	for _, in := range msgs {
@@ -206,14 +206,14 @@ func TestReceiverFallsBackToAPI(t *testing.T) {
 			WithProperty(config.MessagePropertyPersistentTimeToLive, 60000)
 	})
 	var fallbacks atomic.Int64
-	r, err := newReceiver(t.Context(), f.sess.svc, ReceiverConfig{Queue: "q1", OnNativeFallback: func() { fallbacks.Add(1) }},
-		nil, service.MockResources().Logger())
+	r, err := newReceiver[struct{}](t.Context(), f.sess.svc, ReceiverConfig{Queue: "q1", OnNativeFallback: func() { fallbacks.Add(1) }},
+		nil, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 
 	msgs := receiveN(t, r, 3)
 	for i, in := range msgs {
-		m := metaMap(in)
+		m := metaMap(in.Meta)
 		require.Equal(t, fmt.Sprintf("m%d", i), string(in.Payload))
 		require.Equal(t, "t", m[MetaDestination])
 		require.Equal(t, DestinationTopic, m[MetaDestinationType])
@@ -232,7 +232,7 @@ func TestReceiverSettlementOutcomes(t *testing.T) {
 	f.publish(t, "t", 2, func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {
 		return b.WithProperty(config.MessagePropertyPersistentDMQEligible, true)
 	})
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1"})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q1"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 
@@ -254,7 +254,7 @@ func TestReceiverSettlementOutcomes(t *testing.T) {
 func TestReceiverCloseLeavesUnsettledForRedelivery(t *testing.T) {
 	f := newRxFixture(t, solacetest.QueueConfig{Name: "q1", Subscriptions: []string{"t"}})
 	f.publish(t, "t", 10, nil)
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1", Buffer: 4})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q1", Buffer: 4})
 	require.NoError(t, err)
 	got := receiveN(t, r, 3)
 	require.NoError(t, r.Settle(got[0], Accepted))
@@ -268,7 +268,7 @@ func TestReceiverCloseLeavesUnsettledForRedelivery(t *testing.T) {
 		return st.SpooledMsgCount == 9 && st.Unacked == 0 && st.Consumers == 0
 	}, 5*time.Second, 20*time.Millisecond)
 
-	r2, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1"})
+	r2, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q1"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r2.Close(context.Background()) })
 	rest := receiveN(t, r2, 9)
@@ -284,7 +284,7 @@ func TestReceiverCloseLeavesUnsettledForRedelivery(t *testing.T) {
 
 func TestReceiverSeveralFlowsShareQueue(t *testing.T) {
 	f := newRxFixture(t, solacetest.QueueConfig{Name: "q1", AccessType: solacetest.AccessNonExclusive, Subscriptions: []string{"t"}})
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1", Flows: 3})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q1", Flows: 3})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	require.Equal(t, 3, f.stats(t, "q1").Consumers)
@@ -312,7 +312,7 @@ func TestReceiverSurvivesConnectionDrop(t *testing.T) {
 	const n = 40
 	f.publish(t, "t", n, nil)
 	var staleDropped atomic.Int64
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q1", OnStaleDropped: func() { staleDropped.Add(1) }})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q1", OnStaleDropped: func() { staleDropped.Add(1) }})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 
@@ -322,7 +322,7 @@ func TestReceiverSurvivesConnectionDrop(t *testing.T) {
 	}
 	// Wait for the five acks to reach the broker before cutting the line.
 	require.Eventually(t, func() bool { return f.stats(t, "q1").SpooledMsgCount == n-5 }, 5*time.Second, 20*time.Millisecond)
-	f.b.DropConnections()
+	f.b.Faults().DropConnections()
 	require.Eventually(t, func() bool { return f.reconnects.Load() >= 1 }, 10*time.Second, 20*time.Millisecond)
 	for _, in := range before[5:] {
 		if err := r.Settle(in, Accepted); err != nil {
@@ -348,6 +348,7 @@ func TestReceiverSurvivesConnectionDrop(t *testing.T) {
 			continue // acks may still be on their way
 		}
 		require.NoError(t, err)
+		in.Read(nil)
 		p := string(in.Payload)
 		if handedOut[p] {
 			require.True(t, in.Redelivered, "%s was handed out before the drop and must come back flagged", p)
@@ -362,7 +363,7 @@ func TestReceiverSurvivesConnectionDrop(t *testing.T) {
 	require.Positive(t, staleDropped.Load(), "copies waiting in the hand-off channel at the drop are dropped, not duplicated")
 }
 
-func inPayloads(ins []*Inbound, p string) bool {
+func inPayloads(ins []*dlv, p string) bool {
 	for _, in := range ins {
 		if string(in.Payload) == p {
 			return true
@@ -373,7 +374,7 @@ func inPayloads(ins []*Inbound, p string) bool {
 
 func TestReceiverUnknownQueue(t *testing.T) {
 	f := newRxFixture(t)
-	_, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "nope"})
+	_, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "nope"})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), `"nope"`)
 }
@@ -386,11 +387,11 @@ func TestReceiverDestinationPerMessage(t *testing.T) {
 	for _, topic := range topics {
 		f.publish(t, topic, 1, nil)
 	}
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "qd"})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "qd"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	for i, in := range receiveN(t, r, len(topics)) {
-		m := metaMap(in)
+		m := metaMap(in.Meta)
 		require.Equal(t, topics[i], m[MetaDestination], "message %d", i)
 		require.Equal(t, DestinationTopic, m[MetaDestinationType])
 		require.NoError(t, r.Settle(in, Accepted))
@@ -404,7 +405,7 @@ func TestReceiverBatchesUnderBackPressure(t *testing.T) {
 	f := newRxFixture(t, solacetest.QueueConfig{Name: "qb", AccessType: solacetest.AccessNonExclusive, Subscriptions: []string{"t"}})
 	const n = 120
 	f.publish(t, "t", n, nil)
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "qb", Flows: 3, Buffer: 2})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "qb", Flows: 3, Buffer: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
@@ -416,6 +417,7 @@ func TestReceiverBatchesUnderBackPressure(t *testing.T) {
 		require.NotEmpty(t, ins)
 		require.LessOrEqual(t, len(ins), 3)
 		for _, in := range ins {
+			in.Read(nil)
 			seen[string(in.Payload)] = true
 			require.NoError(t, r.Settle(in, Accepted))
 		}
@@ -424,11 +426,10 @@ func TestReceiverBatchesUnderBackPressure(t *testing.T) {
 	require.Eventually(t, func() bool { return f.stats(t, "qb").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
 }
 
-// With OnConverted the caller's hook sees each message's attributes while
-// they are valid, as Receive takes the message, and gets its own form of
-// the message back in Built; the flow's reused Meta storage does not mix
-// messages, and Meta is gone once Receive returns the message.
-func TestReceiverOnConvertedBuildsOnReceive(t *testing.T) {
+// Read converts into the storage it is given: a caller reusing one storage
+// for message after message (as the solace input does) gets each message's
+// own attributes, however many each has, and the dedup key with them.
+func TestReceiverReadReusesCallerStorage(t *testing.T) {
 	f := newRxFixture(t, solacetest.QueueConfig{Name: "q-conv", Subscriptions: []string{"conv/>"}})
 	// Every other message carries a correlation id, so consecutive messages
 	// have different numbers of attributes in the same storage.
@@ -439,21 +440,18 @@ func TestReceiverOnConvertedBuildsOnReceive(t *testing.T) {
 		}
 		return b
 	})
-	// Built holds a Benthos message; the hook's own record of what it saw
-	// is kept beside, per message (Receive calls it on this goroutine).
-	built := map[*Inbound]map[Attr]any{}
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-conv", OnConverted: func(in *Inbound) {
-		built[in] = metaMap(in)
-		in.Built[0] = service.NewMessage(in.Payload)
-	}})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q-conv"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 
-	for i, in := range receiveN(t, r, 6) {
-		require.Nil(t, in.Meta, "message %d", i)
-		require.NotNil(t, in.Built[0], "message %d", i)
-		m, ok := built[in]
-		require.True(t, ok, "message %d not seen by OnConverted", i)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	storage := make([]MetaField, 0, 1)
+	for i := range 6 {
+		in, err := r.Receive(ctx)
+		require.NoError(t, err)
+		in.Read(storage)
+		m := metaMap(in.Meta)
 		require.Equal(t, fmt.Sprintf("app-%d", i), m[MetaApplicationMessageID])
 		require.Equal(t, "conv/a", m[MetaDestination])
 		if i%2 == 0 {
@@ -462,6 +460,9 @@ func TestReceiverOnConvertedBuildsOnReceive(t *testing.T) {
 			require.NotContains(t, m, MetaCorrelationID, "message %d", i)
 		}
 		require.Equal(t, fmt.Sprintf("app:app-%d", i), in.DedupKey())
+		storage = in.Meta[:0] // grown once, then reused
+		clear(in.Meta)
+		in.Meta = nil
 		require.NoError(t, r.Settle(in, Accepted))
 	}
 }
@@ -472,7 +473,7 @@ func TestReceiverOnConvertedBuildsOnReceive(t *testing.T) {
 func TestReceiverFindsNativeFlowHandle(t *testing.T) {
 	f := newRxFixture(t, solacetest.QueueConfig{Name: "q-handle", Subscriptions: []string{"handle/>"}})
 	f.publish(t, "handle/a", 2, nil)
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-handle", Flows: 2})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q-handle", Flows: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	for _, fl := range r.flows {
@@ -481,40 +482,34 @@ func TestReceiverFindsNativeFlowHandle(t *testing.T) {
 	for _, in := range receiveN(t, r, 2) {
 		require.True(t, in.hasMsgID)
 		// The settlement frees the message in the same call, as Dispose.
-		_, ok := disposedOffset(in.msg)
-		require.True(t, ok, "disposed flag of %T not found", in.msg)
+		require.True(t, ccsmp.FreesOnSettle(in.msg), "disposed flag of %T not found", in.msg)
 		require.NoError(t, r.Settle(in, Accepted))
 		require.True(t, in.msg.(interface{ IsDisposed() bool }).IsDisposed())
 		in.msg.Dispose() // a no-op now, not a second free
 	}
 	require.Eventually(t, func() bool { return f.stats(t, "q-handle").SpooledMsgCount == 0 }, 5*time.Second, 20*time.Millisecond)
-	require.Equal(t, -1, findDisposed(reflect.TypeOf(&struct{ A int }{})))
 	// A handle that names another queue's flow, or none, is refused.
-	_, ok := flowHandleOf(r.flows[0].pr, "q-other")
+	_, ok := ccsmp.FlowHandleOf(r.flows[0].pr, "q-other")
 	require.False(t, ok)
 	old := r.flows[0].handle
 	require.NoError(t, r.Close(context.Background()))
 	// A flow bound later gets a handle of its own, never the old one
 	// again (CCSMP's handles carry a generation).
-	r2, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-handle"})
+	r2, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q-handle"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r2.Close(context.Background()) })
 	require.NotZero(t, r2.flows[0].handle)
 	require.NotEqual(t, old, r2.flows[0].handle)
 }
 
-// The flow's handler only queues a message: conversion (and OnConverted)
-// waits until Receive takes it, so the handler never falls behind the
-// broker and leaves the client's buffer at the watermarks where v1.10.1
-// drops messages (see onMessage).
-func TestReceiverConvertsOnReceive(t *testing.T) {
+// The flow's handler only queues a message: it is converted when the caller
+// reads it, after Receive, so the handler never falls behind the broker and
+// leaves the client's buffer at the watermarks where v1.10.1 drops messages
+// (see onMessage).
+func TestReceiverConvertsOnRead(t *testing.T) {
 	f := newRxFixture(t, solacetest.QueueConfig{Name: "q-lazy", Subscriptions: []string{"lazy/>"}})
 	f.publish(t, "lazy/a", 3, nil)
-	var converted atomic.Int32
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-lazy", OnConverted: func(in *Inbound) {
-		converted.Add(1)
-		in.Built[0] = service.NewMessage(in.Payload)
-	}})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q-lazy"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	waiting := func() int {
@@ -523,13 +518,15 @@ func TestReceiverConvertsOnReceive(t *testing.T) {
 		return len(r.waiting) - r.head
 	}
 	require.Eventually(t, func() bool { return waiting() == 3 }, 5*time.Second, 5*time.Millisecond)
-	require.Zero(t, converted.Load(), "converted before Receive")
 	ins, err := r.ReceiveBatch(t.Context(), nil, 2)
 	require.NoError(t, err)
 	require.Len(t, ins, 2)
-	require.EqualValues(t, 2, converted.Load())
 	for _, in := range ins {
-		require.NotNil(t, in.Built[0])
+		require.Nil(t, in.Payload, "converted before Read")
+		require.Nil(t, in.Meta, "converted before Read")
+		in.Read(nil)
+		require.Equal(t, "m", string(in.Payload[:1]))
+		require.NotEmpty(t, in.Meta)
 		require.False(t, in.ReceiveTimestamp.IsZero())
 		require.NoError(t, r.Settle(in, Accepted))
 	}
@@ -544,7 +541,7 @@ func TestReceiverSettleBatch(t *testing.T) {
 		solacetest.QueueConfig{Name: "dmq-batch"},
 		solacetest.QueueConfig{Name: "q-batch", AccessType: solacetest.AccessNonExclusive, Subscriptions: []string{"batch/>"}, DeadMsgQueue: "dmq-batch"})
 	const n = 2*settleChunk + 5
-	r, err := f.sess.NewReceiver(t.Context(), ReceiverConfig{Queue: "q-batch", Flows: 2})
+	r, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q-batch", Flows: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	for _, fl := range r.flows {

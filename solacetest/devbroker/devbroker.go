@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -25,8 +26,11 @@ output) to connect, publish, subscribe, bind to queues and ack, plus a subset
 of the SEMPv2 management API (queues, clients, VPN, client and ACL profiles,
 replay logs, OAuth profiles). Besides plain SMF it can listen for TLS,
 compressed and WebSocket clients (SMF, compressed and TLS also on further
-addresses, --extra-listener), serve PubSub+'s health-check endpoints, and serve a test
-OAuth provider's key set for OAuth logins (--oauth-addr). Messages live
+addresses, --extra-listener), serve PubSub+'s health-check endpoints, and run a test
+OAuth provider for OAuth logins (--oauth-addr): it serves a given key set, or
+signs tokens with its own key, issues them to --oauth-client clients with the
+client_credentials grant at /token (lifetime --oauth-token-ttl), and rotates
+its key on POST /rotate-key. Messages live
 in memory only and are lost when it stops. It is meant for development and
 tests, never production.
 
@@ -45,8 +49,10 @@ Example:
 			&cli.StringFlag{Name: "tls-key-passphrase-file", Usage: "`FILE` holding the passphrase of an encrypted TLS key"},
 			&cli.StringFlag{Name: "health-addr", Usage: "address for the health-check HTTP listener (/health-check/direct-active, /health-check/guaranteed-active; PubSub+ uses port 5550), none by default"},
 			&cli.GenericFlag{Name: "extra-listener", Value: &repeated{}, Usage: "also serve `TRANSPORT=ADDR`, TRANSPORT one of smf, compressed, smf-tls (needs --tls-cert); repeatable, e.g. smf=127.0.0.1:55556"},
-			&cli.StringFlag{Name: "oauth-addr", Usage: "address for a test OAuth provider serving --oauth-jwks-file at /jwks and --oauth-userinfo-file at /userinfo (https with --tls-cert), for OAuth profiles' endpointJwks; none by default"},
-			&cli.StringFlag{Name: "oauth-jwks-file", Usage: "JSON Web Key Set `FILE` the --oauth-addr provider serves (the public keys of the tokens clients log in with)"},
+			&cli.StringFlag{Name: "oauth-addr", Usage: "address for a test OAuth provider serving its key set at /jwks (for OAuth profiles' endpointJwks), --oauth-userinfo-file at /userinfo and, without --oauth-jwks-file, the client_credentials grant at /token and key rotation at POST /rotate-key (https with --tls-cert); none by default"},
+			&cli.StringFlag{Name: "oauth-jwks-file", Usage: "JSON Web Key Set `FILE` the --oauth-addr provider serves (the public keys of the tokens clients log in with); without it the provider generates its own key"},
+			&cli.GenericFlag{Name: "oauth-client", Value: &repeated{}, Usage: "client `ID:SECRET` of the --oauth-addr provider's token endpoint (client_credentials grant), repeatable"},
+			&cli.DurationFlag{Name: "oauth-token-ttl", Value: time.Hour, Usage: "lifetime of the tokens the --oauth-addr provider's token endpoint issues"},
 			&cli.StringFlag{Name: "oauth-userinfo-file", Usage: "JSON `FILE` the --oauth-addr provider serves as userinfo (default {})"},
 			&cli.DurationFlag{Name: "semp-monitor-delay", Usage: "hold each SEMP monitor request this long, like a real broker's management plane (Solace's Go client suite relies on it; e.g. 30ms)"},
 			&cli.GenericFlag{Name: "user", Value: &repeated{}, Usage: "client login `NAME:PASSWORD`, repeatable (default: default:default)"},
@@ -54,6 +60,8 @@ Example:
 			&cli.GenericFlag{Name: "queue", Value: &repeated{}, Usage: "pre-create a durable queue `NAME[:topic,...]`, repeatable"},
 			&cli.StringFlag{Name: "replay-log", Usage: "create a replay log `NAME` at start (like PubSub+, the broker has none unless configured; SEMP can create one)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug shows every subscription and message"},
+			&cli.StringFlag{Name: "data-dir", Usage: "keep queues, messages, publisher flows and configuration in `DIR`, so that they survive a restart or kill -9; in memory by default"},
+			&cli.BoolFlag{Name: "standby", Usage: "with --data-dir: wait until the broker holding DIR stops, then take over its state (an HA mate; list both brokers' addresses in the clients' urls)"},
 		},
 		Action: runDevbroker,
 	}
@@ -81,7 +89,15 @@ func runDevbroker(c *cli.Context) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	logger.Warn("devbroker is a test broker for development and tests; it keeps messages in memory and is not a production Solace broker")
+	dataDir := c.String("data-dir")
+	if c.Bool("standby") && dataDir == "" {
+		return errors.New("--standby needs --data-dir, the directory whose broker it stands by for")
+	}
+	kept := "in memory"
+	if dataDir != "" {
+		kept = "in " + dataDir
+	}
+	logger.Warn("devbroker is a test broker for development and tests; it keeps messages " + kept + " and is not a production Solace broker")
 
 	tlsConf, err := devbrokerTLS(c)
 	if err != nil {
@@ -99,7 +115,12 @@ func runDevbroker(c *cli.Context) error {
 		}
 		extra = append(extra, [2]string{transport, addr})
 	}
-	b, err := solacetest.Start(solacetest.Config{
+	// A standby waits in Start: a signal must be able to end that wait.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := solacetest.StartContext(ctx, solacetest.Config{
+		DataDir:          dataDir,
+		Standby:          c.Bool("standby"),
 		CompressedAddr:   c.String("compressed-addr"),
 		WebAddr:          c.String("web-addr"),
 		SecureWebAddr:    c.String("secure-web-addr"),
@@ -134,7 +155,8 @@ func runDevbroker(c *cli.Context) error {
 		oauthURL = oauth.URL()
 	}
 	if name := c.String("replay-log"); name != "" {
-		if err := b.CreateReplayLog("default", solacetest.ReplayLog{Name: name, IngressEnabled: true, EgressEnabled: true}); err != nil {
+		err := b.CreateReplayLog("default", solacetest.ReplayLog{Name: name, IngressEnabled: true, EgressEnabled: true})
+		if err != nil && !(dataDir != "" && errors.Is(err, solacetest.ErrReplayLogExists)) {
 			return fmt.Errorf("--replay-log: %w", err)
 		}
 	}
@@ -144,21 +166,16 @@ func runDevbroker(c *cli.Context) error {
 		if topics != "" {
 			cfg.Subscriptions = strings.Split(topics, ",")
 		}
-		if err := b.CreateQueue("default", cfg); err != nil {
+		// With a data directory, the queue may be there from before.
+		if err := b.CreateQueue("default", cfg); err != nil && !(dataDir != "" && errors.Is(err, solacetest.ErrQueueExists)) {
 			return fmt.Errorf("--queue %q: %w", q, err)
 		}
 	}
 	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s web=%s secure_web=%s semp=%s health=%s oauth=%s (dev/test only)\n",
 		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.WebURL(), b.SecureWebURL(), b.SEMPURL(), b.HealthURL(), oauthURL)
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	select {
-	case s := <-sig:
-		logger.Info("shutting down", "signal", s.String())
-	case <-c.Context.Done():
-	}
+	<-ctx.Done()
+	logger.Info("shutting down")
 	return nil
 }
 
@@ -201,18 +218,29 @@ func devbrokerTLS(c *cli.Context) (*tls.Config, error) {
 // certificate when there is one.
 func devbrokerOAuth(c *cli.Context, tlsConf *tls.Config) (*solacetest.OAuthServerConfig, error) {
 	addr, jwksFile, userinfoFile := c.String("oauth-addr"), c.String("oauth-jwks-file"), c.String("oauth-userinfo-file")
+	clients := c.Generic("oauth-client").(*repeated).values
 	switch {
-	case addr == "" && jwksFile+userinfoFile == "":
+	case addr == "" && jwksFile+userinfoFile == "" && len(clients) == 0:
 		return nil, nil
 	case addr == "":
-		return nil, errors.New("--oauth-jwks-file and --oauth-userinfo-file need --oauth-addr, the address to serve them on")
-	case jwksFile == "":
-		return nil, errors.New("--oauth-addr needs --oauth-jwks-file, the JSON Web Key Set to serve")
+		return nil, errors.New("--oauth-jwks-file, --oauth-userinfo-file and --oauth-client need --oauth-addr, the address to serve them on")
+	case jwksFile != "" && len(clients) > 0:
+		return nil, errors.New("--oauth-client needs a provider that signs its tokens: leave --oauth-jwks-file out")
 	}
-	cfg := solacetest.OAuthServerConfig{Addr: addr, TLS: tlsConf}
+	cfg := solacetest.OAuthServerConfig{Addr: addr, TLS: tlsConf, TokenTTL: c.Duration("oauth-token-ttl"),
+		Clients: map[string]string{}}
+	for _, v := range clients {
+		id, secret, ok := strings.Cut(v, ":")
+		if !ok || id == "" {
+			return nil, fmt.Errorf("--oauth-client %q: want ID:SECRET", id)
+		}
+		cfg.Clients[id] = secret
+	}
 	var err error
-	if cfg.JWKS, err = os.ReadFile(jwksFile); err != nil {
-		return nil, fmt.Errorf("--oauth-jwks-file: %w", err)
+	if jwksFile != "" {
+		if cfg.JWKS, err = os.ReadFile(jwksFile); err != nil {
+			return nil, fmt.Errorf("--oauth-jwks-file: %w", err)
+		}
 	}
 	if userinfoFile != "" {
 		if cfg.Userinfo, err = os.ReadFile(userinfoFile); err != nil {

@@ -22,7 +22,8 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 		{name: "log level", args: []string{"--log-level", "loud"}, want: "--log-level"},
 		{name: "extra listener without transport", args: []string{"--extra-listener", "127.0.0.1:0"}, want: `--extra-listener "127.0.0.1:0": want TRANSPORT=ADDR`},
 		{name: "extra listener of unknown transport", args: []string{"--extra-listener", "mqtt=127.0.0.1:0"}, want: `unknown transport "mqtt"`},
-		{name: "oauth provider without key set", args: []string{"--oauth-addr", "127.0.0.1:0"}, want: "--oauth-addr needs --oauth-jwks-file"},
+		{name: "oauth clients with a given key set", args: []string{"--oauth-addr", "127.0.0.1:0", "--oauth-jwks-file", "jwks.json", "--oauth-client", "a:b"}, want: "leave --oauth-jwks-file out"},
+		{name: "oauth client without secret", args: []string{"--oauth-addr", "127.0.0.1:0", "--oauth-client", "a"}, want: `--oauth-client "a": want ID:SECRET`},
 		{name: "oauth files without address", args: []string{"--oauth-jwks-file", "jwks.json"}, want: "need --oauth-addr"},
 		{name: "oauth key set missing", args: []string{"--oauth-addr", "127.0.0.1:0", "--oauth-jwks-file", "/nonexistent/jwks.json"}, want: "--oauth-jwks-file"},
 	}

@@ -6,7 +6,9 @@
 //	service.RunCLI(ctx, devbroker.CLIOpt())
 //
 // It is a development and test tool, never a production broker: messages
-// live in memory. Go tests should rather start a broker per test with
+// live in memory, or with --data-dir DIR in a directory that survives a
+// restart and kill -9; --data-dir DIR --standby starts an HA mate that takes
+// over DIR when the broker holding it dies. Go tests should rather start a broker per test with
 // solacetest.NewTestBroker.
 package devbroker
 

@@ -1,0 +1,260 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"solace.dev/go/messaging/pkg/solace"
+	"solace.dev/go/messaging/pkg/solace/message"
+	"solace.dev/go/messaging/pkg/solace/subcode"
+)
+
+// Errors a request may end with, besides ErrSessionDown and a context's
+// error; each names its metric label.
+var (
+	// ErrReplyTimeout means no reply came within the request's timeout.
+	ErrReplyTimeout error = &labelled{"no reply within the timeout", "timeout"}
+	// ErrReplyLost means the connection dropped while the request waited
+	// (to be sent, or for its reply).
+	ErrReplyLost error = &labelled{"connection lost while the request waited for its reply", "connection_lost"}
+	// ErrRequestRefused wraps a request the client or the broker would not
+	// send.
+	ErrRequestRefused error = &labelled{"request not sent", "refused"}
+	// ErrRequesterClosed means the requester was closed while the request
+	// waited for its reply.
+	ErrRequesterClosed error = &labelled{"requester closed", "closed"}
+)
+
+// Reply is the answer to a request, converted to plain Go values.
+type Reply struct {
+	Payload []byte
+	// Meta holds the reply's attributes that are present, as Inbound.Meta.
+	Meta []MetaField
+	// Properties are the reply's user properties.
+	Properties map[string]any
+	// Latency is the time from publishing the request to its reply.
+	Latency time.Duration
+}
+
+// Requester publishes requests on one Session through the client's
+// request-reply publisher, which sets each request's reply-to (the session's
+// P2P inbox) and correlation id, and matches replies by that id. Every
+// request ends exactly once: with its reply, on its timeout, or with an
+// error when the connection drops, the publish is refused or the requester
+// closes.
+type Requester struct {
+	sess    *Session
+	pub     solace.RequestReplyMessagePublisher
+	builder solace.OutboundMessageBuilder
+	topics  topicCache
+
+	// pubMu is held shared while a request is handed to the client and
+	// exclusively while Close terminates it: the client's Terminate closes
+	// the buffer a concurrent Publish sends on (v1.10.1), a data race.
+	// Publish does not block while holding it: the client's buffer has room
+	// for every request the plugin lets wait at once.
+	pubMu sync.RWMutex
+
+	mu      sync.Mutex
+	pending map[*pendingRequest]struct{}
+	closed  bool
+}
+
+// pendingRequest is one request waiting for its end.
+type pendingRequest struct {
+	start time.Time
+	done  func(*Reply, error)
+}
+
+// NewRequester creates and starts a request publisher on s. buffer is the
+// client's publish buffer in messages (at least 1): Request waits while it
+// is full.
+func (s *Session) NewRequester(buffer uint) (*Requester, error) {
+	if buffer == 0 {
+		buffer = 1
+	}
+	pub, err := s.svc.RequestReply().CreateRequestReplyMessagePublisherBuilder().
+		OnBackPressureWait(buffer).Build()
+	if err != nil {
+		return nil, fmt.Errorf("creating request publisher: %w", err)
+	}
+	if err := pub.Start(); err != nil {
+		return nil, fmt.Errorf("starting request publisher: %w", err)
+	}
+	r := &Requester{sess: s, pub: pub, builder: s.svc.MessageBuilder(), pending: map[*pendingRequest]struct{}{}}
+	pub.SetTerminationNotificationListener(func(ev solace.TerminationEvent) {
+		cause := ev.GetCause()
+		if cause == nil {
+			cause = ErrSessionDown
+		}
+		r.FailOutstanding(fmt.Errorf("%w: %v", ErrReplyLost, cause))
+	})
+	return r, nil
+}
+
+// Request publishes o as a request to o.Destination (a topic) and calls done
+// exactly once, from another goroutine or, when the request could not be
+// sent, before Request returns: with the reply, or with an error wrapping
+// ErrReplyTimeout, ErrReplyLost, ErrRequestRefused, ErrSessionDown,
+// ErrRequesterClosed or ctx's error. Request waits up to timeout while the
+// session reconnects, and while the client's buffer is full. o.CorrelationID and
+// o.ReplyTo are ignored: the client sets both.
+func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Duration, done func(*Reply, error)) {
+	if !r.sess.connected.Load() {
+		// A request waits for a reconnection no longer than for its reply.
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		err := r.sess.WaitConnected(wctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w: not reconnected within the timeout", ErrReplyLost)
+			}
+			done(nil, err)
+			return
+		}
+	}
+	p := &pendingRequest{done: done}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		done(nil, ErrRequesterClosed)
+		return
+	}
+	r.pending[p] = struct{}{}
+	r.mu.Unlock()
+
+	plain := *o
+	plain.CorrelationID, plain.ReplyTo = "", ""
+	topic := r.topics.get(plain.Destination.Topic())
+	r.pubMu.RLock()
+	defer r.pubMu.RUnlock()
+	p.start = time.Now()
+	var err error
+	if plain.plain() {
+		err = r.pub.PublishBytes(plain.Payload, r.onReply, topic, timeout, p)
+	} else {
+		var m message.OutboundMessage
+		if m, err = buildMessage(r.builder, &plain); err == nil {
+			err = r.pub.Publish(m, r.onReply, topic, timeout, nil, p)
+			m.Dispose()
+		}
+	}
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrRequestRefused, err)
+		if notEstablished(err) || !r.sess.Connected() {
+			err = fmt.Errorf("%w: %w", ErrReplyLost, err)
+		}
+		r.end(p, nil, err)
+	}
+}
+
+// onReply is the client's reply handler of every request.
+func (r *Requester) onReply(msg message.InboundMessage, uc any, err error) {
+	p, ok := uc.(*pendingRequest)
+	if !ok {
+		if msg != nil {
+			msg.Dispose()
+		}
+		return
+	}
+	if err != nil || msg == nil {
+		err = requestError(err)
+		if errors.Is(err, ErrRequestRefused) && (notEstablished(err) || !r.sess.Connected()) {
+			// The client fails a send while its session reconnects.
+			err = fmt.Errorf("%w: %w", ErrReplyLost, err)
+		}
+		r.end(p, nil, err)
+		return
+	}
+	in := readAPI(&Inbound{msg: msg}, nil)
+	msg.Dispose()
+	r.end(p, &Reply{Payload: in.Payload, Meta: in.Meta, Properties: in.Properties, Latency: time.Since(p.start)}, nil)
+}
+
+// requestError classifies the client's error of a request without reply.
+func requestError(err error) error {
+	var te *solace.TimeoutError
+	var ise *solace.IllegalStateError
+	switch {
+	case err == nil:
+		return fmt.Errorf("%w: the client gave neither reply nor error", ErrReplyLost)
+	case errors.As(err, &te):
+		return ErrReplyTimeout
+	case errors.As(err, &ise):
+		return fmt.Errorf("%w: %w", ErrReplyLost, err)
+	default:
+		return fmt.Errorf("%w: %w", ErrRequestRefused, err)
+	}
+}
+
+// notEstablished reports the client's error for a send while its session
+// is down (reconnecting), which it may report before its reconnection event.
+func notEstablished(err error) bool {
+	var ne *solace.NativeError
+	return errors.As(err, &ne) && ne.SubCode() == subcode.SessionNotEstablished
+}
+
+// end ends p once; later calls (the client's handler after FailOutstanding)
+// do nothing.
+func (r *Requester) end(p *pendingRequest, reply *Reply, err error) {
+	r.mu.Lock()
+	_, ok := r.pending[p]
+	delete(r.pending, p)
+	r.mu.Unlock()
+	if ok {
+		p.done(reply, err)
+	}
+}
+
+// Outstanding is the number of requests waiting for their end.
+func (r *Requester) Outstanding() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending)
+}
+
+// FailOutstanding ends every request still waiting with err. The plugins
+// call it when the connection drops: a request's reply, or the request
+// itself, may have been lost with it, and PubSub+ keeps no direct message
+// for a disconnected client. A reply that still comes later is dropped.
+func (r *Requester) FailOutstanding(err error) {
+	r.mu.Lock()
+	ps := make([]*pendingRequest, 0, len(r.pending))
+	for p := range r.pending {
+		ps = append(ps, p)
+	}
+	clear(r.pending)
+	r.mu.Unlock()
+	for _, p := range ps {
+		p.done(nil, err)
+	}
+}
+
+// Close ends the requests still waiting with ErrRequesterClosed and
+// terminates the publisher, waiting for the client until ctx ends.
+func (r *Requester) Close(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.FailOutstanding(ErrRequesterClosed)
+	done := make(chan error, 1)
+	go func() {
+		r.pubMu.Lock()
+		defer r.pubMu.Unlock()
+		done <- r.pub.Terminate(0)
+	}()
+	select {
+	case err := <-done:
+		var ise *solace.IllegalStateError
+		var inc *solace.IncompleteMessageDeliveryError
+		if err != nil && !errors.As(err, &ise) && !errors.As(err, &inc) {
+			return fmt.Errorf("terminating request publisher: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,294 @@
+// Package solacecfg holds the Benthos-facing pieces the solace plugins
+// share: the connection fields of their specs, read into session.Config, the
+// lint rule over them (which calls session.Config's own checks, so lint and
+// the constructors say the same), and the solace_* metadata key names.
+// internal/session itself speaks Solace, not Benthos.
+package solacecfg
+
+// This file is the connection fields and their reading into session.Config:
+// ConfigFromParsed must fill every Config field the spec declares, and
+// keeping the two side by side is what keeps them in step.
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
+	"github.com/connect-solace/connect-solace/internal/secretfile"
+	"github.com/connect-solace/connect-solace/internal/session"
+)
+
+// Connection field names, shared by the solace input and output.
+const (
+	FieldURLs         = "urls"
+	FieldVPN          = "vpn"
+	FieldUsername     = "username"
+	FieldPassword     = "password"
+	FieldPasswordFile = "password_file"
+	FieldClientName   = "client_name"
+
+	FieldTLS                   = "tls"
+	FieldTLSEnabled            = "enabled"
+	FieldTLSTrustStorePath     = "trust_store_path"
+	FieldTLSValidateServerCert = "validate_server_cert"
+	FieldTLSValidateDate       = "validate_date"
+	FieldTLSValidateServerName = "validate_server_name"
+	FieldTLSClientCertFile     = "client_certificate_file"
+	FieldTLSClientKeyFile      = "client_key_file"
+	FieldTLSClientKeyPassword  = "client_key_password"
+	FieldTLSClientKeyPassFile  = "client_key_password_file"
+
+	FieldAuth               = "auth"
+	FieldAuthScheme         = "scheme"
+	FieldAuthOAuth2         = "oauth2"
+	FieldOAuth2AccessToken  = "access_token"
+	FieldOAuth2AccessFile   = "access_token_file"
+	FieldOAuth2IDToken      = "id_token"
+	FieldOAuth2IDTokenFile  = "id_token_file"
+	FieldOAuth2IssuerIDName = "issuer"
+
+	FieldReconnectAttempts   = "reconnect_attempts"
+	FieldReconnectInterval   = "reconnect_interval"
+	FieldConnectRetries      = "connect_retries"
+	FieldConnectRetryBackoff = "connect_retry_backoff"
+	FieldBackoffInitial      = "initial_interval"
+	FieldBackoffMultiplier   = "multiplier"
+	FieldBackoffMax          = "max_interval"
+	FieldConnectTimeout      = "connect_timeout"
+)
+
+// ConnectionFields returns the connection config fields shared by the solace
+// input and output. Add ConnectionLintRuleWith to the spec as well.
+func ConnectionFields() []*service.ConfigField {
+	return []*service.ConfigField{
+		service.NewURLListField(FieldURLs).
+			Description("Broker URLs, `tcp://host:port` or `tcps://host:port`. Several URLs form a failover list: the client tries them in order on connect and reconnect.").
+			Example([]string{"tcp://localhost:55555"}).
+			Example([]string{"tcps://primary.example.com:55443", "tcps://backup.example.com:55443"}),
+		service.NewStringField(FieldVPN).
+			Description("The message VPN to log in to.").
+			Default("default"),
+		service.NewStringField(FieldUsername).
+			Description("The client username. Required by `basic` authentication; optional for `client_certificate` (the certificate's common name is used when empty).").
+			Default(""),
+		service.NewStringField(FieldPassword).
+			Description("The client password for `basic` authentication. Use an environment reference such as `${SOLACE_PASSWORD}`, or `password_file` in streams mode. Mutually exclusive with `password_file`.").
+			Default("").Secret(),
+		secretfile.PasswordFileField(FieldPasswordFile, "the client password", "/var/run/secrets/solace/password"),
+		service.NewStringField(FieldClientName).
+			Description("The client name shown by the broker. Empty lets the client generate a unique one. A fixed name must be unique per session: with `clients` > 1 a suffix `-<n>` is appended.").
+			Default("").Advanced(),
+		service.NewObjectField(FieldTLS,
+			service.NewBoolField(FieldTLSEnabled).
+				Description("Whether to use TLS. Required by `tcps://` URLs and by `client_certificate` authentication.").
+				Default(false),
+			service.NewStringField(FieldTLSTrustStorePath).
+				Description("A directory holding the PEM files of the trusted CA certificates (the Solace client reads a directory, not a single file). Required when `validate_server_cert` is true.").
+				Default("").Example("/etc/ssl/solace-trust"),
+			service.NewBoolField(FieldTLSValidateServerCert).
+				Description("Whether to validate the broker's certificate against the trust store. Turning this off is insecure and meant for tests only.").
+				Default(true),
+			service.NewBoolField(FieldTLSValidateDate).
+				Description("Whether to reject expired or not-yet-valid broker certificates.").
+				Default(true).Advanced(),
+			service.NewBoolField(FieldTLSValidateServerName).
+				Description("Whether the broker certificate must match the host name of the URL.").
+				Default(true).Advanced(),
+			service.NewStringField(FieldTLSClientCertFile).
+				Description("A PEM client certificate file, for `client_certificate` authentication.").
+				Default(""),
+			service.NewStringField(FieldTLSClientKeyFile).
+				Description("The PEM private key file of the client certificate.").
+				Default(""),
+			service.NewStringField(FieldTLSClientKeyPassword).
+				Description("The password of an encrypted client key file. Mutually exclusive with `client_key_password_file`.").
+				Default("").Secret().Advanced(),
+			service.NewStringField(FieldTLSClientKeyPassFile).
+				Description("A file holding the password of the client key file, read on every connect; one trailing newline is trimmed. Keeps the password out of the config, which the streams API returns with `${ENV}` references resolved. Mutually exclusive with `client_key_password`.").
+				Default("").Advanced(),
+		).Description("TLS settings, mapped to the file-based settings of the Solace client. A Go TLS configuration (in-memory certificates, custom cipher objects) cannot be passed to the client.").
+			Advanced(),
+		service.NewObjectField(FieldAuth,
+			service.NewStringEnumField(FieldAuthScheme, session.AuthBasic, session.AuthClientCertificate, session.AuthOAuth2).
+				Description("The authentication scheme: `basic` (username and password), `client_certificate` (needs `tls.enabled`, `tls.client_certificate_file` and `tls.client_key_file`) or `oauth2` (needs `auth.oauth2.access_token` or `auth.oauth2.id_token`).").
+				Default(session.AuthBasic),
+			service.NewObjectField(FieldAuthOAuth2, append([]*service.ConfigField{
+				service.NewStringField(FieldOAuth2AccessToken).
+					Description("An OAuth2 access token. Mutually exclusive with `access_token_file`.").Default("").Secret(),
+				service.NewStringField(FieldOAuth2AccessFile).
+					Description("A file holding the OAuth2 access token, kept fresh by something else (a sidecar, a projected token). It is read again ahead of the token's `exp` (at three quarters of its lifetime; every 30 s for a token that is not a JWT) and whenever the Solace client reconnects, and a new token is handed to the client for its next login; one trailing newline is trimmed. Keeps the token out of the config, which the streams API returns with `${ENV}` references resolved. Mutually exclusive with `access_token`.").Default(""),
+				service.NewStringField(FieldOAuth2IDToken).
+					Description("An OpenID Connect ID token. Mutually exclusive with `id_token_file`.").Default("").Secret(),
+				service.NewStringField(FieldOAuth2IDTokenFile).
+					Description("A file holding the OpenID Connect ID token, read again ahead of its `exp` and whenever the Solace client reconnects, like `access_token_file`; one trailing newline is trimmed. Mutually exclusive with `id_token`.").Default(""),
+				service.NewStringField(FieldOAuth2IssuerIDName).
+					Description("The issuer identifier the broker uses to pick its OAuth profile; empty means the VPN's default profile.").Default(""),
+			}, oauth2GrantFields()...)...).Description("OAuth2 credentials for `scheme: oauth2`."),
+		).Description("How the client authenticates.").Advanced(),
+		service.NewIntField(FieldReconnectAttempts).
+			Description("How often the client itself tries to restore a session that dropped after it was up, before giving up and letting Benthos reconnect; `-1` retries forever, `0` never. While the client reconnects, unconfirmed persistent messages are re-sent by the client, not lost.").
+			Default(3).Advanced(),
+		service.NewDurationField(FieldReconnectInterval).
+			Description("The wait between the client's reconnect attempts.").
+			Default("3s").Advanced(),
+		service.NewIntField(FieldConnectRetries).
+			Description("How often a failed connect is retried inside one connect, waiting `connect_retry_backoff`, before it fails. Benthos itself calls connect again for as long as the pipeline runs (backing off up to 1 s), so the default 0 keeps a single retry layer and lets every failure show in Benthos's connection status and metrics at once. Set it only to ride out short outages quietly with a longer backoff, e.g. `4` for Beam's SolaceIO policy (waits of 1 s, 2 s, 4 s and 8 s); every attempt may take up to `connect_timeout`.").
+			Default(0).Advanced(),
+		service.NewObjectField(FieldConnectRetryBackoff,
+			service.NewDurationField(FieldBackoffInitial).Description("The wait before the first retry.").Default("1s"),
+			service.NewFloatField(FieldBackoffMultiplier).Description("The factor applied to the wait after every retry; at least 1.").Default(2.0),
+			service.NewDurationField(FieldBackoffMax).Description("The longest wait between retries.").Default("10s"),
+		).Description("The backoff between connect retries.").Advanced(),
+		service.NewDurationField(FieldConnectTimeout).
+			Description("The time allowed for one connect attempt (TCP connect and login) to all hosts.").
+			Default("30s").Advanced(),
+	}
+}
+
+// ConnectionLintRuleWith returns a bloblang lint rule for contradictions in
+// the connection fields, extended by the plugin's own checks (a spec holds a
+// single lint rule: ConfigSpec.LintRule replaces the previous one). The
+// connection's rules are Config.Validate's, reached through the
+// solace_connection_lint method, so they live in one place. Each check is a
+// bloblang expression over `this` that yields a lint message (or a list of
+// them) or null, e.g.
+//
+//	`if this.topic.or("") == "" { "field topic: required" } else { null }`
+func ConnectionLintRuleWith(checks ...string) string {
+	var extra strings.Builder
+	for _, c := range checks {
+		extra.WriteString("  ")
+		extra.WriteString(strings.TrimSpace(c))
+		extra.WriteString(",\n")
+	}
+	return "root = [\n  this.solace_connection_lint(),\n" + extra.String() + "].flatten().filter(e -> e != null)\n"
+}
+
+// connectionSpec holds the connection fields alone, for linting them.
+var connectionSpec = sync.OnceValue(func() *service.ConfigSpec {
+	return service.NewConfigSpec().Fields(ConnectionFields()...)
+})
+
+// The lint rule calls Config.Validate through this method.
+var _ = lintmethod.Register("solace_connection_lint",
+	"Internal to the solace plugins' lint rules: the contradictions in the connection fields of the linted config, as a list of messages.",
+	connectionSpec, lintConnection)
+
+func lintConnection(pc *service.ParsedConfig) ([]error, error) {
+	c, err := readConfig(pc)
+	return c.Problems(), err
+}
+
+// ConfigFromParsed reads the fields of ConnectionFields and validates them.
+func ConfigFromParsed(conf *service.ParsedConfig) (session.Config, error) {
+	c, err := readConfig(conf)
+	if err != nil {
+		return c, err
+	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c, c.PrepareTokenSources()
+}
+
+// readConfig reads the fields of ConnectionFields.
+func readConfig(conf *service.ParsedConfig) (session.Config, error) {
+	var c session.Config
+	var err error
+	if conf.Contains(FieldURLs) { // required: Validate reports it missing
+		if c.URLs, err = conf.FieldStringList(FieldURLs); err != nil {
+			return c, err
+		}
+	}
+	if c.VPN, err = conf.FieldString(FieldVPN); err != nil {
+		return c, err
+	}
+	if c.Username, err = conf.FieldString(FieldUsername); err != nil {
+		return c, err
+	}
+	if c.Password, err = conf.FieldString(FieldPassword); err != nil {
+		return c, err
+	}
+	if c.PasswordFile, err = conf.FieldString(FieldPasswordFile); err != nil {
+		return c, err
+	}
+	if c.ClientName, err = conf.FieldString(FieldClientName); err != nil {
+		return c, err
+	}
+	t := conf.Namespace(FieldTLS)
+	if c.TLS.Enabled, err = t.FieldBool(FieldTLSEnabled); err != nil {
+		return c, err
+	}
+	if c.TLS.TrustStorePath, err = t.FieldString(FieldTLSTrustStorePath); err != nil {
+		return c, err
+	}
+	if c.TLS.ValidateServerCert, err = t.FieldBool(FieldTLSValidateServerCert); err != nil {
+		return c, err
+	}
+	if c.TLS.ValidateDate, err = t.FieldBool(FieldTLSValidateDate); err != nil {
+		return c, err
+	}
+	if c.TLS.ValidateServerName, err = t.FieldBool(FieldTLSValidateServerName); err != nil {
+		return c, err
+	}
+	if c.TLS.ClientCertFile, err = t.FieldString(FieldTLSClientCertFile); err != nil {
+		return c, err
+	}
+	if c.TLS.ClientKeyFile, err = t.FieldString(FieldTLSClientKeyFile); err != nil {
+		return c, err
+	}
+	if c.TLS.ClientKeyPassword, err = t.FieldString(FieldTLSClientKeyPassword); err != nil {
+		return c, err
+	}
+	if c.TLS.ClientKeyPasswordFile, err = t.FieldString(FieldTLSClientKeyPassFile); err != nil {
+		return c, err
+	}
+	a := conf.Namespace(FieldAuth)
+	if c.AuthScheme, err = a.FieldString(FieldAuthScheme); err != nil {
+		return c, err
+	}
+	o := a.Namespace(FieldAuthOAuth2)
+	if c.OAuth2.AccessToken, err = o.FieldString(FieldOAuth2AccessToken); err != nil {
+		return c, err
+	}
+	if c.OAuth2.IDToken, err = o.FieldString(FieldOAuth2IDToken); err != nil {
+		return c, err
+	}
+	if c.OAuth2.AccessTokenFile, err = o.FieldString(FieldOAuth2AccessFile); err != nil {
+		return c, err
+	}
+	if c.OAuth2.IDTokenFile, err = o.FieldString(FieldOAuth2IDTokenFile); err != nil {
+		return c, err
+	}
+	if c.OAuth2.Issuer, err = o.FieldString(FieldOAuth2IssuerIDName); err != nil {
+		return c, err
+	}
+	if c.OAuth2.Grant, err = readGrant(o); err != nil {
+		return c, err
+	}
+	if c.ReconnectAttempts, err = conf.FieldInt(FieldReconnectAttempts); err != nil {
+		return c, err
+	}
+	if c.ReconnectInterval, err = conf.FieldDuration(FieldReconnectInterval); err != nil {
+		return c, err
+	}
+	if c.ConnectRetries, err = conf.FieldInt(FieldConnectRetries); err != nil {
+		return c, err
+	}
+	b := conf.Namespace(FieldConnectRetryBackoff)
+	if c.ConnectBackoff.Initial, err = b.FieldDuration(FieldBackoffInitial); err != nil {
+		return c, err
+	}
+	if c.ConnectBackoff.Multiplier, err = b.FieldFloat(FieldBackoffMultiplier); err != nil {
+		return c, err
+	}
+	if c.ConnectBackoff.Max, err = b.FieldDuration(FieldBackoffMax); err != nil {
+		return c, err
+	}
+	if c.ConnectTimeout, err = conf.FieldDuration(FieldConnectTimeout); err != nil {
+		return c, err
+	}
+	return c, nil
+}

@@ -1,0 +1,405 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connect-solace/connect-solace/internal/interp"
+	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
+)
+
+const (
+	rrFieldTopic          = "topic"
+	rrFieldTimeout        = "timeout"
+	rrFieldMaxOutstanding = "max_outstanding"
+	rrFieldMetadata       = "metadata"
+)
+
+func solaceRequestReplySpec() *service.ConfigSpec {
+	return service.NewConfigSpec().
+		Beta().
+		Categories("Services").
+		Summary("Sends each message as a request to a Solace PubSub+ topic and replaces it with the reply.").
+		Description(`
+Publishes every message of a batch as a direct request through the Solace Go client's request-reply publisher, which
+sets the request's reply-to (the session's own P2P inbox) and correlation id and matches the reply by that id, as any
+Solace requester does. The answering side can be any Solace replier, for example the Go client's
+`+"`RequestReplyMessageReceiver`"+` or a connect-solace pipeline with a `+"`solace`"+` input in `+"`requests`"+` mode.
+
+The reply's payload replaces the message's content. Its attributes become metadata under the `+"`solace`"+` input's key names
+(`+"`solace_correlation_id`"+`, `+"`solace_application_message_id`"+`, `+"`solace_sender_timestamp`"+`, …) and its user
+properties metadata under their own names; the message's other metadata stays.
+
+### Errors
+
+A message whose request fails is kept, unchanged, and flagged with the reason, so that `+"`catch`"+`, `+"`switch`"+` (with
+`+"`errored()`"+`) and `+"`fallback`"+` handle it: no reply within `+"`timeout`"+`, a request the client or broker refused, an invalid
+topic or attribute, or a connection lost while the request waited. A message is never dropped and never waits longer than
+`+"`timeout`"+` for its reply.
+
+### Concurrency
+
+The requests of a batch are all in flight together, up to `+"`max_outstanding`"+` requests across every batch and pipeline
+thread of the processor; a message waits for a free slot before its request is sent (the timeout counts from the send).
+
+### Reconnects and shutdown
+
+The processor connects when the first batch arrives. When the connection drops, the client reconnects
+(`+"`reconnect_attempts`"+`) and every request then waiting for its reply fails at once with `+"`connection_lost`"+`: PubSub+ keeps no
+direct message for a disconnected client, so its reply may be lost. A retry (for example with `+"`retry`"+` or a `+"`catch`"+`
+that re-sends) may therefore reach the replier twice. Requests of later messages wait for the reconnection. When the session is
+lost for good, the messages of that batch fail and the next batch connects anew. On shutdown, requests still waiting fail
+with `+"`closed`"+`.
+
+### Metrics
+
+- `+"`solace_request_reply_latency_ns`"+`: round-trip time of each request that got its reply.
+- `+"`solace_request_reply_replies`"+`: requests answered.
+- `+"`solace_request_reply_timeouts`"+`: requests without reply within `+"`timeout`"+`.
+- `+"`solace_request_reply_errors`"+` with label `+"`reason`"+`: failed requests by reason (`+"`timeout`"+`, `+"`connection_lost`"+`,
+  `+"`refused`"+`, `+"`not_connected`"+`, `+"`invalid_message`"+`, `+"`closed`"+`, `+"`canceled`"+`).
+- `+"`solace_request_reply_outstanding`"+`: requests waiting for their reply.
+- `+"`solace_request_reply_reconnects`"+`: client reconnections.`).
+		Fields(solacecfg.ConnectionFields()...).
+		Fields(
+			service.NewInterpolatedStringField(rrFieldTopic).
+				Description("The topic each request is published to, interpolated per message.").
+				Example("services/pricing/quote").Example(`services/${! meta("region") }/quote`).
+				LintRule(rrLint(rrFieldTopic)),
+			service.NewDurationField(rrFieldTimeout).
+				Description("How long a request waits for its reply before its message fails with `timeout`.").
+				Default("5s"),
+			service.NewIntField(rrFieldMaxOutstanding).
+				Description("The most requests waiting for their replies at once, across all batches and threads.").
+				Default(256).LintRule(`root = if this < 1 { "field max_outstanding: must be at least 1, e.g. 256" }`),
+		).
+		Fields(rrAttributeFields()...).
+		Fields(
+			service.NewMetadataFilterField(rrFieldMetadata).
+				Description("Which metadata of a message travel with its request as user properties. Unset sends none.").
+				Optional(),
+		).
+		LintRule(solacecfg.ConnectionLintRuleWith())
+}
+
+func init() {
+	if err := registerSolaceRequestReply(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
+}
+
+// registerSolaceRequestReply adds the solace_request_reply processor to env;
+// see Register.
+func registerSolaceRequestReply(env *service.Environment) error {
+	return env.RegisterBatchProcessor("solace_request_reply", solaceRequestReplySpec(),
+		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchProcessor, error) {
+			return newSolaceRequestReplyFromParsed(conf, mgr)
+		})
+}
+
+// solaceRequestReply is the solace_request_reply processor. One session and
+// one request publisher serve all its batches.
+type solaceRequestReply struct {
+	log        *service.Logger
+	conn       session.Config
+	topic      *interp.Field
+	attrs      []rrAttr
+	metaFilter *service.MetadataFilter
+	timeout    time.Duration
+	slots      chan struct{}
+
+	mLatency     *service.MetricTimer
+	mReplies     *service.MetricCounter
+	mTimeouts    *service.MetricCounter
+	mErrors      *service.MetricCounter
+	mOutstanding *service.MetricGauge
+	mReconnects  *service.MetricCounter
+	outstanding  atomic.Int64
+
+	mu     sync.Mutex
+	sess   *session.Session
+	req    *session.Requester
+	closed bool
+	// live is the current requester for the session's event callbacks,
+	// which run on the client's goroutine and must not take mu.
+	live atomic.Pointer[session.Requester]
+}
+
+func newSolaceRequestReplyFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*solaceRequestReply, error) {
+	p := &solaceRequestReply{log: mgr.Logger()}
+	var err error
+	if p.conn, err = solacecfg.ConfigFromParsed(conf); err != nil {
+		return nil, err
+	}
+	if p.topic, err = interp.Required(conf, rrFieldTopic); err != nil {
+		return nil, err
+	}
+	if v, ok := p.topic.Static(); ok {
+		if err := rrCheckTopic(v); err != nil {
+			return nil, err
+		}
+	}
+	if p.attrs, err = rrAttrsFromParsed(conf); err != nil {
+		return nil, err
+	}
+	if conf.Contains(rrFieldMetadata) {
+		if p.metaFilter, err = conf.FieldMetadataFilter(rrFieldMetadata); err != nil {
+			return nil, err
+		}
+	}
+	if p.timeout, err = conf.FieldDuration(rrFieldTimeout); err != nil {
+		return nil, err
+	}
+	if p.timeout <= 0 {
+		return nil, fmt.Errorf("field %s: must be positive, e.g. 5s", rrFieldTimeout)
+	}
+	n, err := conf.FieldInt(rrFieldMaxOutstanding)
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("field %s: must be at least 1, e.g. 256", rrFieldMaxOutstanding)
+	}
+	p.slots = make(chan struct{}, n)
+
+	m := mgr.Metrics()
+	p.mLatency = m.NewTimer("solace_request_reply_latency_ns")
+	p.mReplies = m.NewCounter("solace_request_reply_replies")
+	p.mTimeouts = m.NewCounter("solace_request_reply_timeouts")
+	p.mErrors = m.NewCounter("solace_request_reply_errors", "reason")
+	p.mOutstanding = m.NewGauge("solace_request_reply_outstanding")
+	p.mReconnects = m.NewCounter("solace_request_reply_reconnects")
+	return p, nil
+}
+
+// rrCheckTopic is the check of a request topic, static or per message.
+func rrCheckTopic(t string) error {
+	if err := session.ValidateTopic(t); err != nil {
+		return fmt.Errorf("field %s: %w", rrFieldTopic, err)
+	}
+	return nil
+}
+
+// requester returns the live requester, connecting a session first when
+// there is none or the last one ended.
+func (p *solaceRequestReply) requester(ctx context.Context) (*session.Requester, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, session.ErrRequesterClosed
+	}
+	if p.sess != nil {
+		select {
+		case <-p.sess.Down():
+			p.dropLocked()
+		default:
+			return p.req, nil
+		}
+	}
+	sess, err := session.Connect(ctx, p.conn, p.log, session.Events{
+		OnReconnecting: func(cause error) {
+			if r := p.live.Load(); r != nil {
+				r.FailOutstanding(fmt.Errorf("%w: %v", session.ErrReplyLost, cause))
+			}
+		},
+		OnReconnected: func() { p.mReconnects.Incr(1) },
+		OnInterrupted: func(cause error) {
+			if r := p.live.Load(); r != nil {
+				r.FailOutstanding(fmt.Errorf("%w: %v", session.ErrReplyLost, cause))
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	req, err := sess.NewRequester(uint(cap(p.slots)))
+	if err != nil {
+		_ = sess.Close(context.Background())
+		return nil, err
+	}
+	p.sess, p.req = sess, req
+	p.live.Store(req)
+	return req, nil
+}
+
+// dropLocked closes the current session in the background; p.mu is held.
+func (p *solaceRequestReply) dropLocked() {
+	sess, req := p.sess, p.req
+	p.sess, p.req = nil, nil
+	p.live.Store(nil)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = req.Close(ctx)
+		_ = sess.Close(ctx)
+	}()
+}
+
+// rrOutcome is the end of one message's request.
+type rrOutcome struct {
+	reply *session.Reply
+	err   error
+}
+
+func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.MessageBatch) ([]service.MessageBatch, error) {
+	req, err := p.requester(ctx)
+	if err != nil {
+		reason := "not_connected"
+		if errors.Is(err, session.ErrRequesterClosed) {
+			reason = "closed"
+		}
+		err = fmt.Errorf("solace_request_reply: not connected: %w", err)
+		for _, m := range batch {
+			p.fail(m, reason, err)
+		}
+		return []service.MessageBatch{batch}, nil
+	}
+
+	outs := make([]rrOutcome, len(batch))
+	var wg sync.WaitGroup
+	ev := interp.NewBatch(batch)
+	for i := range batch {
+		o, err := p.toRequest(ev, batch, i)
+		if err != nil {
+			outs[i].err = fmt.Errorf("%w: %w", errInvalidMessage, err)
+			continue
+		}
+		select {
+		case p.slots <- struct{}{}:
+		case <-ctx.Done():
+			outs[i].err = ctx.Err()
+			continue
+		}
+		wg.Add(1)
+		p.mOutstanding.Set(p.outstanding.Add(1))
+		out := &outs[i]
+		req.Request(ctx, o, p.timeout, func(r *session.Reply, err error) {
+			out.reply, out.err = r, err
+			p.mOutstanding.Set(p.outstanding.Add(-1))
+			<-p.slots
+			wg.Done()
+		})
+	}
+	// Every request ends by its timeout at the latest: the client's timer,
+	// FailOutstanding on a connection loss and Close each end it.
+	wg.Wait()
+
+	for i, m := range batch {
+		o := outs[i]
+		if o.err != nil {
+			reason := rrReason(o.err)
+			p.fail(m, reason, fmt.Errorf("solace_request_reply: request to %s failed (%s): %w", p.topicOf(ev, i), reason, o.err))
+			continue
+		}
+		p.mReplies.Incr(1)
+		p.mLatency.Timing(o.reply.Latency.Nanoseconds())
+		rrApplyReply(m, o.reply)
+	}
+	return []service.MessageBatch{batch}, nil
+}
+
+// topicOf names message i's topic in an error.
+func (p *solaceRequestReply) topicOf(ev *interp.Batch, i int) string {
+	t, err := ev.String(p.topic, i)
+	if err != nil {
+		return "an uninterpolable topic"
+	}
+	return fmt.Sprintf("topic %q", t)
+}
+
+func (p *solaceRequestReply) fail(m *service.Message, reason string, err error) {
+	p.mErrors.Incr(1, reason)
+	if reason == "timeout" {
+		p.mTimeouts.Incr(1)
+	}
+	m.SetError(err)
+}
+
+var errInvalidMessage = errors.New("invalid message")
+
+// rrReason is the bounded metric label of a failed request.
+func rrReason(err error) string {
+	if errors.Is(err, errInvalidMessage) {
+		return "invalid_message"
+	}
+	if l := session.ErrorLabel(err); l != "" {
+		return l
+	}
+	switch {
+	case errors.Is(err, session.ErrSessionDown):
+		return "connection_lost"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "canceled"
+	default:
+		return "error"
+	}
+}
+
+// toRequest builds the request of message i.
+func (p *solaceRequestReply) toRequest(ev *interp.Batch, batch service.MessageBatch, i int) (*session.Outbound, error) {
+	m := batch[i]
+	payload, err := m.AsBytes()
+	if err != nil {
+		return nil, err
+	}
+	o := &session.Outbound{Payload: payload}
+	if o.Destination.Name, err = ev.String(p.topic, i); err != nil {
+		return nil, err
+	}
+	if _, static := p.topic.Static(); !static {
+		if err := rrCheckTopic(o.Destination.Name); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range p.attrs {
+		v, err := ev.String(a.field, i)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.apply(o, v); err != nil {
+			return nil, fmt.Errorf("field %s: %w", a.field.Name, err)
+		}
+	}
+	if p.metaFilter != nil {
+		_ = p.metaFilter.WalkMut(m, func(k string, v any) error {
+			if o.UserProperties == nil {
+				o.UserProperties = map[string]any{}
+			}
+			o.UserProperties[k] = v
+			return nil
+		})
+	}
+	return o, nil
+}
+
+// rrApplyReply makes m the reply: its payload, its attributes under the
+// solace input's metadata keys and its user properties.
+func rrApplyReply(m *service.Message, r *session.Reply) {
+	m.SetBytes(r.Payload)
+	for k, v := range r.Properties {
+		m.MetaSetMut(k, v)
+	}
+	for _, f := range r.Meta {
+		m.MetaSetMut(solacecfg.MetaKeys[f.Key], f.Value)
+	}
+}
+
+func (p *solaceRequestReply) Close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	sess, req := p.sess, p.req
+	p.sess, p.req = nil, nil
+	p.live.Store(nil)
+	p.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	return errors.Join(req.Close(ctx), sess.Close(ctx))
+}

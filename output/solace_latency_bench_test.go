@@ -22,19 +22,22 @@ import (
 // latency of a message, against a hand-written bridge on the Solace Go
 // client. Both bridges run in this process against the broker in its own
 // (benchbroker); a probe publishes 1 KiB messages stamped with their send
-// time into each bridge's input queue at the offered rate, and receives them
-// from the queue behind the bridge's output topic, so one clock times both
-// ends: publisher → queue → bridge → topic → queue → receiver.
+// time into each bridge at the offered rate and receives them behind it, so
+// one clock times both ends. Guaranteed cases: publisher → queue → bridge →
+// topic → queue → receiver, persistent; direct cases: publisher → topic →
+// bridge → topic → receiver, direct.
 //
 //   - raw: receives with client acks, republishes each message persistent,
-//     and acks it on the broker's confirmation.
+//     and acks it on the broker's confirmation (direct: receives on the
+//     topic and republishes direct).
 //   - solace: a stream of the solace input and the solace output, with the
-//     case's output settings (none: the defaults).
+//     case's output settings (beyond the delivery mode, none: the defaults).
 //
 // Rounds of the two alternate, so that load from other processes hits both
 // alike. Per bridge it reports p50, p99 and p99.9 in milliseconds
 // (<bridge>_p50_ms, ...), the achieved rate at the receiver
-// (<bridge>_msgs/s) against offered_msgs/s, and the ratios solace/raw of
+// (<bridge>_msgs/s) against offered_msgs/s, the direct messages lost
+// (<bridge>_lost), and the ratios solace/raw of
 // each percentile (p50_ratio, p99_ratio, p999_ratio; goals with the
 // defaults: p50 ≤ 1.2, p99 ≤ 1.5, achieved = offered within 2%). With
 // CONNECT_SOLACE_BENCH_PLOT_DIR set, it writes each case's latency by
@@ -44,18 +47,18 @@ import (
 func BenchmarkSolaceLatency(b *testing.B) {
 	cases := []struct {
 		name string
+		// direct: topic → topic with direct messages (the input subscribed
+		// to the topic, the output publishing direct); else queue → queue
+		// with persistent ones.
+		direct bool
 		// extra are the output fields of the solace bridge beyond its
 		// destination.
 		extra string
 	}{
-		// queue → queue with the defaults.
 		{name: "guaranteed"},
-		// queue → queue with the latency-first writer.
 		{name: "guaranteed_streaming", extra: "writer: streaming\n"},
-		// The direct case (topic → topic, the input consuming the topic
-		// directly and the output publishing direct) joins these once the
-		// input's direct mode is on main: a latProbe publishing direct and
-		// a raw bridge with a direct receiver and publisher.
+		{name: "direct", direct: true, extra: "delivery_mode: direct\n"},
+		{name: "direct_streaming", direct: true, extra: "delivery_mode: direct\nwriter: streaming\n"},
 	}
 	rates := []int{10, 1000, 10000}
 	for _, bc := range cases {
@@ -63,18 +66,27 @@ func BenchmarkSolaceLatency(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/rate=%d", bc.name, rate), func(b *testing.B) {
 				broker := benchbroker.Start(b)
 				url := broker.SMFURL()
-				for _, side := range []string{"raw", "solace"} {
-					broker.CreateQueue("lat_"+side+"_in", "lat/"+side+"/in")
-					broker.CreateQueue("lat_"+side+"_out", "lat/"+side+"/out")
+				source := func(side string) string { return "topic_subscriptions: [ lat/" + side + "/in ]" }
+				out := func(side string) string { return "lat/" + side + "/out" }
+				if !bc.direct {
+					for _, side := range []string{"raw", "solace"} {
+						broker.CreateQueue("lat_"+side+"_in", "lat/"+side+"/in")
+						broker.CreateQueue("lat_"+side+"_out", "lat/"+side+"/out")
+					}
+					source = func(side string) string { return "queue: lat_" + side + "_in" }
+					out = func(side string) string { return "lat_" + side + "_out" }
 				}
-				latRawBridge(b, url, "lat_raw_in", "lat/raw/out")
-				latStreamBridge(b, url, "lat_solace_in", "lat/solace/out", bc.extra)
+				latRawBridge(b, url, bc.direct, "lat_raw_in", "lat/raw/in", "lat/raw/out")
+				latStreamBridge(b, url, source("solace"), "lat/solace/out", bc.extra)
 				sides := []*latSide{
-					{name: "raw", probe: newLatProbe(b, url, "lat/raw/in", "lat_raw_out")},
-					{name: "solace", probe: newLatProbe(b, url, "lat/solace/in", "lat_solace_out")},
+					{name: "raw", direct: bc.direct, probe: newLatProbe(b, url, "lat/raw/in", out("raw"), bc.direct)},
+					{name: "solace", direct: bc.direct, probe: newLatProbe(b, url, "lat/solace/in", out("solace"), bc.direct)},
 				}
 				for _, s := range sides {
 					s.stalled = func() string {
+						if bc.direct {
+							return ""
+						}
 						in, out := "lat_"+s.name+"_in", "lat_"+s.name+"_out"
 						return fmt.Sprintf("; %s holds %d (%s), %s holds %d (%s)", in, broker.Spooled(in), broker.State(in), out, broker.Spooled(out), broker.State(out))
 					}
@@ -127,10 +139,12 @@ var latQuantiles = []struct {
 // latSide is one bridge with its probe and what its rounds measured.
 type latSide struct {
 	name    string
+	direct  bool          // direct messages: a round ends when arrivals stop, and counts the lost
 	stalled func() string // describes the bridge's queues when a round stalls
 	probe   *latProbe
 	h       *hdrhistogram.Histogram
 	msgs    int
+	lost    int           // direct messages that never arrived
 	busy    time.Duration // first to last receipt, summed over rounds
 }
 
@@ -174,9 +188,20 @@ func (s *latSide) round(b *testing.B, rate, n int, h *hdrhistogram.Histogram) {
 	}
 	deadline := time.After(time.Minute)
 	for got < n {
+		// Direct messages can be lost: the round ends when none arrived
+		// for a second.
+		var quiet <-chan time.Time
+		if s.direct {
+			quiet = time.After(time.Second)
+		}
 		select {
 		case d := <-p.arrived:
 			record(d)
+		case <-quiet:
+			if h != nil {
+				s.lost += n - got
+			}
+			n = got
 		case <-deadline:
 			b.Fatalf("%s bridge: %d of %d messages arrived within a minute%s", s.name, got, n, s.stalled())
 		}
@@ -198,13 +223,37 @@ func (s *latSide) report(b *testing.B) {
 		b.ReportMetric(s.quantile(q.q), s.name+"_"+q.name+"_ms")
 	}
 	b.ReportMetric(float64(s.msgs)/s.busy.Seconds(), s.name+"_msgs/s")
+	if s.direct {
+		b.ReportMetric(float64(s.lost), s.name+"_lost")
+	}
 }
 
-// latRawBridge is the hand-written bridge: it receives from the queue in
-// with client acks, republishes each message persistent to the topic out
-// and acks it once the broker confirmed the copy.
-func latRawBridge(b *testing.B, url, in, out string) {
+// latRawBridge is the hand-written bridge. Guaranteed: it receives from the
+// queue in with client acks, republishes each message persistent to the
+// topic out and acks it once the broker confirmed the copy. Direct: it
+// receives on the topic inTopic and republishes each message direct.
+func latRawBridge(b *testing.B, url string, direct bool, in, inTopic, out string) {
 	svc := latConnect(b, url)
+	topic := resource.TopicOf(out)
+	builder := svc.MessageBuilder()
+	if direct {
+		pub, err := svc.CreateDirectMessagePublisherBuilder().OnBackPressureWait(soHigherThroughputBuffer).Build()
+		require.NoError(b, err)
+		require.NoError(b, pub.Start())
+		b.Cleanup(func() { _ = pub.Terminate(time.Second) })
+		recv, err := svc.CreateDirectMessageReceiverBuilder().WithSubscriptions(resource.TopicSubscriptionOf(inTopic)).Build()
+		require.NoError(b, err)
+		require.NoError(b, recv.Start())
+		b.Cleanup(func() { _ = recv.Terminate(time.Second) })
+		require.NoError(b, recv.ReceiveAsync(func(m message.InboundMessage) {
+			payload, _ := m.GetPayloadAsBytes()
+			if o, err := builder.BuildWithByteArrayPayload(payload); err == nil {
+				_ = pub.Publish(o, topic)
+				o.Dispose()
+			}
+		}))
+		return
+	}
 	recv, err := svc.CreatePersistentMessageReceiverBuilder().WithMessageClientAcknowledgement().Build(resource.QueueDurableExclusive(in))
 	require.NoError(b, err)
 	pub, err := svc.CreatePersistentMessagePublisherBuilder().OnBackPressureWait(soHigherThroughputBuffer).Build()
@@ -221,31 +270,30 @@ func latRawBridge(b *testing.B, url, in, out string) {
 	b.Cleanup(func() { _ = pub.Terminate(time.Second) })
 	require.NoError(b, recv.Start())
 	b.Cleanup(func() { _ = recv.Terminate(time.Second) })
-	topic := resource.TopicOf(out)
-	builder := svc.MessageBuilder()
 	require.NoError(b, recv.ReceiveAsync(func(m message.InboundMessage) {
 		payload, _ := m.GetPayloadAsBytes()
-		o, err := builder.BuildWithByteArrayPayload(payload)
-		if err != nil {
-			return
+		if o, err := builder.BuildWithByteArrayPayload(payload); err == nil {
+			_ = pub.Publish(o, topic, nil, m)
+			o.Dispose()
 		}
-		_ = pub.Publish(o, topic, nil, m)
-		o.Dispose()
 	}))
 }
 
 // latPlot draws the latency of each side by percentile, on the usual
-// logarithmic axis of 1/(1-q) (50%, 90%, 99%, 99.9%, ...), as an SVG.
+// logarithmic axis of 1/(1-q) (0%, 90%, 99%, 99.9%, ...), as an SVG.
 func latPlot(title string, sides []*latSide) []byte {
 	const w, h, left, right, top, bottom = 720.0, 420.0, 70.0, 20.0, 40.0, 50.0
 	maxX := 4.0 // up to 99.99%
-	var maxY float64
+	// Latency on a logarithmic axis in whole decades of milliseconds, so
+	// that medians below a millisecond and tails of tens show together.
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range sides {
-		maxY = max(maxY, float64(s.h.Max())/1000)
+		lo = min(lo, math.Floor(math.Log10(max(float64(s.h.Min()), 1)/1000)))
+		hi = max(hi, math.Ceil(math.Log10(max(float64(s.h.Max()), 1)/1000)))
 	}
-	maxY = latNiceCeil(maxY)
+	hi = max(hi, lo+1)
 	x := func(q float64) float64 { return left + (w-left-right)*min(math.Log10(1/(1-q/100)), maxX)/maxX }
-	y := func(ms float64) float64 { return h - bottom - (h-top-bottom)*ms/maxY }
+	y := func(ms float64) float64 { return h - bottom - (h-top-bottom)*(math.Log10(max(ms, 1e-3))-lo)/(hi-lo) }
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", w, h)
 	fmt.Fprintf(&sb, `<rect width="100%%" height="100%%" fill="white"/><text x="%.0f" y="22" font-size="14">%s</text>`+"\n", left, title)
@@ -254,8 +302,8 @@ func latPlot(title string, sides []*latSide) []byte {
 		fmt.Fprintf(&sb, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.1f" y="%.1f" text-anchor="middle">%s%%</text>`+"\n",
 			x(q), top, x(q), h-bottom, x(q), h-bottom+16, strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", q), "0"), "."))
 	}
-	for i := 0; i <= 5; i++ {
-		ms := maxY * float64(i) / 5
+	for d := lo; d <= hi; d++ {
+		ms := math.Pow(10, d)
 		fmt.Fprintf(&sb, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.1f" y="%.1f" text-anchor="end">%g</text>`+"\n",
 			left, y(ms), w-right, y(ms), left-6, y(ms)+4, ms)
 	}
@@ -278,18 +326,4 @@ func latPlot(title string, sides []*latSide) []byte {
 	}
 	sb.WriteString("</svg>\n")
 	return []byte(sb.String())
-}
-
-// latNiceCeil rounds v up to 1, 2 or 5 times a power of ten.
-func latNiceCeil(v float64) float64 {
-	if v <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if v <= m*p {
-			return m * p
-		}
-	}
-	return 10 * p
 }

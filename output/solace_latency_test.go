@@ -31,8 +31,8 @@ func TestSolaceDefaultBridgeSendsAtOnce(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "idle-in", Subscriptions: []string{"idle/in"}}))
 	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "idle-out", Subscriptions: []string{"idle/out"}}))
-	latStreamBridge(t, b.SMFURL(), "idle-in", "idle/out", "")
-	probe := newLatProbe(t, b.SMFURL(), "idle/in", "idle-out")
+	latStreamBridge(t, b.SMFURL(), "queue: idle-in", "idle/out", "")
+	probe := newLatProbe(t, b.SMFURL(), "idle/in", "idle-out", false)
 
 	const n, bound = 4, 50 * time.Millisecond
 	var got []time.Duration
@@ -74,15 +74,16 @@ func latConnect(tb testing.TB, url string) solace.MessagingService {
 	return svc
 }
 
-// latStreamBridge runs a connect-solace stream from the queue in to the
-// topic out: the solace input and output with their defaults, plus extra
-// output fields. It stops when tb ends.
-func latStreamBridge(tb testing.TB, url, in, out, extra string) {
+// latStreamBridge runs a connect-solace stream from the input source (its
+// queue or topic_subscriptions field) to the topic out: the solace input and
+// output with their defaults, plus extra output fields. It stops when tb
+// ends.
+func latStreamBridge(tb testing.TB, url, source, out, extra string) {
 	conn := solacekit.ConnectionYAML(url)
 	indent := func(s string) string { return "    " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n    ") }
 	sb := service.NewStreamBuilder()
 	require.NoError(tb, sb.SetYAML(fmt.Sprintf("logger:\n  level: none\ninput:\n  solace:\n%s\noutput:\n  solace:\n%s\n",
-		indent(conn+"queue: "+in), indent(conn+"topic: "+out+"\n"+extra))))
+		indent(conn+source), indent(conn+"topic: "+out+"\n"+extra))))
 	stream, err := sb.Build()
 	require.NoError(tb, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -100,11 +101,13 @@ func latStreamBridge(tb testing.TB, url, in, out, extra string) {
 	})
 }
 
-// latProbe publishes stamped persistent messages into a bridge and
-// receives them behind it, in one process, so one clock times both ends.
+// latProbe publishes stamped messages into a bridge and receives them
+// behind it, in one process, so one clock times both ends: persistent
+// messages received from a queue, or direct ones received on a topic.
 type latProbe struct {
 	svc     solace.MessagingService
 	pub     solace.PersistentMessagePublisher
+	direct  solace.DirectMessagePublisher
 	topic   *resource.Topic
 	payload []byte
 	// arrived gets each message's time from publish to receipt.
@@ -115,18 +118,58 @@ type latProbe struct {
 }
 
 // latPayloadSize is the size of the probe's messages, as in the issue's
-// measurements and BenchmarkSolaceOutput.
-const latPayloadSize = 1024
+// measurements and BenchmarkSolaceOutput; the send time is stamped at
+// latStampAt, behind text: a first byte that looks like a structured-data
+// tag makes the input ask the client whether the payload is one.
+const latPayloadSize, latStampAt = 1024, 8
 
-// newLatProbe publishes to topic in and receives from queue out.
-func newLatProbe(tb testing.TB, url, in, out string) *latProbe {
+// latPayload is a probe message's payload: letters, as BenchmarkSolaceOutput
+// sends, with room for the stamp.
+func latPayload() []byte {
+	p := make([]byte, latPayloadSize)
+	for i := range p {
+		p[i] = byte('a' + i%26)
+	}
+	return p
+}
+
+// newLatProbe publishes to topic in and receives from out: a queue, or with
+// direct a topic it subscribes to.
+func newLatProbe(tb testing.TB, url, in, out string, direct bool) *latProbe {
 	p := &latProbe{
 		svc:     latConnect(tb, url),
 		topic:   resource.TopicOf(in),
-		payload: make([]byte, latPayloadSize),
+		payload: latPayload(),
 		arrived: make(chan time.Duration, 1<<16),
 	}
+	onMessage := func(m message.InboundMessage) {
+		now := time.Now()
+		b, ok := m.GetPayloadAsBytes()
+		if !ok || len(b) < latStampAt+8 {
+			return
+		}
+		sent := time.Unix(0, int64(binary.LittleEndian.Uint64(b[latStampAt:])))
+		p.mu.Lock()
+		if p.first.IsZero() {
+			p.first = now
+		}
+		p.last = now
+		p.mu.Unlock()
+		p.arrived <- now.Sub(sent)
+	}
 	var err error
+	if direct {
+		p.direct, err = p.svc.CreateDirectMessagePublisherBuilder().OnBackPressureWait(soHigherThroughputBuffer).Build()
+		require.NoError(tb, err)
+		require.NoError(tb, p.direct.Start())
+		tb.Cleanup(func() { _ = p.direct.Terminate(time.Second) })
+		recv, err := p.svc.CreateDirectMessageReceiverBuilder().WithSubscriptions(resource.TopicSubscriptionOf(out)).Build()
+		require.NoError(tb, err)
+		require.NoError(tb, recv.Start())
+		tb.Cleanup(func() { _ = recv.Terminate(time.Second) })
+		require.NoError(tb, recv.ReceiveAsync(onMessage))
+		return p
+	}
 	p.pub, err = p.svc.CreatePersistentMessagePublisherBuilder().OnBackPressureWait(soHigherThroughputBuffer).Build()
 	require.NoError(tb, err)
 	p.pub.SetMessagePublishReceiptListener(func(r solace.PublishReceipt) {
@@ -140,30 +183,21 @@ func newLatProbe(tb testing.TB, url, in, out string) *latProbe {
 	require.NoError(tb, err)
 	require.NoError(tb, recv.Start())
 	tb.Cleanup(func() { _ = recv.Terminate(time.Second) })
-	require.NoError(tb, recv.ReceiveAsync(func(m message.InboundMessage) {
-		now := time.Now()
-		b, ok := m.GetPayloadAsBytes()
-		if !ok || len(b) < 8 {
-			return
-		}
-		sent := time.Unix(0, int64(binary.LittleEndian.Uint64(b)))
-		p.mu.Lock()
-		if p.first.IsZero() {
-			p.first = now
-		}
-		p.last = now
-		p.mu.Unlock()
-		p.arrived <- now.Sub(sent)
-	}))
+	require.NoError(tb, recv.ReceiveAsync(onMessage))
 	return p
 }
 
 // send publishes one message stamped with the time now.
 func (p *latProbe) send(tb testing.TB) {
-	binary.LittleEndian.PutUint64(p.payload, uint64(time.Now().UnixNano()))
+	binary.LittleEndian.PutUint64(p.payload[latStampAt:], uint64(time.Now().UnixNano()))
 	m, err := p.svc.MessageBuilder().BuildWithByteArrayPayload(p.payload)
 	require.NoError(tb, err)
-	require.NoError(tb, p.pub.Publish(m, p.topic, nil, nil))
+	if p.direct != nil {
+		err = p.direct.Publish(m, p.topic)
+	} else {
+		err = p.pub.Publish(m, p.topic, nil, nil)
+	}
+	require.NoError(tb, err)
 	m.Dispose()
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/jmscfg"
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/tally"
 	"github.com/connect-solace/connect-solace/internal/ttl"
 )
@@ -77,7 +79,7 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 ### Metrics
 
 `+"`jms_messages_sent`"+` (added up and reported within 100 ms, not per batch, which saves a metric lookup per batch), `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` for messages cut off by a connection failure, which Benthos resends after reconnecting, `+"`refused`"+` for an address refused with a broker-specific condition, or `+"`encoding`"+` for messages that cannot be encoded, including bad dynamic header values), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (per batch: from its first transfer to its last settlement; sampled, at most one batch per 10 ms, so every batch below 100 batches a second, which saves a metric lookup and a histogram update per batch above).`).
-		Fields(jms.ConnectionFields()...).
+		Fields(jmscfg.ConnectionFields()...).
 		Fields(
 			service.NewInterpolatedStringField(jmsFieldQueue).
 				Description("The JMS queue to send to. Exactly one of `queue` or `topic` must be set.").
@@ -142,12 +144,12 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 				Default("30s").
 				Advanced(),
 		).
-		Fields(jms.SenderLinkFields()...).
+		Fields(jmscfg.SenderLinkFields()...).
 		Fields(
 			service.NewOutputMaxInFlightField(),
 			service.NewBatchPolicyField(jmsFieldBatching),
 		).
-		LintRule(jmsOutputLint).
+		LintRule(lintmethod.Rule("jms_output_lint")).
 		Example("Orders to an ActiveMQ queue", "Sends each message as a persistent TextMessage, with a correlation ID and a property from metadata.", `
 output:
   jms:
@@ -172,10 +174,23 @@ output:
 `)
 }
 
-// jmsOutputLint is the lint rule: the constructor's destination rule first.
-var jmsOutputLint = jms.RegisterLint("jms_output_lint", func(conf map[string]any) error {
-	return jmsDestinationError(jms.LintSet(conf, jmsFieldQueue), jms.LintSet(conf, jmsFieldTopic))
-})
+// jmsLintSpec is the output's spec for reading a linted config.
+var jmsLintSpec = sync.OnceValue(jmsOutputSpec)
+
+// The output's lint rule reports the constructor's destination rule, then
+// the connection fields' contradictions, through this method.
+var _ = lintmethod.Register("jms_output_lint",
+	"Internal to the jms output's lint rule: the problems of the destination and connection fields of the linted config, as a list of messages.",
+	jmsLintSpec, jmsLint)
+
+func jmsLint(pc *service.ParsedConfig) ([]error, error) {
+	var errs []error
+	if err := jmsDestinationError(pc.Contains(jmsFieldQueue), pc.Contains(jmsFieldTopic)); err != nil {
+		errs = append(errs, err)
+	}
+	conn, err := jmscfg.ConnectionProblems(pc)
+	return append(errs, conn...), err
+}
 
 // jmsDestinationError is the rule that exactly one of queue and topic is set.
 func jmsDestinationError(queue, topic bool) error {
@@ -257,10 +272,10 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		mLatency:    tally.NewSampled(mgr.Metrics().NewTimer("jms_send_latency_ns")),
 	}
 	var err error
-	if o.connConf, err = jms.ConnConfigFromParsed(conf); err != nil {
+	if o.connConf, err = jmscfg.ConnConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
-	if o.link, err = jms.LinkSettingsFromParsed(conf); err != nil {
+	if o.link, err = jmscfg.LinkSettingsFromParsed(conf); err != nil {
 		return nil, err
 	}
 

@@ -25,7 +25,7 @@ func TestVersionNamesTheProduct(t *testing.T) {
 }
 
 func TestListShowsComponents(t *testing.T) {
-	out, err := run(t, "list", "inputs", "outputs")
+	out, err := run(t, "list", "inputs", "outputs", "processors")
 	require.NoError(t, err, out)
 	for _, want := range []string{"Inputs:", "Outputs:", "generate", "stdout"} {
 		require.Contains(t, out, want)

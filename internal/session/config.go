@@ -114,6 +114,11 @@ type Config struct {
 	ConnectRetries int
 	ConnectBackoff Backoff
 	ConnectTimeout time.Duration
+	// CompressionLevel is the client's transport compression, 1 (fastest)
+	// to 9 (smallest), or 0 for none. A compressing client speaks to the
+	// broker's compressed port (55003 on PubSub+), which its URLs must
+	// name.
+	CompressionLevel int
 	// KeepAliveInterval and KeepAliveLimit tune how fast the client notices
 	// a silent network (it gives a connection up after KeepAliveLimit
 	// unanswered keepalives sent every KeepAliveInterval); zero keeps the
@@ -174,6 +179,9 @@ func (c Config) Problems() []error {
 		default:
 			errs = append(errs, fmt.Errorf("field urls: %q must start with tcp:// or tcps://", u))
 		}
+	}
+	if c.CompressionLevel < 0 || c.CompressionLevel > 9 {
+		errs = append(errs, fmt.Errorf("field compression_level: must be 0 (off) to 9, got %d", c.CompressionLevel))
 	}
 	if hasTCPS && !c.TLS.Enabled {
 		errs = append(errs, errors.New("field urls: tcps:// needs TLS: set tls.enabled: true"))
@@ -275,6 +283,9 @@ func (c Config) serviceProperties() config.ServicePropertyMap {
 	}
 	if c.ConnectTimeout > 0 {
 		p[config.TransportLayerPropertyConnectionAttemptsTimeout] = c.ConnectTimeout
+	}
+	if c.CompressionLevel > 0 {
+		p[config.TransportLayerPropertyCompressionLevel] = c.CompressionLevel
 	}
 	if c.KeepAliveInterval > 0 {
 		p[config.TransportLayerPropertyKeepAliveInterval] = c.KeepAliveInterval

@@ -57,6 +57,7 @@ const (
 	FieldBackoffMultiplier   = "multiplier"
 	FieldBackoffMax          = "max_interval"
 	FieldConnectTimeout      = "connect_timeout"
+	FieldCompressionLevel    = "compression_level"
 )
 
 // ConnectionFields returns the connection config fields shared by the solace
@@ -144,6 +145,9 @@ func ConnectionFields() []*service.ConfigField {
 		service.NewDurationField(FieldConnectTimeout).
 			Description("The time allowed for one connect attempt (TCP connect and login) to all hosts.").
 			Default("30s").Advanced(),
+		service.NewIntField(FieldCompressionLevel).
+			Description("Compresses the whole connection (ZLIB): 1 (fastest) to 9 (smallest), 0 off. A PubSub+ broker serves compressed connections on its own port, 55003 by default (the SMF compressed listen port), so `urls` must name that port, e.g. `tcp://broker:55003`. It trades client and broker CPU for bandwidth: worth it over slow or metered links with compressible payloads.").
+			Default(0).Advanced(),
 	}
 }
 
@@ -288,6 +292,9 @@ func readConfig(conf *service.ParsedConfig) (session.Config, error) {
 		return c, err
 	}
 	if c.ConnectTimeout, err = conf.FieldDuration(FieldConnectTimeout); err != nil {
+		return c, err
+	}
+	if c.CompressionLevel, err = conf.FieldInt(FieldCompressionLevel); err != nil {
 		return c, err
 	}
 	return c, nil

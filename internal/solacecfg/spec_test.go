@@ -50,6 +50,9 @@ func TestConnectionLintRule(t *testing.T) {
 		{name: "access token and file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { access_token: t, access_token_file: /run/t } }", want: []string{"fields auth.oauth2.access_token and auth.oauth2.access_token_file: both are set"}},
 		{name: "id token and file", yaml: "urls: [ tcp://x:1 ]\nauth: { scheme: oauth2, oauth2: { id_token: t, id_token_file: /run/t } }", want: []string{"fields auth.oauth2.id_token and auth.oauth2.id_token_file: both are set"}},
 		{name: "oauth2 with token file", yaml: "urls: [ tcps://x:1 ]\ntls: { enabled: true, validate_server_cert: false }\nauth: { scheme: oauth2, oauth2: { access_token_file: /run/t } }"},
+		{name: "compression", yaml: "urls: [ tcp://x:55003 ]\nusername: u\ncompression_level: 9"},
+		{name: "compression too high", yaml: "urls: [ tcp://x:55003 ]\nusername: u\ncompression_level: 10", want: []string{"field compression_level: must be 0 (off) to 9, got 10"}},
+		{name: "compression negative", yaml: "urls: [ tcp://x:55003 ]\nusername: u\ncompression_level: -1", want: []string{"field compression_level"}},
 		{name: "bad multiplier", yaml: "urls: [ tcp://x:1 ]\nusername: u\nconnect_retry_backoff: { multiplier: 0.5 }", want: []string{"multiplier"}},
 	}
 	env := service.NewEnvironment()

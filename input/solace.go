@@ -73,7 +73,8 @@ Binds client-acknowledged consumer flows to a durable queue of a Solace PubSub+ 
 
 ### Source
 
-Set exactly one of `+"`queue`"+` and `+"`topic`"+`, or `+"`topic_subscriptions`"+` for direct mode (at-most-once, see below).
+Set exactly one of `+"`queue`"+` and `+"`topic`"+`, or `+"`topic_subscriptions`"+` for direct mode (at-most-once, see below), or
+serve Solace requests with `+"`requests`"+` (see that field).
 
 - `+"`queue`"+` consumes an existing durable queue. When `+"`semp`"+` is set the input checks through SEMP that the queue
   exists and whether it is exclusive (an exclusive queue serves a single flow, so `+"`flows`"+` is then reduced to 1 with a warning).
@@ -141,6 +142,7 @@ overwritten by it.
 			service.NewStringField(siFieldQueueName).
 				Description("The queue provisioned for `topic`. Empty derives it from the topic: `"+siQueuePrefix+"` followed by the topic with `*` replaced by `_any_`, `>` by `_all_` and the characters `?<>'\"&;` by `_` (cut to 200 characters with a hash suffix when longer). For example `orders/*/eu/>` gives `"+siQueuePrefix+"orders/_any_/eu/_all_`.").
 				Example("orders-pipeline").Default(""),
+			siRequestsField(),
 			service.NewObjectField(siFieldSEMP,
 				service.NewURLField(siFieldSEMPURL).
 					Description("The broker's SEMP endpoint, e.g. `http://broker:8080`."),
@@ -233,7 +235,17 @@ func init() {
 func registerSolaceInput(env *service.Environment) error {
 	return env.RegisterBatchInput("solace", solaceInputSpec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
-			return newSolaceReaderFromParsed(conf, mgr)
+			cfg, replyMeta, err := siRequestsFromParsed(conf)
+			if err != nil || cfg == nil {
+				if err != nil {
+					return nil, err
+				}
+				return newSolaceReaderFromParsed(conf, mgr)
+			}
+			if err := siCheckFields(conf); err != nil {
+				return nil, err
+			}
+			return newSolaceServerFromParsed(conf, mgr, cfg, replyMeta)
 		})
 }
 

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/solacecfg"
 	"github.com/connect-solace/connect-solace/internal/tally"
@@ -567,57 +567,32 @@ func soLintDestination(topic, queue, destType string) error {
 	return soCheckDestination(&o)
 }
 
-// The lint rules of the interpolated fields call back into soLintStatic. Lint
-// mappings run in Benthos's pure Bloblang environment, so the method is
-// registered globally and pure; it is registered before init() builds the
-// spec, which parses the rules.
-var _ = func() error {
-	bloblang.MustRegisterMethodV2("solace_output_lint",
-		bloblang.NewPluginSpec().
-			Description("Internal to the solace output's lint rules: the error of a static value of the named field, or null (also for a value that is not a string).").
-			Param(bloblang.NewStringParam("field")),
-		func(args *bloblang.ParsedParams) (bloblang.Method, error) {
-			field, err := args.GetString("field")
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := soFieldRules[field]; !ok {
-				return nil, fmt.Errorf("unknown field %q", field)
-			}
-			return func(v any) (any, error) {
-				raw, ok := v.(string)
-				if !ok {
-					return nil, nil // not a string: the field's type check reports it
-				}
-				if err := soLintStatic(field, raw); err != nil {
-					return err.Error(), nil
-				}
-				return nil, nil
-			}, nil
-		})
-	bloblang.MustRegisterMethodV2("solace_output_lint_destination",
-		bloblang.NewPluginSpec().
-			Description("Internal to the solace output's lint rules: the error of a static destination of the output config, or null."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return func(v any) (any, error) {
-				conf, _ := v.(map[string]any)
-				str := func(k string) string { s, _ := conf[k].(string); return s }
-				if err := soLintDestination(str(soFieldTopic), str(soFieldQueue), str(soFieldDestinationType)); err != nil {
-					return err.Error(), nil
-				}
-				return nil, nil
-			}, nil
-		})
-	return nil
-}()
+// The lint rules of the interpolated fields call back into soLintStatic
+// through this method.
+var _ = lintmethod.RegisterValue("solace_output_lint",
+	"Internal to the solace output's lint rules: the error of a static value of the named field, or null (also for a value that is not a string).",
+	func(field string) bool { _, ok := soFieldRules[field]; return ok },
+	soLintStatic)
+
+// The output's lint rule checks a static destination through this method.
+var _ = lintmethod.Register("solace_output_lint_destination",
+	"Internal to the solace output's lint rule: the error of a static destination of the linted config, as a list of at most one message.",
+	soLintSpec, func(pc *service.ParsedConfig) ([]error, error) {
+		str := func(k string) string {
+			s, _ := pc.FieldString(k) // not set: ""
+			return s
+		}
+		if err := soLintDestination(str(soFieldTopic), str(soFieldQueue), str(soFieldDestinationType)); err != nil {
+			return []error{err}, nil
+		}
+		return nil, nil
+	})
 
 // soLint is the lint rule of field: a bare method call, the cheapest mapping
 // to parse (each rule is parsed when the spec is built, at start-up; an
 // if-expression took five times as long), returning null for a value that is
 // not a string.
-func soLint(field string) string {
-	return fmt.Sprintf(`this.solace_output_lint(%q)`, field)
-}
+func soLint(field string) string { return lintmethod.ValueRule("solace_output_lint", field) }
 
 // soDynField is one interpolated field that varies per message.
 type soDynField struct {

@@ -3,10 +3,10 @@ package processor
 import (
 	"fmt"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/interp"
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
 
@@ -122,36 +122,11 @@ func rrLintStatic(field, raw string) error {
 	return nil
 }
 
-// The lint rules of the interpolated fields call rrLintStatic. Lint mappings
-// run in Benthos's pure Bloblang environment, so the method is registered
-// globally, before init() builds the spec, which parses the rules.
-var _ = func() error {
-	bloblang.MustRegisterMethodV2("solace_request_reply_lint",
-		bloblang.NewPluginSpec().
-			Description("Internal to the solace_request_reply processor's lint rules: the error of a static value of the named field, or null.").
-			Param(bloblang.NewStringParam("field")),
-		func(args *bloblang.ParsedParams) (bloblang.Method, error) {
-			field, err := args.GetString("field")
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := rrFieldRule(field); !ok && field != rrFieldTopic {
-				return nil, fmt.Errorf("unknown field %q", field)
-			}
-			return func(v any) (any, error) {
-				raw, ok := v.(string)
-				if !ok {
-					return nil, nil
-				}
-				if err := rrLintStatic(field, raw); err != nil {
-					return err.Error(), nil
-				}
-				return nil, nil
-			}, nil
-		})
-	return nil
-}()
+// The lint rules of the interpolated fields call rrLintStatic through this
+// method.
+var _ = lintmethod.RegisterValue("solace_request_reply_lint",
+	"Internal to the solace_request_reply processor's lint rules: the error of a static value of the named field, or null.",
+	func(field string) bool { _, ok := rrFieldRule(field); return ok || field == rrFieldTopic },
+	rrLintStatic)
 
-func rrLint(field string) string {
-	return fmt.Sprintf(`this.solace_request_reply_lint(%q)`, field)
-}
+func rrLint(field string) string { return lintmethod.ValueRule("solace_request_reply_lint", field) }

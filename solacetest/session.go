@@ -502,6 +502,13 @@ func decodeB64(v []byte, ok bool) string {
 	return string(d)
 }
 
+// refuseUndecodable answers a control message (what, of protocol proto)
+// that does not decode with 400 "Bad Request".
+func (c *conn) refuseUndecodable(proto byte, tag []byte, what string, err error) {
+	c.b.log.Warn("bad "+what+" message", "client", c.clientName, "error", err)
+	c.send(reply(proto, tag, 400, "Bad Request", nil))
+}
+
 // ---- SMP ----
 
 func (c *conn) handleSMP(f *frame) {
@@ -509,8 +516,7 @@ func (c *conn) handleSMP(f *frame) {
 	m, err := decodeSMP(f.Payload)
 	b := c.b
 	if err != nil {
-		b.log.Warn("bad SMP message", "client", c.clientName, "error", err)
-		c.send(reply(protoSMP, tag, 400, "Bad Request", nil))
+		c.refuseUndecodable(protoSMP, tag, "SMP", err)
 		return
 	}
 	code, text := uint32(200), "OK"
@@ -803,8 +809,7 @@ func (c *conn) handleAdCtrl(f *frame) {
 	a, err := decodeAdCtrl(f.Payload)
 	b := c.b
 	if err != nil {
-		b.log.Warn("bad AssuredCtrl message", "client", c.clientName, "error", err)
-		c.send(reply(protoAssuredCtrl, tag, 400, "Bad Request", nil))
+		c.refuseUndecodable(protoAssuredCtrl, tag, "AssuredCtrl", err)
 		return
 	}
 	b.mu.Lock()

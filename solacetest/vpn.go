@@ -4,7 +4,6 @@ package solacetest
 // its clients authenticate, as SEMP's msgVpns/{vpn} resource sets them.
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -16,9 +15,6 @@ const (
 	// AuthBasicNone accepts any username and password.
 	AuthBasicNone = "none"
 )
-
-// ErrUnsupportedVPNSetting reports a VPN setting the broker cannot honour.
-var ErrUnsupportedVPNSetting = errors.New("unsupported message VPN setting")
 
 // VPNConfig is a message VPN's configuration.
 type VPNConfig struct {

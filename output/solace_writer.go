@@ -3,15 +3,10 @@ package output
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connect-solace/connect-solace/internal/freelist"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
 
@@ -147,9 +142,9 @@ func (w *solaceWriter) publishGroup(self *soCall, group []*soCall) {
 	vals, outs, owner := sc.vals, sc.outs, sc.owner
 	k := 0
 	for ci, c := range group {
-		ev := w.newEval(c.batch)
+		ev := w.fields.Batch(c.batch)
 		for i := range c.batch {
-			if err := w.toOutbound(&ev, i, &vals[k]); err != nil {
+			if err := w.toOutbound(c.batch, &ev, i, &vals[k]); err != nil {
 				w.mFailures.Incr(1, "invalid_message")
 				fails[ci] = append(fails[ci], soFailure{idx: i, reason: "invalid_message", err: err})
 				k++
@@ -224,117 +219,6 @@ type soCount struct {
 	skip            bool // the call is retried whole
 }
 
-// soScratch is the per-group working memory of WriteBatch, reused across
-// groups so that a group costs no allocations of its own.
-type soScratch struct {
-	vals    []session.Outbound
-	outs    []*session.Outbound
-	owner   []soOwner
-	results []session.Result
-	failsBy [][]soFailure
-	countBy []soCount
-}
-
-// fails returns n empty failure lists, one per call of the group.
-func (sc *soScratch) fails(n int) [][]soFailure {
-	if cap(sc.failsBy) < n {
-		sc.failsBy = make([][]soFailure, n)
-	}
-	sc.failsBy = sc.failsBy[:n]
-	return sc.failsBy
-}
-
-// counts returns n zero counts, one per call of the group.
-func (sc *soScratch) counts(n int) []soCount {
-	if cap(sc.countBy) < n {
-		sc.countBy = make([]soCount, n)
-	}
-	sc.countBy = sc.countBy[:n]
-	clear(sc.countBy)
-	return sc.countBy
-}
-
-// soScratches survives garbage collections, which emptied a sync.Pool of
-// part of the max_in_flight writers' scratch space each time.
-var soScratches freelist.List[soScratch]
-
-// soScratchKeep is the largest group, in messages, whose scratch space goes
-// back to soScratches. The list keeps what it holds for good: one batch of
-// a batching policy by period or bytes (which bounds no count) would pin
-// some 270 bytes per message for each of the max_in_flight writers long
-// after. A larger group allocates its own, a small cost beside publishing
-// that many messages.
-const soScratchKeep = 1024
-
-func soGetScratch(n int) *soScratch {
-	sc := soScratches.Get()
-	if cap(sc.vals) < n {
-		sc.vals = make([]session.Outbound, n)
-		sc.outs = make([]*session.Outbound, 0, n)
-		sc.owner = make([]soOwner, 0, n)
-	}
-	sc.vals = sc.vals[:n]
-	return sc
-}
-
-func soPutScratch(sc *soScratch) {
-	if cap(sc.vals) > soScratchKeep || cap(sc.results) > soScratchKeep || cap(sc.failsBy) > soScratchKeep {
-		return // for the collector
-	}
-	clear(sc.vals) // drop payload and property references
-	clear(sc.outs[:cap(sc.outs)])
-	clear(sc.results) // drop error references
-	clear(sc.failsBy) // drop failure lists (rare: they are not reused)
-	sc.outs, sc.owner, sc.results, sc.failsBy = sc.outs[:0], sc.owner[:0], sc.results[:0], sc.failsBy[:0]
-	soScratches.Put(sc)
-}
-
-// soFailure is one message of a batch that was not published.
-type soFailure struct {
-	idx    int
-	reason string // the bounded metric label
-	err    error  // names the destination and the reason
-}
-
-// batchError logs the failures of a batch and reports them per message. The
-// batch error's own text carries the first failure, destination and reason
-// included, because Benthos logs only that text.
-func (w *solaceWriter) batchError(batch service.MessageBatch, fails []soFailure) error {
-	if len(fails) == 0 {
-		return nil
-	}
-	first := fails[0]
-	summary := fmt.Errorf("solace: %d of %d messages not published; first (%s): %w", len(fails), len(batch), first.reason, first.err)
-	w.log.Errorf("%v", summary)
-	for _, f := range fails[1:] {
-		w.log.Debugf("solace: message %d not published (%s): %v", f.idx, f.reason, f.err)
-	}
-	be := service.NewBatchError(batch, summary)
-	for _, f := range fails {
-		be.Failed(f.idx, f.err)
-	}
-	return be
-}
-
-// soClassify names the metric reason of a failed publish and wraps the error
-// with its destination.
-func soClassify(dest session.Destination, err error) (string, error) {
-	var rej *session.RejectError
-	switch {
-	case errors.As(err, &rej):
-		if dest.Queue && (rej.UnknownQueue() || strings.EqualFold(rej.Reason, "Unknown Queue")) {
-			return "unknown_queue", fmt.Errorf("publishing to %s: the queue does not exist (broker: %s)", dest, rej.Reason)
-		}
-		return rej.Label(), fmt.Errorf("publishing to %s: %w (subcode %d)", dest, err, rej.SubCode)
-	case errors.Is(err, session.ErrConnectionLost):
-		return session.ErrorLabel(err), fmt.Errorf("publishing to %s: %w", dest, err)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return "timeout", fmt.Errorf("publishing to %s: %w", dest, err)
-	default:
-		return "error", fmt.Errorf("publishing to %s: %w", dest, err)
-	}
-}
-
 // soMaxGroups is how many groups the writer publishes at once: for the
 // batched writer, soGroupsPerClient per session, so that each session has a
 // group on the wire while the next one's confirmations come back; for the
@@ -346,13 +230,8 @@ func soMaxGroups(conf *service.ParsedConfig, writer string, clients int) (int, e
 	return max(1, soGroupsPerClient*clients), nil
 }
 
-var soGroupsPerClient = func() int {
-	v, err := strconv.Atoi(os.Getenv("GPC"))
-	if err != nil {
-		return 2
-	}
-	return v
-}()
+// soGroupsPerClient is the batched writer's groups per session at once.
+const soGroupsPerClient = 2
 
 // soWriterDescription is the writer field's description: what each mode
 // does to latency and throughput, in the figures of make bench

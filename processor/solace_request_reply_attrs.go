@@ -1,8 +1,6 @@
 package processor
 
 import (
-	"fmt"
-
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/interp"
@@ -74,56 +72,33 @@ func rrAttributeFields() []*service.ConfigField {
 	return fs
 }
 
-// rrAttr is one attribute field the config sets.
-type rrAttr struct {
-	field *interp.Field
-	apply func(o *session.Outbound, v string) error
-}
-
-// rrAttrsFromParsed reads the attribute fields that are set; a bad static
-// value fails start-up as lint reports it.
-func rrAttrsFromParsed(conf *service.ParsedConfig) ([]rrAttr, error) {
-	var attrs []rrAttr
+// rrRules are the processor's interpolated fields for interp.Plan: the
+// topic, checked, then the attribute fields.
+func rrRules() []interp.Rule[session.Outbound] {
+	rules := []interp.Rule[session.Outbound]{{Name: rrFieldTopic, Apply: func(o *session.Outbound, v string) error {
+		o.Destination.Name = v
+		return session.ValidateTopic(v)
+	}}}
 	for _, r := range rrAttrRules {
-		f, err := interp.Optional(conf, r.name)
-		if err != nil {
-			return nil, err
-		}
-		if f == nil {
-			continue
-		}
-		if v, ok := f.Static(); ok {
-			if err := r.apply(&session.Outbound{}, v); err != nil {
-				return nil, fmt.Errorf("field %s: %w", r.name, err)
-			}
-		}
-		attrs = append(attrs, rrAttr{field: f, apply: r.apply})
+		rules = append(rules, interp.Rule[session.Outbound]{Name: r.name, Apply: r.apply})
 	}
-	return attrs, nil
+	return rules
 }
 
-// rrLintStatic checks a field's static value as the constructor does.
+// rrLintStatic checks a field's static value as the constructor does: the
+// topic also when it is empty.
 func rrLintStatic(field, raw string) error {
-	is, err := service.NewInterpolatedString(raw)
-	if err != nil {
-		return nil // the interpolation linter reports it
-	}
-	v, ok := is.Static()
-	if !ok {
+	if field == rrFieldTopic {
+		if v, ok := interp.Static(raw); ok {
+			return rrCheckTopic(v)
+		}
 		return nil
 	}
-	if field == rrFieldTopic {
-		return rrCheckTopic(v)
-	}
 	r, _ := rrFieldRule(field)
-	if err := r.apply(&session.Outbound{}, v); err != nil {
-		return fmt.Errorf("field %s: %w", field, err)
-	}
-	return nil
+	return interp.Check(interp.Rule[session.Outbound]{Name: r.name, Apply: r.apply}, raw)
 }
 
-// The lint rules of the interpolated fields call rrLintStatic through this
-// method.
+// The lint rules of the interpolated fields call rrLintStatic.
 var _ = lintmethod.RegisterValue("solace_request_reply_lint",
 	"Internal to the solace_request_reply processor's lint rules: the error of a static value of the named field, or null.",
 	func(field string) bool { _, ok := rrFieldRule(field); return ok || field == rrFieldTopic },

@@ -11,6 +11,8 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/jmscfg"
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/tally"
 )
 
@@ -36,9 +38,14 @@ const (
 	jiNackRejected = "rejected"
 )
 
-// jiLintRule is the lint rule: the connection fields' contradictions (see
-// jms.RegisterLint).
-var jiLintRule = jms.RegisterLint("jms_input_lint", nil)
+// jiLintSpec is the input's spec for reading a linted config.
+var jiLintSpec = sync.OnceValue(jmsInputSpec)
+
+// The input's lint rule reports the connection fields' contradictions
+// through this method.
+var _ = lintmethod.Register("jms_input_lint",
+	"Internal to the jms input's lint rule: the contradictions between the connection fields of the linted config, as a list of messages.",
+	jiLintSpec, jmscfg.ConnectionProblems)
 
 func jmsInputSpec() *service.ConfigSpec {
 	return service.NewConfigSpec().
@@ -99,7 +106,7 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 - `+"`jms_input_stale_settlements`"+`: settlements dropped because the delivery's link was gone (the broker redelivers those messages).
 - `+"`jms_input_decode_errors`"+`: messages passed on with `+"`jms_decode_error`"+`.
 - `+"`jms_input_reconnects`"+`: connections made after the first.`).
-		Fields(jms.ConnectionFields()...).
+		Fields(jmscfg.ConnectionFields()...).
 		Fields(
 			service.NewStringField(jiFieldQueue).
 				Description("The JMS queue to consume. Exactly one of `queue` and `topic` must be set.").
@@ -149,7 +156,7 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 				Default(1<<20).
 				Advanced(),
 		).
-		LintRule(jiLintRule).
+		LintRule(lintmethod.Rule("jms_input_lint")).
 		Example("ActiveMQ queue to a file", "Consumes an ActiveMQ 5 queue (started with `transport.transformer=jms`); JMS properties become metadata and a failing message is redelivered up to the broker's limit, then sent to `ActiveMQ.DLQ`.", `
 input:
   jms:
@@ -224,10 +231,7 @@ type jmsReader struct {
 	log *service.Logger
 
 	connConf    jms.ConnConfig
-	kind        jms.DestKind
-	name        string
-	rcvConf     jms.ReceiverConfig
-	clientID    string
+	src         jms.ReceiverSource
 	unsubscribe bool
 	nack        jms.Outcome
 	batchSize   int
@@ -255,7 +259,7 @@ type jmsReader struct {
 func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*jmsReader, error) {
 	r := &jmsReader{log: mgr.Logger()}
 	var err error
-	if r.connConf, err = jms.ConnConfigFromParsed(conf); err != nil {
+	if r.connConf, err = jmscfg.ConnConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
 	queue, err := conf.FieldString(jiFieldQueue)
@@ -272,12 +276,12 @@ func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	case queue != "" && topic != "":
 		return nil, errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
 	case topic != "":
-		r.kind, r.name = jms.KindTopic, topic
+		r.src.Kind, r.src.Name = jms.KindTopic, topic
 	default:
-		r.kind, r.name = jms.KindQueue, queue
+		r.src.Kind, r.src.Name = jms.KindQueue, queue
 	}
 
-	rc := &r.rcvConf
+	rc := &r.src.Config
 	if rc.Subscription, err = conf.FieldString(jiFieldSubscriptionName); err != nil {
 		return nil, err
 	}
@@ -287,15 +291,15 @@ func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if rc.Shared, err = conf.FieldBool(jiFieldShared); err != nil {
 		return nil, err
 	}
-	if r.clientID, err = conf.FieldString(jiFieldClientID); err != nil {
+	if r.src.ContainerID, err = conf.FieldString(jiFieldClientID); err != nil {
 		return nil, err
 	}
 	if r.unsubscribe, err = conf.FieldBool(jiFieldUnsubscribeOnClose); err != nil {
 		return nil, err
 	}
-	rc.Global = rc.Shared && r.clientID == ""
+	rc.Global = rc.Shared && r.src.ContainerID == ""
 	switch {
-	case rc.Subscription != "" && r.kind != jms.KindTopic:
+	case rc.Subscription != "" && r.src.Kind != jms.KindTopic:
 		return nil, fmt.Errorf("field %s only applies to a topic: a queue has no subscriptions, remove it", jiFieldSubscriptionName)
 	case (rc.Durable || rc.Shared) && rc.Subscription == "":
 		return nil, fmt.Errorf("fields durable and shared need %s: name the subscription, e.g. subscription_name: %s-sub", jiFieldSubscriptionName, topic)
@@ -303,7 +307,7 @@ func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		return nil, fmt.Errorf("field %s is set but the subscription is neither durable nor shared: set durable: true and/or shared: true, or remove %s", jiFieldSubscriptionName, jiFieldSubscriptionName)
 	case strings.Contains(rc.Subscription, jms.SubscriptionNameDelimiter):
 		return nil, fmt.Errorf("field %s %q contains %q, which the AMQP JMS Mapping uses to build link names: choose another name", jiFieldSubscriptionName, rc.Subscription, jms.SubscriptionNameDelimiter)
-	case rc.Durable && !rc.Shared && r.clientID == "":
+	case rc.Durable && !rc.Shared && r.src.ContainerID == "":
 		return nil, fmt.Errorf("a durable subscription that is not shared is scoped to the JMS client ID: set %s (a stable name, the same on every restart), or set shared: true", jiFieldClientID)
 	case r.unsubscribe && !rc.Durable:
 		return nil, fmt.Errorf("field %s only applies to a durable subscription (durable: true); other subscriptions end with the connection anyway", jiFieldUnsubscribeOnClose)
@@ -361,45 +365,24 @@ func (r *jmsReader) Connect(ctx context.Context) error {
 	if r.rcv != nil {
 		return nil
 	}
-	dial, err := r.connConf.ResolvedDial()
+	rcv, idx, err := r.connConf.DialReceiver(ctx, r.src, r.urlIndex)
 	if err != nil {
+		r.urlIndex = idx
 		return err
-	}
-	dial.ContainerID = r.clientID
-	conn, idx, err := jms.DialAny(ctx, dial, r.urlIndex)
-	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		_ = conn.Close()
-		r.urlIndex = (idx + 1) % len(dial.URLs)
-		return err
-	}
-	addr, err := r.connConf.Addresser(conn.Properties())
-	if err != nil {
-		return fail(err)
-	}
-	rc := r.rcvConf
-	if rc.Source, err = addr.Resolve(r.kind, r.name); err != nil {
-		return fail(err)
-	}
-	rcv, err := conn.NewReceiver(ctx, rc)
-	if err != nil {
-		return fail(err)
 	}
 	if r.connected {
 		r.mReconnects.Incr(1)
 	}
 	r.rcv, r.urlIndex, r.connected = rcv, idx, true
 	r.decode = jms.DecodeOptions{
-		Addresser: addr, Kind: r.kind, Source: rc.Source.Address, MaxPropertyBytes: r.maxPropLen,
+		Addresser: rcv.Addresser(), Kind: r.src.Kind, Source: rcv.Source().Address, MaxPropertyBytes: r.maxPropLen,
 		FirstAcquirerMarksRedelivery: rcv.FirstAcquirerMarksRedelivery(),
 	}
 	r.decode.Prepare()
 	if r.nack == jms.Modified && rcv.ModifiedUnsupported() {
 		r.log.Warnf("jms input: the broker (RabbitMQ 3.x) ends the link on a modified outcome, so nacked messages are settled released instead (redelivered without counting a failure)")
 	}
-	r.log.Infof("jms input consuming %s %q (address %q, link %q) from %s, prefetch %d", r.kind, r.name, rc.Source.Address, rcv.LinkName(), conn.URL(), rc.Prefetch)
+	r.log.Infof("jms input consuming %s %q (address %q, link %q) from %s, prefetch %d", r.src.Kind, r.src.Name, rcv.Source().Address, rcv.LinkName(), rcv.Conn().URL(), r.src.Config.Prefetch)
 	return nil
 }
 
@@ -444,7 +427,7 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		r.log.Warnf("jms input lost its link to %s %q, reconnecting: %v", r.kind, r.name, err)
+		r.log.Warnf("jms input lost its link to %s %q, reconnecting: %v", r.src.Kind, r.src.Name, err)
 		r.disconnect(rcv)
 		return nil, nil, service.ErrNotConnected
 	}
@@ -476,110 +459,6 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 	}
 	r.mReceived.Add(int64(len(batch)))
 	return batch, r.ackFunc(rcv, batch, ds), nil
-}
-
-// ackOne settles a batch of one message: accepted, or on any error the
-// nack outcome.
-func (r *jmsReader) ackOne(rcv *jms.Receiver, d jms.Delivery) service.AckFunc {
-	id, presettled := d.ID, d.Settled
-	return func(_ context.Context, err error) error {
-		if err != nil {
-			return r.settle(rcv, id, id, presettled, r.nack, err.Error())
-		}
-		return r.settle(rcv, id, id, presettled, jms.Accepted, "")
-	}
-}
-
-func (r *jmsReader) toMessage(d jms.Delivery, opts *jms.DecodeOptions) *service.Message {
-	msg, err := r.meta.message(func(dst []jms.MetaField) jms.Inbound { return jms.DecodeAppend(dst, d.Payload, opts) })
-	if err != nil {
-		r.mDecodeErrors.Incr(1)
-	}
-	return msg
-}
-
-func (r *jmsReader) ackFunc(rcv *jms.Receiver, batch service.MessageBatch, ds []jms.Delivery) service.AckFunc {
-	var ix *service.Indexer
-	if len(batch) > 1 {
-		ix = batch.Index()
-	}
-	return func(_ context.Context, err error) error {
-		var failed []bool
-		reason := ""
-		if err != nil {
-			failed, reason = r.failedIndexes(ix, len(ds), err), err.Error()
-		}
-		outcome := func(i int) jms.Outcome {
-			if failed != nil && failed[i] {
-				return r.nack
-			}
-			return jms.Accepted
-		}
-		// Runs of consecutive delivery ids with one outcome settle in one
-		// disposition.
-		var errs []error
-		for i := 0; i < len(ds); {
-			o, j := outcome(i), i+1
-			for j < len(ds) && ds[j].ID == ds[j-1].ID+1 && ds[j].Settled == ds[i].Settled && outcome(j) == o {
-				j++
-			}
-			if e := r.settle(rcv, ds[i].ID, ds[j-1].ID, ds[i].Settled, o, reason); e != nil {
-				errs = append(errs, e)
-			}
-			i = j
-		}
-		return errors.Join(errs...)
-	}
-}
-
-// failedIndexes says which messages of the batch the pipeline rejected: all
-// of them for a plain error, those a batch error names otherwise (a message
-// the batch error does not account for counts as failed).
-func (r *jmsReader) failedIndexes(ix *service.Indexer, n int, err error) []bool {
-	failed := make([]bool, n)
-	if err == nil {
-		return failed
-	}
-	var bErr *service.BatchError
-	if ix == nil || !errors.As(err, &bErr) {
-		for i := range failed {
-			failed[i] = true
-		}
-		return failed
-	}
-	seen := make([]bool, n)
-	bErr.WalkMessagesIndexedBy(ix, func(i int, _ *service.Message, e error) bool {
-		if i >= 0 && i < n {
-			seen[i] = true
-			failed[i] = failed[i] || e != nil
-		}
-		return true
-	})
-	for i := range failed {
-		failed[i] = failed[i] || !seen[i]
-	}
-	return failed
-}
-
-// settle settles the deliveries first..last and counts them. A delivery
-// whose link is gone is not an error: the broker redelivers it.
-func (r *jmsReader) settle(rcv *jms.Receiver, first, last uint32, presettled bool, o jms.Outcome, reason string) error {
-	err := rcv.Settle(first, last, presettled, o, reason)
-	n := int64(last-first) + 1
-	switch {
-	case err == nil:
-		if o == jms.Accepted {
-			r.mAcked.Add(n)
-		} else {
-			r.mNacked.Incr(n, o.String())
-		}
-		return nil
-	case errors.Is(err, jms.ErrStaleDelivery):
-		r.mStale.Incr(n)
-		r.log.Debugf("Dropping settlement of %d deliveries from a lost link (the broker redelivers them): %v", n, err)
-		return nil
-	}
-	return err
 }
 
 func (r *jmsReader) Close(ctx context.Context) error {

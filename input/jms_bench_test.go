@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/connect-solace/connect-solace/internal/jms"
 	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/testkit/jmskit"
 )
 
 // jmsBenchRound is how many messages one round drains.
@@ -55,18 +55,18 @@ func BenchmarkJMSInputVsRawAMQP(b *testing.B) {
 }
 
 func benchJMSInputVsRaw(b *testing.B, batchSize int) {
-	broker := jmsTestBroker(b)
+	broker := jmskit.TestBroker(b)
 	const prefetch = 256
 	payload := bytes.Repeat([]byte("x"), 1024)
 	var queues []string
-	b.Cleanup(func() { deleteQueues(queues...) })
+	b.Cleanup(func() { jmskit.DeleteQueues(queues...) })
 	// A fresh queue for every round of either side: RabbitMQ 3.10 spends
 	// more CPU per message on a queue each time a consumer has attached to
 	// it and gone (its CPU per 4000-message round grew from 0.26 s to 1.8 s
 	// over six rounds on one queue, and stayed at 0.3 s on fresh ones),
 	// which would favour whichever side ran first.
 	newQueue := func() string {
-		q := jmsRandName("jmsin-bench-")
+		q := jmskit.RandName("jmsin-bench-")
 		queues = append(queues, q)
 		return q
 	}
@@ -90,7 +90,7 @@ func benchJMSInputVsRaw(b *testing.B, batchSize int) {
 			b.StopTimer()
 			q := newQueue()
 			fill.fill(b, "/queue/"+q, payload, n)
-			r := newTestJMSReader(b, broker.yaml()+fmt.Sprintf("queue: %s\nprefetch: %d\nbatch_size: %d\n", q, prefetch, batchSize), nil)
+			r := newTestJMSReader(b, broker.YAML()+fmt.Sprintf("queue: %s\nprefetch: %d\nbatch_size: %d\n", q, prefetch, batchSize), nil)
 			connectReader(b, r)
 			b.StartTimer()
 			inM.Round(n, func() { drainInput(b, r, n) })
@@ -163,12 +163,9 @@ func (r *benchRawReceiver) issue(n uint32) error {
 	return r.rcv.IssueCredit(n)
 }
 
-func newBenchRawReceiver(b testing.TB, broker jmsBroker, address string, credit int) *benchRawReceiver {
+func newBenchRawReceiver(b testing.TB, broker jmskit.Broker, address string, credit int) *benchRawReceiver {
 	ctx := b.Context()
-	conn, err := amqp.Dial(ctx, broker.url, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain(broker.user, broker.pass)})
-	require.NoError(b, err)
-	sess, err := conn.NewSession(ctx, nil)
-	require.NoError(b, err)
+	conn, sess := broker.Dial(b)
 	rcv, err := sess.NewReceiver(ctx, address, &amqp.ReceiverOptions{Credit: -1, SourceDurability: amqp.DurabilityConfiguration})
 	require.NoError(b, err)
 	require.NoError(b, rcv.IssueCredit(uint32(credit)))
@@ -226,13 +223,8 @@ type benchFiller struct {
 	sess *amqp.Session
 }
 
-func newBenchFiller(b testing.TB, broker jmsBroker) *benchFiller {
-	ctx := b.Context()
-	conn, err := amqp.Dial(ctx, broker.url, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain(broker.user, broker.pass)})
-	require.NoError(b, err)
-	b.Cleanup(func() { _ = conn.Close() })
-	sess, err := conn.NewSession(ctx, nil)
-	require.NoError(b, err)
+func newBenchFiller(b testing.TB, broker jmskit.Broker) *benchFiller {
+	_, sess := broker.Dial(b)
 	return &benchFiller{sess: sess}
 }
 
@@ -248,7 +240,7 @@ func (f *benchFiller) fill(b testing.TB, address string, payload []byte, n int) 
 	dest := jms.Destination{Kind: jms.KindQueue, Address: address}
 	receipts := make([]amqp.SendReceipt, 0, n)
 	for range n {
-		m, err := jms.Encode(&jms.Message{Type: jms.BodyBytes, Body: payload, Destination: dest, Priority: jms.DefaultPriority})
+		m, err := jmskit.Encode(&jms.Message{Type: jms.BodyBytes, Body: payload, Destination: dest, Priority: jms.DefaultPriority})
 		require.NoError(b, err)
 		rc, err := s.SendWithReceipt(ctx, m, nil)
 		require.NoError(b, err)
@@ -258,14 +250,4 @@ func (f *benchFiller) fill(b testing.TB, address string, payload []byte, n int) 
 		_, err := rc.Wait(ctx)
 		require.NoError(b, err)
 	}
-}
-
-// deleteQueues removes what the benchmark left in the broker, when
-// rabbitmqctl is at hand (in parallel: each call takes half a second).
-func deleteQueues(names ...string) {
-	var wg sync.WaitGroup
-	for _, q := range names {
-		wg.Go(func() { _ = exec.Command("rabbitmqctl", "-q", "-n", "rabbit@localhost", "delete_queue", q).Run() })
-	}
-	wg.Wait()
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/redpanda-data/benthos/v4/public/service/integration"
+
+	"github.com/connect-solace/connect-solace/internal/testkit/jmskit"
 )
 
 // TestIntegrationNoRaceJMSAtLeastOnce runs Benthos's own at-least-once case
@@ -15,9 +17,8 @@ import (
 // race-free pass of `make test-integration`.
 func TestIntegrationNoRaceJMSAtLeastOnce(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	template, opts := jmsStreamsConfig(b)
+	b := jmskit.TestBroker(t)
 	integration.StreamTests(
 		integration.StreamTestAtLeastOnceDelivery(),
-	).Run(t, template, opts...)
+	).Run(t, jmsStreamsTemplate, b.StreamTestOpts()...)
 }

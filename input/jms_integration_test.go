@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/testkit/jmskit"
 )
 
 // TestIntegrationJMSInputQueue consumes a RabbitMQ queue: bodies, headers
@@ -23,15 +24,15 @@ import (
 // message read is the sentinel sent after them).
 func TestIntegrationJMSInputQueue(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	queue := jmsRandName("jmsin-queue-")
-	s := newRawSender(t, b, "/queue/"+queue)
-	s.send(t,
-		textMsg(t, "one", map[string]any{"n": int32(1), "s": "x", "f": float32(0.5)}),
-		textMsg(t, "two", nil),
+	b := jmskit.TestBroker(t)
+	queue := jmskit.RandName("jmsin-queue-")
+	s := jmskit.NewSender(t, b, "/queue/"+queue)
+	s.Send(t,
+		jmskit.TextMessage(t, "one", map[string]any{"n": int32(1), "s": "x", "f": float32(0.5)}),
+		jmskit.TextMessage(t, "two", nil),
 	)
 
-	r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\nprefetch: 4\n", nil)
+	r := newTestJMSReader(t, b.YAML()+"queue: "+queue+"\nprefetch: 4\n", nil)
 	connectReader(t, r)
 	m, ack := readOne(t, r)
 	assert.Equal(t, "one", body(t, m))
@@ -50,8 +51,8 @@ func TestIntegrationJMSInputQueue(t *testing.T) {
 	require.NoError(t, r.Close(t.Context()))
 
 	// A new consumer sees only what was sent after: both were accepted.
-	s.send(t, textMsg(t, "sentinel", nil))
-	r2 := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\n", nil)
+	s.Send(t, jmskit.TextMessage(t, "sentinel", nil))
+	r2 := newTestJMSReader(t, b.YAML()+"queue: "+queue+"\n", nil)
 	connectReader(t, r2)
 	m, ack = readOne(t, r2)
 	assert.Equal(t, "sentinel", body(t, m))
@@ -62,15 +63,15 @@ func TestIntegrationJMSInputQueue(t *testing.T) {
 // and receives what is published after the link is attached.
 func TestIntegrationJMSInputTopic(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	key := jmsRandName("jmsin.topic.")
-	r := newTestJMSReader(t, b.yaml()+"topic: "+key+"\n", nil)
+	b := jmskit.TestBroker(t)
+	key := jmskit.RandName("jmsin.topic.")
+	r := newTestJMSReader(t, b.YAML()+"topic: "+key+"\n", nil)
 	connectReader(t, r)
 
-	s := newRawSender(t, b, "/topic/"+key)
-	m := textMsg(t, "price", map[string]any{"sym": "ACME"})
+	s := jmskit.NewSender(t, b, "/topic/"+key)
+	m := jmskit.TextMessage(t, "price", map[string]any{"sym": "ACME"})
 	m.Annotations[amqp.Symbol(jms.AnnDest)] = int8(jms.KindTopic)
-	s.send(t, m)
+	s.Send(t, m)
 	got, ack := readOne(t, r)
 	assert.Equal(t, "price", body(t, got))
 	assert.Equal(t, "ACME", meta(t, got, "sym"))
@@ -86,9 +87,9 @@ func TestIntegrationJMSInputTopic(t *testing.T) {
 // peer in TestIntegrationJMSInputAttachFrames.)
 func TestIntegrationJMSInputSelectorRefused(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	queue := jmsRandName("jmsin-selector-")
-	r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\nselector: \"region = 'eu'\"\n", nil)
+	b := jmskit.TestBroker(t)
+	queue := jmskit.RandName("jmsin-selector-")
+	r := newTestJMSReader(t, b.YAML()+"queue: "+queue+"\nselector: \"region = 'eu'\"\n", nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	err := r.Connect(ctx)
@@ -104,13 +105,13 @@ func TestIntegrationJMSInputSelectorRefused(t *testing.T) {
 // and not redelivered.
 func TestIntegrationJMSInputNackOutcomes(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
+	b := jmskit.TestBroker(t)
 	for _, outcome := range []string{jiNackReleased, jiNackModified} {
 		t.Run(outcome, func(t *testing.T) {
-			queue := jmsRandName("jmsin-nack-")
-			s := newRawSender(t, b, "/queue/"+queue)
-			s.send(t, textMsg(t, "again", nil))
-			r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\nnack_outcome: "+outcome+"\n", nil)
+			queue := jmskit.RandName("jmsin-nack-")
+			s := jmskit.NewSender(t, b, "/queue/"+queue)
+			s.Send(t, jmskit.TextMessage(t, "again", nil))
+			r := newTestJMSReader(t, b.YAML()+"queue: "+queue+"\nnack_outcome: "+outcome+"\n", nil)
 			connectReader(t, r)
 			before, _ := r.current()
 			m, ack := readOne(t, r)
@@ -127,20 +128,20 @@ func TestIntegrationJMSInputNackOutcomes(t *testing.T) {
 		})
 	}
 	t.Run(jiNackRejected, func(t *testing.T) {
-		queue := jmsRandName("jmsin-reject-")
+		queue := jmskit.RandName("jmsin-reject-")
 		dlq := queue + "-dlq"
 		policy := queue + "-policy"
-		runShell(t, fmt.Sprintf(`rabbitmqctl -q -n rabbit@localhost set_policy --apply-to queues %s '^%s$' '{"dead-letter-exchange":"","dead-letter-routing-key":"%s"}'`, policy, queue, dlq))
+		jmskit.RunShell(t, fmt.Sprintf(`rabbitmqctl -q -n rabbit@localhost set_policy --apply-to queues %s '^%s$' '{"dead-letter-exchange":"","dead-letter-routing-key":"%s"}'`, policy, queue, dlq))
 		t.Cleanup(func() {
 			_ = exec.Command("rabbitmqctl", "-q", "-n", "rabbit@localhost", "clear_policy", policy).Run()
 		})
 		// Declare the dead-letter queue by attaching to it.
-		dead := newTestJMSReader(t, b.yaml()+"queue: "+dlq+"\n", nil)
+		dead := newTestJMSReader(t, b.YAML()+"queue: "+dlq+"\n", nil)
 		connectReader(t, dead)
 
-		s := newRawSender(t, b, "/queue/"+queue)
-		s.send(t, textMsg(t, "poison", nil), textMsg(t, "sentinel", nil))
-		r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\nnack_outcome: rejected\nprefetch: 1\n", nil)
+		s := jmskit.NewSender(t, b, "/queue/"+queue)
+		s.Send(t, jmskit.TextMessage(t, "poison", nil), jmskit.TextMessage(t, "sentinel", nil))
+		r := newTestJMSReader(t, b.YAML()+"queue: "+queue+"\nnack_outcome: rejected\nprefetch: 1\n", nil)
 		connectReader(t, r)
 		m, ack := readOne(t, r)
 		assert.Equal(t, "poison", body(t, m))
@@ -160,11 +161,11 @@ func TestIntegrationJMSInputNackOutcomes(t *testing.T) {
 // redelivers the message on the new link.
 func TestIntegrationJMSInputLateAckAfterReconnect(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	queue := jmsRandName("jmsin-late-")
-	s := newRawSender(t, b, "/queue/"+queue)
-	s.send(t, textMsg(t, "m1", nil))
-	r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\n", nil)
+	b := jmskit.TestBroker(t)
+	queue := jmskit.RandName("jmsin-late-")
+	s := jmskit.NewSender(t, b, "/queue/"+queue)
+	s.Send(t, jmskit.TextMessage(t, "m1", nil))
+	r := newTestJMSReader(t, b.YAML()+"queue: "+queue+"\n", nil)
 	connectReader(t, r)
 	m, lateAck := readOne(t, r)
 	assert.Equal(t, "m1", body(t, m))
@@ -190,13 +191,13 @@ func TestIntegrationJMSInputLateAckAfterReconnect(t *testing.T) {
 // the nack outcome and comes back.
 func TestIntegrationJMSInputBatch(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	queue := jmsRandName("jmsin-batch-")
-	s := newRawSender(t, b, "/queue/"+queue)
+	b := jmskit.TestBroker(t)
+	queue := jmskit.RandName("jmsin-batch-")
+	s := jmskit.NewSender(t, b, "/queue/"+queue)
 	for i := range 3 {
-		s.send(t, textMsg(t, fmt.Sprint("b", i), nil))
+		s.Send(t, jmskit.TextMessage(t, fmt.Sprint("b", i), nil))
 	}
-	r := newTestJMSReader(t, b.yaml()+"queue: "+queue+"\nbatch_size: 3\nprefetch: 3\nnack_outcome: released\n", nil)
+	r := newTestJMSReader(t, b.YAML()+"queue: "+queue+"\nbatch_size: 3\nprefetch: 3\nnack_outcome: released\n", nil)
 	connectReader(t, r)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -212,7 +213,7 @@ func TestIntegrationJMSInputBatch(t *testing.T) {
 		}
 		require.NoError(t, ack(ctx, ackErr))
 	}
-	s.send(t, textMsg(t, "sentinel", nil))
+	s.Send(t, jmskit.TextMessage(t, "sentinel", nil))
 	// The released message and the sentinel, in either order (the sentinel
 	// may be on its way when b1 is requeued); b0 and b2 were accepted.
 	got := map[string]any{}
@@ -246,7 +247,7 @@ func rawReceive(ctx context.Context, rcv *amqp.Receiver) (*amqp.Message, error) 
 // settlements.
 func TestIntegrationJMSInputSmallPrefetch(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
+	b := jmskit.TestBroker(t)
 	const n = 300
 	fill := newBenchFiller(t, b)
 	var queues []string
@@ -254,9 +255,9 @@ func TestIntegrationJMSInputSmallPrefetch(t *testing.T) {
 	for _, prefetch := range []int{1, 2, 3, 8} {
 		for _, hold := range []bool{false, true} {
 			t.Run(fmt.Sprintf("prefetch=%d/hold_acks=%v", prefetch, hold), func(t *testing.T) {
-				queue := jmsRandName("jmsin-small-")
+				queue := jmskit.RandName("jmsin-small-")
 				fill.fill(t, "/queue/"+queue, []byte("x"), n)
-				r := newTestJMSReader(t, b.yaml()+fmt.Sprintf("queue: %s\nprefetch: %d\n", queue, prefetch), nil)
+				r := newTestJMSReader(t, b.YAML()+fmt.Sprintf("queue: %s\nprefetch: %d\n", queue, prefetch), nil)
 				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 				defer cancel()
 				require.NoError(t, r.Connect(ctx))
@@ -282,7 +283,7 @@ func TestIntegrationJMSInputSmallPrefetch(t *testing.T) {
 		}
 	}
 	// Every message was accepted: the broker's queues empty.
-	t.Cleanup(func() { deleteQueues(queues...) })
+	t.Cleanup(func() { jmskit.DeleteQueues(queues...) })
 	require.Eventually(t, func() bool {
 		depths, err := queueDepths()
 		if err != nil {

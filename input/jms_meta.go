@@ -125,3 +125,11 @@ func sameKeys(keys []string, meta []jms.MetaField) bool {
 	}
 	return true
 }
+
+func (r *jmsReader) toMessage(d jms.Delivery, opts *jms.DecodeOptions) *service.Message {
+	msg, err := r.meta.message(func(dst []jms.MetaField) jms.Inbound { return jms.DecodeAppend(dst, d.Payload, opts) })
+	if err != nil {
+		r.mDecodeErrors.Incr(1)
+	}
+	return msg
+}

@@ -15,6 +15,8 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service/integration"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connect-solace/connect-solace/internal/testkit/jmskit"
 )
 
 // sourcePeer is a running testdata/jms_source_peer.py.
@@ -54,7 +56,7 @@ func startSourcePeer(t *testing.T, args ...string) *sourcePeer {
 	require.NoError(t, err)
 	p := &sourcePeer{port: port, lines: make(chan string, 64), stderr: &strings.Builder{}}
 	cmd.Stderr = p.stderr
-	require.NoError(t, cmd.Start(), "starting /usr/bin/python3 (python3-qpid-proton): %s", jmsSetupHint)
+	require.NoError(t, cmd.Start(), "starting /usr/bin/python3 (python3-qpid-proton): %s", jmskit.SetupHint)
 	go func(r io.Reader) {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {

@@ -15,71 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/testkit/jmskit"
 )
 
-// jmsinMetrics records what the input reports, by name and label values.
-type jmsinMetrics struct {
-	mu     sync.Mutex
-	counts map[string]int64
-}
-
-var jmsinTestMetrics = &jmsinMetrics{counts: map[string]int64{}}
-
-func (m *jmsinMetrics) add(key string, n int64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.counts[key] += n
-}
-
-// get sums a metric over the labels Benthos adds (label, path), for the
-// given values of the component's own labels: key is name{values}.
-func (m *jmsinMetrics) get(key string) int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	name, own, _ := strings.Cut(strings.TrimSuffix(key, "}"), "{")
-	var n int64
-	for k, v := range m.counts {
-		kn, vals, _ := strings.Cut(strings.TrimSuffix(k, "}"), "{")
-		if kn == name && (own == "" || strings.HasSuffix(vals, ","+own) || vals == own) {
-			n += v
-		}
-	}
-	return n
-}
-
-type jmsinCounter struct{ key string }
-
-func (c jmsinCounter) Incr(n int64)          { jmsinTestMetrics.add(c.key, n) }
-func (c jmsinCounter) IncrFloat64(f float64) { jmsinTestMetrics.add(c.key, int64(f)) }
-func (c jmsinCounter) Timing(int64)          { jmsinTestMetrics.add(c.key, 1) }
-func (c jmsinCounter) Set(int64)             {}
-
-type jmsinExporter struct{}
-
-func jmsinKey(name string, values []string) string {
-	return name + "{" + strings.Join(values, ",") + "}"
-}
-
-func (jmsinExporter) NewCounterCtor(name string, _ ...string) service.MetricsExporterCounterCtor {
-	return func(values ...string) service.MetricsExporterCounter { return jmsinCounter{jmsinKey(name, values)} }
-}
-
-func (jmsinExporter) NewTimerCtor(name string, _ ...string) service.MetricsExporterTimerCtor {
-	return func(values ...string) service.MetricsExporterTimer { return jmsinCounter{jmsinKey(name, values)} }
-}
-
-func (jmsinExporter) NewGaugeCtor(name string, _ ...string) service.MetricsExporterGaugeCtor {
-	return func(values ...string) service.MetricsExporterGauge { return jmsinCounter{jmsinKey(name, values)} }
-}
-
-func (jmsinExporter) Close(context.Context) error { return nil }
-
-func init() {
-	service.MustRegisterMetricsExporter("jmsin_test_metrics", service.NewConfigSpec(),
-		func(*service.ParsedConfig, *service.Logger) (service.MetricsExporter, error) {
-			return jmsinExporter{}, nil
-		})
-}
+// jmsinTestMetrics records what the streams of these tests report.
+var jmsinTestMetrics = jmskit.RegisterMetrics("jmsin_test_metrics")
 
 // TestIntegrationJMSInputBrokerRestart consumes a queue of persistent
 // messages in a real stream while RabbitMQ is restarted: the input
@@ -88,17 +28,15 @@ func init() {
 // checks the metrics the stream reported.
 func TestIntegrationJMSInputBrokerRestart(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	queue := jmsRandName("jmsin-restart-")
+	b := jmskit.TestBroker(t)
+	queue := jmskit.RandName("jmsin-restart-")
 	const total = 300
-	s := newRawSender(t, b, "/queue/"+queue)
+	s := jmskit.NewSender(t, b, "/queue/"+queue)
 	for i := range total {
-		s.send(t, textMsg(t, fmt.Sprintf("r%03d", i), nil))
+		s.Send(t, jmskit.TextMessage(t, fmt.Sprintf("r%03d", i), nil))
 	}
-	require.NoError(t, s.conn.Close())
-	jmsinTestMetrics.mu.Lock()
-	jmsinTestMetrics.counts = map[string]int64{}
-	jmsinTestMetrics.mu.Unlock()
+	require.NoError(t, s.Conn.Close())
+	jmsinTestMetrics.Reset()
 
 	var (
 		mu       sync.Mutex
@@ -110,7 +48,7 @@ func TestIntegrationJMSInputBrokerRestart(t *testing.T) {
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: none"))
 	require.NoError(t, sb.SetMetricsYAML("jmsin_test_metrics: {}"))
-	require.NoError(t, sb.AddInputYAML("jms:\n"+indent(b.yaml()+"queue: "+queue+"\nprefetch: 8\n")))
+	require.NoError(t, sb.AddInputYAML("jms:\n"+indent(b.YAML()+"queue: "+queue+"\nprefetch: 8\n")))
 	require.NoError(t, sb.AddConsumerFunc(func(ctx context.Context, m *service.Message) error {
 		body, err := m.AsBytes()
 		if err != nil {
@@ -148,9 +86,9 @@ func TestIntegrationJMSInputBrokerRestart(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("stream did not consume a third of the queue")
 	}
-	runShell(t, b.stop)
+	jmskit.RunShell(t, b.Stop)
 	close(stopped)
-	runShell(t, b.start)
+	jmskit.RunShell(t, b.Start)
 	select {
 	case <-complete:
 	case <-ctx.Done():
@@ -167,12 +105,12 @@ func TestIntegrationJMSInputBrokerRestart(t *testing.T) {
 	for i := range total {
 		assert.NotZero(t, seen[fmt.Sprintf("r%03d", i)], "message r%03d lost", i)
 	}
-	assert.GreaterOrEqual(t, jmsinTestMetrics.get("jms_input_reconnects{}"), int64(1))
-	assert.GreaterOrEqual(t, jmsinTestMetrics.get("jms_input_received{}"), int64(total))
-	assert.GreaterOrEqual(t, jmsinTestMetrics.get("jms_input_acked{}"), int64(total))
+	assert.GreaterOrEqual(t, jmsinTestMetrics.Get("jms_input_reconnects"), int64(1))
+	assert.GreaterOrEqual(t, jmsinTestMetrics.Get("jms_input_received"), int64(total))
+	assert.GreaterOrEqual(t, jmsinTestMetrics.Get("jms_input_acked"), int64(total))
 	t.Logf("received %d, acked %d, stale settlements %d, reconnects %d",
-		jmsinTestMetrics.get("jms_input_received{}"), jmsinTestMetrics.get("jms_input_acked{}"),
-		jmsinTestMetrics.get("jms_input_stale_settlements{}"), jmsinTestMetrics.get("jms_input_reconnects{}"))
+		jmsinTestMetrics.Get("jms_input_received"), jmsinTestMetrics.Get("jms_input_acked"),
+		jmsinTestMetrics.Get("jms_input_stale_settlements"), jmsinTestMetrics.Get("jms_input_reconnects"))
 }
 
 // TestIntegrationJMSInputBadMessageMetrics runs a stream over a queue holding
@@ -182,15 +120,13 @@ func TestIntegrationJMSInputBrokerRestart(t *testing.T) {
 // back, and the metrics count each.
 func TestIntegrationJMSInputBadMessageMetrics(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	queue := jmsRandName("jmsin-bad-")
-	bad := textMsg(t, "odd", map[string]any{"big": strings.Repeat("x", 2048), "ok": "kept"})
+	b := jmskit.TestBroker(t)
+	queue := jmskit.RandName("jmsin-bad-")
+	bad := jmskit.TextMessage(t, "odd", map[string]any{"big": strings.Repeat("x", 2048), "ok": "kept"})
 	bad.Annotations[amqp.Symbol(jms.AnnMsgType)] = int8(42)
-	s := newRawSender(t, b, "/queue/"+queue)
-	s.send(t, bad, textMsg(t, "nackme", nil))
-	jmsinTestMetrics.mu.Lock()
-	jmsinTestMetrics.counts = map[string]int64{}
-	jmsinTestMetrics.mu.Unlock()
+	s := jmskit.NewSender(t, b, "/queue/"+queue)
+	s.Send(t, bad, jmskit.TextMessage(t, "nackme", nil))
+	jmsinTestMetrics.Reset()
 
 	var (
 		mu        sync.Mutex
@@ -203,7 +139,7 @@ func TestIntegrationJMSInputBadMessageMetrics(t *testing.T) {
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: none"))
 	require.NoError(t, sb.SetMetricsYAML("jmsin_test_metrics: {}"))
-	require.NoError(t, sb.AddInputYAML("jms:\n"+indent(b.yaml()+"queue: "+queue+"\nnack_outcome: released\nmax_property_bytes: 1024\n")))
+	require.NoError(t, sb.AddInputYAML("jms:\n"+indent(b.YAML()+"queue: "+queue+"\nnack_outcome: released\nmax_property_bytes: 1024\n")))
 	require.NoError(t, sb.AddConsumerFunc(func(_ context.Context, m *service.Message) error {
 		body, err := m.AsBytes()
 		if err != nil {
@@ -250,8 +186,8 @@ func TestIntegrationJMSInputBadMessageMetrics(t *testing.T) {
 	assert.Contains(t, decodeErr, "unknown x-opt-jms-msg-type 42")
 	assert.Contains(t, decodeErr, `property "big" left out: 2048 bytes is more than max_property_bytes (1024)`)
 	assert.Equal(t, "kept", kept, "other properties are kept")
-	assert.Equal(t, int64(1), jmsinTestMetrics.get("jms_input_decode_errors{}"))
-	assert.Equal(t, int64(1), jmsinTestMetrics.get("jms_input_nacked{released}"))
-	assert.Equal(t, int64(2), jmsinTestMetrics.get("jms_input_acked{}"))
-	assert.Equal(t, int64(3), jmsinTestMetrics.get("jms_input_received{}"))
+	assert.Equal(t, int64(1), jmsinTestMetrics.Get("jms_input_decode_errors"))
+	assert.Equal(t, int64(1), jmsinTestMetrics.Get("jms_input_nacked", "outcome=released"))
+	assert.Equal(t, int64(2), jmsinTestMetrics.Get("jms_input_acked"))
+	assert.Equal(t, int64(3), jmsinTestMetrics.Get("jms_input_received"))
 }

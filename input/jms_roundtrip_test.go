@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/testkit/jmskit"
 )
 
 // jmsBridgeOutput is the jms output configured as one hop of a jms → jms
@@ -34,11 +35,11 @@ metadata:
 `
 
 // sendThroughOutput runs the jms output in a stream and writes msgs.
-func sendThroughOutput(t *testing.T, b jmsBroker, outYAML string, msgs ...*service.Message) {
+func sendThroughOutput(t *testing.T, b jmskit.Broker, outYAML string, msgs ...*service.Message) {
 	t.Helper()
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: none"))
-	require.NoError(t, sb.AddOutputYAML("jms:\n"+indent(b.yaml()+outYAML)))
+	require.NoError(t, sb.AddOutputYAML("jms:\n"+indent(b.YAML()+outYAML)))
 	produce, err := sb.AddProducerFunc()
 	require.NoError(t, err)
 	stream, err := sb.Build()
@@ -66,7 +67,7 @@ func indent(s string) string {
 // with the same headers and properties again: the bridge is lossless.
 func TestIntegrationJMSRoundTrip(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
+	b := jmskit.TestBroker(t)
 	props := map[string]any{
 		"p_str": "s", "p_bool": true, "p_int8": int8(-8), "p_int16": int16(-16),
 		"p_int32": int32(-32), "p_int64": int64(1) << 40, "p_float32": float32(0.25), "p_float64": 1.5,
@@ -79,7 +80,7 @@ func TestIntegrationJMSRoundTrip(t *testing.T) {
 		{"map", `{"a":1,"b":"x","c":1.5,"d":true}`, `{"a":1,"b":"x","c":1.5,"d":true}`},
 	} {
 		t.Run(tc.msgType, func(t *testing.T) {
-			q1, q2 := jmsRandName("jmsin-rt1-"), jmsRandName("jmsin-rt2-")
+			q1, q2 := jmskit.RandName("jmsin-rt1-"), jmskit.RandName("jmsin-rt2-")
 			msg := service.NewMessage([]byte(tc.payload))
 			for k, v := range props {
 				msg.MetaSetMut(k, v)
@@ -99,7 +100,7 @@ metadata:
   include_patterns: [ "^p_" ]
 `, q1, tc.msgType), msg)
 
-			r1 := newTestJMSReader(t, b.yaml()+"queue: "+q1+"\n", nil)
+			r1 := newTestJMSReader(t, b.YAML()+"queue: "+q1+"\n", nil)
 			connectReader(t, r1)
 			got1, ack1 := readOne(t, r1)
 			checkBody(t, tc.msgType, tc.want, got1)
@@ -127,7 +128,7 @@ metadata:
 			// bridge output.
 			sendThroughOutput(t, b, "queue: "+q2+"\n"+fmt.Sprintf(jmsBridgeOutput, tc.msgType), got1.Copy())
 			require.NoError(t, ack1(t.Context(), nil))
-			r2 := newTestJMSReader(t, b.yaml()+"queue: "+q2+"\n", nil)
+			r2 := newTestJMSReader(t, b.YAML()+"queue: "+q2+"\n", nil)
 			connectReader(t, r2)
 			got2, ack2 := readOne(t, r2)
 			checkBody(t, tc.msgType, tc.want, got2)
@@ -153,8 +154,8 @@ func checkBody(t *testing.T, msgType, want string, m *service.Message) {
 // output and the jms input as the pair, over RabbitMQ.
 func TestIntegrationJMSInputStreams(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	template, opts := jmsStreamsConfig(b)
+	b := jmskit.TestBroker(t)
+	template := jmsStreamsTemplate
 	suite := integration.StreamTests(
 		integration.StreamTestOpenClose(),
 		integration.StreamTestMetadata(),
@@ -165,22 +166,12 @@ func TestIntegrationJMSInputStreams(t *testing.T) {
 		integration.StreamTestStreamParallelLossy(200),
 		integration.StreamTestStreamParallelLossyThroughReconnect(200),
 	)
-	t.Run("max_in_flight 1", func(t *testing.T) {
-		suite.Run(t, template, opts...)
-	})
-	t.Run("max_in_flight 32 batched", func(t *testing.T) {
-		suite.Run(t, template, append(opts,
-			integration.StreamTestOptMaxInFlight(32),
-			integration.StreamTestOptVarSet("OUTPUT_BATCH_COUNT", "5"),
-			integration.StreamTestOptVarSet("BATCH_PERIOD", "5ms"),
-		)...)
-	})
+	b.RunStreamSuite(t, suite, template)
 }
 
-// jmsStreamsConfig is the suite's config: the jms output sends to a per-test
-// queue that the jms input consumes.
-func jmsStreamsConfig(b jmsBroker) (string, []integration.StreamTestOptFunc) {
-	template := `
+// jmsStreamsTemplate is the suite's config: the jms output sends to a
+// per-test queue that the jms input consumes.
+const jmsStreamsTemplate = `
 output:
   jms:
     urls: [ $URL ]
@@ -202,12 +193,3 @@ input:
     prefetch: 64
     nack_outcome: released
 `
-	opts := []integration.StreamTestOptFunc{
-		integration.StreamTestOptVarSet("URL", b.url),
-		integration.StreamTestOptVarSet("USER", b.user),
-		integration.StreamTestOptVarSet("PASS", b.pass),
-		integration.StreamTestOptVarSet("BATCH_PERIOD", ""),
-		integration.StreamTestOptTimeout(time.Minute),
-	}
-	return template, opts
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 )
 
 func TestJMSInputConfigErrors(t *testing.T) {
@@ -56,8 +57,8 @@ func TestJMSInputSubscriptionConfig(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newTestJMSReader(t, conn+tc.yaml, nil)
-			assert.Equal(t, tc.link, r.rcvConf.LinkName())
-			assert.Equal(t, tc.global, r.rcvConf.Global)
+			assert.Equal(t, tc.link, r.src.Config.LinkName())
+			assert.Equal(t, tc.global, r.src.Config.Global)
 		})
 	}
 }
@@ -80,4 +81,18 @@ func TestJMSInputOutcomeNames(t *testing.T) {
 	for o, want := range map[jms.Outcome]string{jms.Accepted: "accepted", jms.Released: "released", jms.Modified: "modified", jms.Rejected: "rejected"} {
 		assert.Equal(t, want, o.String())
 	}
+}
+
+// TestJMSInputLintIsConstructor checks that lint and the constructor refuse a
+// config the constructor refuses in the same words (the connection fields'
+// rule lives once, in jmscfg).
+func TestJMSInputLintIsConstructor(t *testing.T) {
+	componenttest.LintIsConstructor(t, componenttest.Input, "jms",
+		"urls: [ amqp://127.0.0.1:1 ]\nqueue: q\nusername: u\npassword: p\npassword_file: /run/p",
+		func(fields string) error {
+			pc, err := jmsInputSpec().ParseYAML(fields, nil)
+			require.NoError(t, err)
+			_, err = newJMSReaderFromParsed(pc, service.MockResources())
+			return err
+		})
 }

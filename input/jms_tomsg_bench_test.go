@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/testkit/jmskit"
 )
 
 // BenchmarkJMSInputToMessage measures turning a received BytesMessage into
@@ -17,7 +18,7 @@ func BenchmarkJMSInputToMessage(b *testing.B) {
 	dest, _ := rabbit.Resolve(jms.KindQueue, "q")
 	ds := make([]jms.Delivery, 64)
 	for i := range ds {
-		am, err := jms.Encode(&jms.Message{Type: jms.BodyBytes, Body: make([]byte, 1024), Destination: dest, Priority: jms.DefaultPriority})
+		am, err := jmskit.Encode(&jms.Message{Type: jms.BodyBytes, Body: make([]byte, 1024), Destination: dest, Priority: jms.DefaultPriority})
 		require.NoError(b, err)
 		ds[i].Payload, err = am.MarshalBinary()
 		require.NoError(b, err)

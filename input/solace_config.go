@@ -23,6 +23,7 @@ import (
 // siFields are the input's own fields (the connection block aside).
 type siFields struct {
 	queue, topic, queueName string
+	requests                bool // the requests block is set
 
 	hasSEMP, sempOAuth2                     bool
 	sempURL, sempUsername, sempVPN          string
@@ -70,6 +71,11 @@ func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 	str(&f.queue, siFieldQueue)
 	str(&f.topic, siFieldTopic)
 	str(&f.queueName, siFieldQueueName)
+	if err == nil {
+		var topics []string
+		topics, err = conf.FieldStringList(siFieldRequests, siFieldRequestsTopics)
+		f.requests = len(topics) > 0
+	}
 	if f.hasSEMP = conf.Contains(siFieldSEMP); f.hasSEMP {
 		str(&f.sempURL, siFieldSEMP, siFieldSEMPURL)
 		str(&f.sempUsername, siFieldSEMP, siFieldSEMPUsername)
@@ -119,8 +125,11 @@ func (f *siFields) problems() []error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch {
+	case f.requests && (f.queue != "" || f.topic != "" || len(f.topicSubscriptions) > 0):
+		add("field requests: serving requests excludes queue, topic and topic_subscriptions; keep requests, or remove it to consume messages")
+	case f.requests:
 	case f.queue == "" && f.topic == "" && len(f.topicSubscriptions) == 0:
-		add("exactly one of the fields queue and topic (or topic_subscriptions, direct mode) must be set: set exactly one of them, e.g. queue: orders or topic: orders/>")
+		add("exactly one of the fields queue and topic (or topic_subscriptions, direct mode) must be set: set exactly one of them, e.g. queue: orders or topic: orders/> (or serve requests with requests.topics)")
 	case f.queue != "" && f.topic != "":
 		add("fields queue and topic: both are set; keep one")
 	}

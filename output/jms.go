@@ -12,6 +12,8 @@ import (
 
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/jmscfg"
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/tally"
 	"github.com/connect-solace/connect-solace/internal/ttl"
 )
@@ -77,7 +79,7 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 ### Metrics
 
 `+"`jms_messages_sent`"+` (added up and reported within 100 ms, not per batch, which saves a metric lookup per batch), `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` for messages cut off by a connection failure, which Benthos resends after reconnecting, `+"`refused`"+` for an address refused with a broker-specific condition, or `+"`encoding`"+` for messages that cannot be encoded, including bad dynamic header values), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (per batch: from its first transfer to its last settlement; sampled, at most one batch per 10 ms, so every batch below 100 batches a second, which saves a metric lookup and a histogram update per batch above).`).
-		Fields(jms.ConnectionFields()...).
+		Fields(jmscfg.ConnectionFields()...).
 		Fields(
 			service.NewInterpolatedStringField(jmsFieldQueue).
 				Description("The JMS queue to send to. Exactly one of `queue` or `topic` must be set.").
@@ -142,12 +144,12 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 				Default("30s").
 				Advanced(),
 		).
-		Fields(jms.SenderLinkFields()...).
+		Fields(jmscfg.SenderLinkFields()...).
 		Fields(
 			service.NewOutputMaxInFlightField(),
 			service.NewBatchPolicyField(jmsFieldBatching),
 		).
-		LintRule(jmsOutputLint).
+		LintRule(lintmethod.Rule("jms_output_lint")).
 		Example("Orders to an ActiveMQ queue", "Sends each message as a persistent TextMessage, with a correlation ID and a property from metadata.", `
 output:
   jms:
@@ -172,10 +174,23 @@ output:
 `)
 }
 
-// jmsOutputLint is the lint rule: the constructor's destination rule first.
-var jmsOutputLint = jms.RegisterLint("jms_output_lint", func(conf map[string]any) error {
-	return jmsDestinationError(jms.LintSet(conf, jmsFieldQueue), jms.LintSet(conf, jmsFieldTopic))
-})
+// jmsLintSpec is the output's spec for reading a linted config.
+var jmsLintSpec = sync.OnceValue(jmsOutputSpec)
+
+// The output's lint rule reports the constructor's destination rule, then
+// the connection fields' contradictions, through this method.
+var _ = lintmethod.Register("jms_output_lint",
+	"Internal to the jms output's lint rule: the problems of the destination and connection fields of the linted config, as a list of messages.",
+	jmsLintSpec, jmsLint)
+
+func jmsLint(pc *service.ParsedConfig) ([]error, error) {
+	var errs []error
+	if err := jmsDestinationError(pc.Contains(jmsFieldQueue), pc.Contains(jmsFieldTopic)); err != nil {
+		errs = append(errs, err)
+	}
+	conn, err := jmscfg.ConnectionProblems(pc)
+	return append(errs, conn...), err
+}
 
 // jmsDestinationError is the rule that exactly one of queue and topic is set.
 func jmsDestinationError(queue, topic bool) error {
@@ -229,10 +244,9 @@ type jmsOutput struct {
 	link     jms.LinkSettings
 	sendConf jms.SenderConfig
 
-	dest    *interp.Field // the queue or topic name
-	tmpl    jms.Outgoing  // every message's start: the static fields applied
-	headers []jmsHeader   // the header fields that vary per message
-	meta    *service.MetadataFilter
+	tmpl   jms.Outgoing               // every message's start: the static fields applied
+	fields *interp.Plan[jms.Outgoing] // the interpolated fields (jmsRules)
+	meta   *service.MetadataFilter
 
 	mSent       *tally.Tally // jms_messages_sent, handed over in batches
 	mFailures   *service.MetricCounter
@@ -257,10 +271,10 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		mLatency:    tally.NewSampled(mgr.Metrics().NewTimer("jms_send_latency_ns")),
 	}
 	var err error
-	if o.connConf, err = jms.ConnConfigFromParsed(conf); err != nil {
+	if o.connConf, err = jmscfg.ConnConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
-	if o.link, err = jms.LinkSettingsFromParsed(conf); err != nil {
+	if o.link, err = jmscfg.LinkSettingsFromParsed(conf); err != nil {
 		return nil, err
 	}
 
@@ -268,12 +282,8 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if err = jmsDestinationError(conf.Contains(jmsFieldQueue), t); err != nil {
 		return nil, err
 	}
-	destField := jmsFieldQueue // o.tmpl.DestKind is jms.KindQueue
-	if t {
-		o.tmpl.DestKind, destField = jms.KindTopic, jmsFieldTopic
-	}
-	if o.dest, err = interp.Required(conf, destField); err != nil {
-		return nil, err
+	if t { // else o.tmpl.DestKind is jms.KindQueue
+		o.tmpl.DestKind = jms.KindTopic
 	}
 
 	mt, err := conf.FieldString(jmsFieldMessageType)
@@ -286,28 +296,8 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	}
 	o.tmpl.Message = jms.Message{Type: jms.BodyType(mt), Persistent: dm == jmsDeliveryPersistent, Priority: jms.DefaultPriority}
 
-	for _, h := range []jmsHeader{
-		{field: jmsFieldPriority, set: func(p *jms.Outgoing, s string) (err error) { p.Priority, err = jms.ParsePriority(s); return }},
-		{field: jmsFieldTTL, set: func(p *jms.Outgoing, s string) (err error) { p.TTL, err = ttl.Parse(s); return }},
-		{field: jmsFieldMessageID, set: func(p *jms.Outgoing, s string) error { p.MessageID = s; return nil }},
-		{field: jmsFieldCorrelationID, set: func(p *jms.Outgoing, s string) error { p.CorrelationID = s; return nil }},
-		{field: jmsFieldJMSType, set: func(p *jms.Outgoing, s string) error { p.JMSType = s; return nil }},
-		{field: jmsFieldReplyTo, set: func(p *jms.Outgoing, s string) error { p.ReplyToName = s; return nil }},
-		{field: jmsFieldGroupID, set: func(p *jms.Outgoing, s string) error { p.GroupID = s; return nil }},
-		{field: jmsFieldGroupSequence, set: func(p *jms.Outgoing, s string) (err error) { p.GroupSequence, err = jms.ParseGroupSequence(s); return }},
-	} {
-		if h.Field, err = interp.Optional(conf, h.field); err != nil {
-			return nil, err
-		} else if h.Field == nil {
-			continue
-		}
-		// A static value is applied once, here, to the template, by the code
-		// that applies a dynamic one per message.
-		if v, ok := h.Static(); !ok {
-			o.headers = append(o.headers, h)
-		} else if err := h.set(&o.tmpl, v); err != nil {
-			return nil, fmt.Errorf("field %s: %w", h.field, err)
-		}
+	if o.fields, err = interp.NewPlan(conf, &o.tmpl, jmsRules); err != nil {
+		return nil, err
 	}
 	rt, err := conf.FieldString(jmsFieldReplyToType)
 	if err != nil {
@@ -337,25 +327,34 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	return o, nil
 }
 
-// jmsHeader is one interpolated header field and where its value goes.
-type jmsHeader struct {
-	field string
-	set   func(p *jms.Outgoing, v string) error
-	*interp.Field
+// jmsRules are the interpolated fields and where their values go, for
+// interp.Plan: a static value is applied once to the template, a dynamic one
+// per message.
+var jmsRules = []interp.Rule[jms.Outgoing]{
+	{Name: jmsFieldQueue, Apply: func(p *jms.Outgoing, s string) error { p.DestName = s; return nil }},
+	{Name: jmsFieldTopic, Apply: func(p *jms.Outgoing, s string) error { p.DestName = s; return nil }},
+	{Name: jmsFieldPriority, Apply: func(p *jms.Outgoing, s string) (err error) { p.Priority, err = jms.ParsePriority(s); return }},
+	{Name: jmsFieldTTL, Apply: func(p *jms.Outgoing, s string) (err error) { p.TTL, err = ttl.Parse(s); return }},
+	{Name: jmsFieldMessageID, Apply: func(p *jms.Outgoing, s string) error { p.MessageID = s; return nil }},
+	{Name: jmsFieldCorrelationID, Apply: func(p *jms.Outgoing, s string) error { p.CorrelationID = s; return nil }},
+	{Name: jmsFieldJMSType, Apply: func(p *jms.Outgoing, s string) error { p.JMSType = s; return nil }},
+	{Name: jmsFieldReplyTo, Apply: func(p *jms.Outgoing, s string) error { p.ReplyToName = s; return nil }},
+	{Name: jmsFieldGroupID, Apply: func(p *jms.Outgoing, s string) error { p.GroupID = s; return nil }},
+	{Name: jmsFieldGroupSequence, Apply: func(p *jms.Outgoing, s string) (err error) { p.GroupSequence, err = jms.ParseGroupSequence(s); return }},
 }
 
 // prepare evaluates interpolations and builds in p the JMS view of message
 // i. Its message ID is fixed here, so a resend carries the same one.
-func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *interp.Batch, i int) error {
+func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *interp.Eval[jms.Outgoing], i int) error {
 	*p = o.tmpl
-	var err error
-	if p.DestName, err = ev.String(o.dest, i); err != nil {
+	if err := ev.Apply(p, i); err != nil {
 		return err
 	}
 	if p.DestName == "" {
 		return fmt.Errorf("the %s name resolved to an empty string", p.DestKind)
 	}
 	msg := batch[i]
+	var err error
 	if p.Type == jms.BodyMap {
 		v, err := msg.AsStructured()
 		if err != nil {
@@ -366,16 +365,6 @@ func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *int
 		}
 	} else if p.Body, err = msg.AsBytes(); err != nil {
 		return err
-	}
-	for k := range o.headers {
-		h := &o.headers[k]
-		v, err := ev.String(h.Field, i)
-		if err != nil {
-			return err
-		}
-		if err := h.set(p, v); err != nil {
-			return fmt.Errorf("field %s: %w", h.field, err)
-		}
 	}
 	if p.MessageID == "" {
 		p.MessageID = jms.NewMessageID()
@@ -447,9 +436,9 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 	w := jms.GetWork(len(batch))
 	defer w.Release()
 	msgs, res := w.Msgs, w.Res
-	ev := interp.NewBatch(batch)
+	ev := o.fields.Batch(batch)
 	for i := range batch {
-		if err := o.prepare(msgs[i], batch, ev, i); err != nil {
+		if err := o.prepare(msgs[i], batch, &ev, i); err != nil {
 			msgs[i], res[i].Err = nil, &jms.MessageError{Label: jms.LabelEncoding, Err: err}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+
+	"github.com/connect-solace/connect-solace/internal/testkit/jmskit"
 )
 
 // BenchmarkJMSOutputVsRawAMQP sends 1 KiB messages to RabbitMQ through the jms
@@ -32,7 +33,7 @@ import (
 //
 //	go test -run '^$' -bench JMSOutputVsRawAMQP -benchtime 20000x ./output/
 func BenchmarkJMSOutputVsRawAMQP(b *testing.B) {
-	broker := jmsTestBroker(b)
+	broker := jmskit.TestBroker(b)
 	const window = 256 // unsettled deliveries in flight, for both senders
 	payload := bytes.Repeat([]byte("x"), 1024)
 
@@ -42,9 +43,9 @@ func BenchmarkJMSOutputVsRawAMQP(b *testing.B) {
 	}{{jmsDeliveryPersistent, 4}, {jmsDeliveryNonPersistent, 4}, {jmsDeliveryPersistent + "/batch1", 1}} {
 		mode := strings.TrimSuffix(bc.mode, "/batch1")
 		b.Run(bc.mode, func(b *testing.B) {
-			rawQueue := jmsRandName("jms-bench-raw-")
-			outQueue := jmsRandName("jms-bench-out-")
-			b.Cleanup(func() { deleteBenchQueues(rawQueue, outQueue) })
+			rawQueue := jmskit.RandName("jms-bench-raw-")
+			outQueue := jmskit.RandName("jms-bench-out-")
+			b.Cleanup(func() { jmskit.DeleteQueues(rawQueue, outQueue) })
 
 			raw := newRawSender(b, broker, "/queue/"+rawQueue, mode == jmsDeliveryPersistent)
 			defer raw.close()
@@ -53,7 +54,7 @@ func BenchmarkJMSOutputVsRawAMQP(b *testing.B) {
 			// number of deliveries in flight as the raw sender (batch1: 64).
 			const writers = 64
 			batchSize := bc.batchSize
-			o := newTestJMSOutput(b, broker.yaml()+"queue: "+outQueue+"\nmessage_type: bytes\ndelivery_mode: "+mode+"\n")
+			o := newTestJMSOutput(b, broker.YAML()+"queue: "+outQueue+"\nmessage_type: bytes\ndelivery_mode: "+mode+"\n")
 			require.NoError(b, o.Connect(b.Context()))
 			defer func() { _ = o.Close(context.Background()) }()
 
@@ -141,12 +142,9 @@ type rawSender struct {
 	durable bool
 }
 
-func newRawSender(b *testing.B, broker jmsBroker, address string, durable bool) *rawSender {
+func newRawSender(b *testing.B, broker jmskit.Broker, address string, durable bool) *rawSender {
 	ctx := b.Context()
-	conn, err := amqp.Dial(ctx, broker.url, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain(broker.user, broker.pass)})
-	require.NoError(b, err)
-	sess, err := conn.NewSession(ctx, nil)
-	require.NoError(b, err)
+	conn, sess := broker.Dial(b)
 	ssm := amqp.SenderSettleModeUnsettled
 	sender, err := sess.NewSender(ctx, address, &amqp.SenderOptions{
 		SettlementMode:   &ssm,
@@ -183,7 +181,7 @@ func (r *rawSender) send(b *testing.B, payload []byte, n int) {
 		// The same wire message the output sends (a BytesMessage with its
 		// annotations and properties, a fresh ID), so the ratio measures the
 		// output's machinery, not the size of the JMS mapping's sections.
-		msg, err := jms.Encode(&jms.Message{
+		msg, err := jmskit.Encode(&jms.Message{
 			Type:        jms.BodyBytes,
 			Body:        payload,
 			Destination: r.dest,
@@ -206,11 +204,3 @@ func (r *rawSender) send(b *testing.B, payload []byte, n int) {
 }
 
 func (r *rawSender) close() { _ = r.conn.Close() }
-
-// deleteBenchQueues removes what the benchmark left in the broker, when
-// rabbitmqctl is at hand.
-func deleteBenchQueues(names ...string) {
-	for _, q := range names {
-		_ = exec.Command("rabbitmqctl", "-q", "-n", "rabbit@localhost", "delete_queue", q).Run()
-	}
-}

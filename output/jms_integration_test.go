@@ -3,13 +3,9 @@ package output
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+
+	"github.com/connect-solace/connect-solace/internal/testkit/jmskit"
 )
 
 // TestIntegrationJMSEncoding sends each message type through the output to
@@ -32,7 +30,7 @@ import (
 // and header a JMS consumer relies on.
 func TestIntegrationJMSEncoding(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
+	b := jmskit.TestBroker(t)
 
 	type check func(t *testing.T, m receivedMsg, sentAt time.Time)
 	tests := []struct {
@@ -173,8 +171,8 @@ delivery_mode: non_persistent
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			queue := jmsRandName("jms-it-")
-			o := newTestJMSOutput(t, b.yaml()+"queue: "+queue+"\n"+tc.config)
+			queue := jmskit.RandName("jms-it-")
+			o := newTestJMSOutput(t, b.YAML()+"queue: "+queue+"\n"+tc.config)
 			require.NoError(t, o.Connect(t.Context()))
 			t.Cleanup(func() { _ = o.Close(t.Context()) })
 
@@ -221,9 +219,9 @@ func assertCreationTime(t *testing.T, m receivedMsg, sentAt time.Time) {
 // checks each subscriber gets only its own.
 func TestIntegrationJMSDynamicTopics(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	base := jmsRandName("jms-topic-")
-	o := newTestJMSOutput(t, b.yaml()+`topic: '`+base+`.${! meta("sym") }'`+"\n")
+	b := jmskit.TestBroker(t)
+	base := jmskit.RandName("jms-topic-")
+	o := newTestJMSOutput(t, b.YAML()+`topic: '`+base+`.${! meta("sym") }'`+"\n")
 	require.NoError(t, o.Connect(t.Context()))
 	t.Cleanup(func() { _ = o.Close(t.Context()) })
 
@@ -260,9 +258,9 @@ func TestIntegrationJMSDynamicTopics(t *testing.T) {
 // no more links than the bound stay open.
 func TestIntegrationJMSLinkCache(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	base := jmsRandName("jms-cache-")
-	o := newTestJMSOutput(t, b.yaml()+`queue: '`+base+`-${! meta("n") }'`+"\nlink_cache_size: 2\n")
+	b := jmskit.TestBroker(t)
+	base := jmskit.RandName("jms-cache-")
+	o := newTestJMSOutput(t, b.YAML()+`queue: '`+base+`-${! meta("n") }'`+"\nlink_cache_size: 2\n")
 	require.NoError(t, o.Connect(t.Context()))
 	t.Cleanup(func() { _ = o.Close(t.Context()) })
 
@@ -291,15 +289,15 @@ func TestIntegrationJMSLinkCache(t *testing.T) {
 // an error that says so and does not leak the password.
 func TestIntegrationJMSWrongPassword(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	b.pass = "not-the-password-4711"
-	o := newTestJMSOutput(t, b.yaml()+"queue: nowhere\n")
+	b := jmskit.TestBroker(t)
+	b.Pass = "not-the-password-4711"
+	o := newTestJMSOutput(t, b.YAML()+"queue: nowhere\n")
 	err := o.Connect(t.Context())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, jms.ErrAuth)
 	assert.Contains(t, err.Error(), "check username and password")
-	assert.Contains(t, err.Error(), b.user)
-	assert.NotContains(t, err.Error(), b.pass)
+	assert.Contains(t, err.Error(), b.User)
+	assert.NotContains(t, err.Error(), b.Pass)
 	assert.ErrorIs(t, o.WriteBatch(t.Context(), service.MessageBatch{service.NewMessage([]byte("x"))}), service.ErrNotConnected)
 }
 
@@ -308,14 +306,14 @@ func TestIntegrationJMSWrongPassword(t *testing.T) {
 // wrong password in the file fails as a bad password does.
 func TestIntegrationJMSPasswordFile(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
+	b := jmskit.TestBroker(t)
 	dir := t.TempDir()
 	tests := []struct {
 		name     string
 		content  string
 		wantAuth bool
 	}{
-		{name: "right password", content: b.pass + "\n"},
+		{name: "right password", content: b.Pass + "\n"},
 		{name: "wrong password", content: "not-the-password-4711\n", wantAuth: true},
 	}
 	for i, tt := range tests {
@@ -323,7 +321,7 @@ func TestIntegrationJMSPasswordFile(t *testing.T) {
 			path := filepath.Join(dir, fmt.Sprintf("password-%d", i))
 			require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o600))
 			o := newTestJMSOutput(t, fmt.Sprintf("urls: [ %q ]\nusername: %q\npassword_file: %q\nqueue: %s\n",
-				b.url, b.user, path, jmsRandName("jms-pwfile-")))
+				b.URL, b.User, path, jmskit.RandName("jms-pwfile-")))
 			t.Cleanup(func() { _ = o.Close(context.Background()) })
 			err := o.Connect(t.Context())
 			if tt.wantAuth {
@@ -346,10 +344,10 @@ func TestIntegrationJMSPasswordFile(t *testing.T) {
 // amqp:not-found.
 func TestIntegrationJMSRejectedMessage(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	queue := jmsRandName("jms-it-")
-	missing := "/exchange/" + jmsRandName("jms-missing-") + "/key"
-	o := newTestJMSOutput(t, b.yaml()+`queue: '${! meta("dest") }'`+"\naddress_style: rabbitmq\n")
+	b := jmskit.TestBroker(t)
+	queue := jmskit.RandName("jms-it-")
+	missing := "/exchange/" + jmskit.RandName("jms-missing-") + "/key"
+	o := newTestJMSOutput(t, b.YAML()+`queue: '${! meta("dest") }'`+"\naddress_style: rabbitmq\n")
 	require.NoError(t, o.Connect(t.Context()))
 	t.Cleanup(func() { _ = o.Close(t.Context()) })
 
@@ -394,9 +392,9 @@ func TestIntegrationJMSRejectedMessage(t *testing.T) {
 // must be on the queue (0 lost; duplicates are allowed, at least once).
 func TestIntegrationJMSBrokerRestart(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	queue := jmsRandName("jms-restart-")
-	o := newTestJMSOutput(t, b.yaml()+"queue: "+queue+`
+	b := jmskit.TestBroker(t)
+	queue := jmskit.RandName("jms-restart-")
+	o := newTestJMSOutput(t, b.YAML()+"queue: "+queue+`
 retry:
   initial_interval: 50ms
   max_interval: 500ms
@@ -468,8 +466,8 @@ send_timeout: 5s
 	}()
 
 	<-started
-	runShell(t, b.stop)
-	runShell(t, b.start)
+	jmskit.RunShell(t, b.Stop)
+	jmskit.RunShell(t, b.Start)
 	close(restarted)
 	require.NoError(t, <-producerDone)
 
@@ -505,63 +503,7 @@ func indexFailed(ix *service.Indexer, bErr *service.BatchError, idx int) error {
 	return out
 }
 
-func runShell(t *testing.T, cmd string) {
-	t.Helper()
-	out, err := execShell(t, cmd)
-	require.NoError(t, err, "%s: %s", cmd, out)
-}
-
-func execShell(t *testing.T, cmd string) (string, error) {
-	t.Helper()
-	out, err := exec.CommandContext(t.Context(), "sh", "-c", cmd).CombinedOutput()
-	return string(out), err
-}
-
 // ---- helpers shared by the jms integration tests and benchmark ----
-
-// jmsBroker is the RabbitMQ that .ci/setup.d/20-rabbitmq.sh starts. The
-// defaults match what the script creates, so a developer who ran it once
-// needs no environment.
-type jmsBroker struct {
-	url, user, pass string
-	stop, start     string
-}
-
-const jmsSetupHint = "run `bash -c 'source .ci/setup.d/20-rabbitmq.sh'` from the repository root to install and start RabbitMQ with AMQP 1.0 on 127.0.0.1"
-
-func jmsEnv(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
-// jmsTestBroker returns the broker, failing (never skipping) when it is not
-// reachable, with the command that starts it.
-func jmsTestBroker(t testing.TB) jmsBroker {
-	t.Helper()
-	b := jmsBroker{
-		url:   jmsEnv("JMS_TEST_AMQP_URL", "amqp://127.0.0.1:5672"),
-		user:  jmsEnv("JMS_TEST_USERNAME", "connect-solace"),
-		pass:  jmsEnv("JMS_TEST_PASSWORD", "connect-solace-test"),
-		stop:  jmsEnv("JMS_TEST_BROKER_STOP", "rabbitmqctl -q -n rabbit@localhost stop_app"),
-		start: jmsEnv("JMS_TEST_BROKER_START", "rabbitmqctl -q -n rabbit@localhost start_app && rabbitmqctl -q -n rabbit@localhost await_startup"),
-	}
-	u, err := url.Parse(b.url)
-	require.NoError(t, err)
-	c, err := net.DialTimeout("tcp", u.Host, 3*time.Second)
-	if err != nil {
-		t.Fatalf("RabbitMQ is not reachable at %s (%v): %s", b.url, err, jmsSetupHint)
-	}
-	_ = c.Close()
-	return b
-}
-
-func jmsRandName(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
 
 // newTestJMSOutput builds the output from YAML the way Benthos would.
 func newTestJMSOutput(t testing.TB, yaml string) *jmsOutput {
@@ -571,11 +513,6 @@ func newTestJMSOutput(t testing.TB, yaml string) *jmsOutput {
 	o, err := newJMSOutputFromParsed(conf, service.MockResources())
 	require.NoError(t, err)
 	return o
-}
-
-// brokerYAML is the connection part of a config for the test broker.
-func (b jmsBroker) yaml() string {
-	return fmt.Sprintf("urls: [ %q ]\nusername: %q\npassword: %q\n", b.url, b.user, b.pass)
 }
 
 // receivedMsg is what jms_receive.py reports for one message.
@@ -622,17 +559,17 @@ type pyReceiver struct {
 
 // startPyReceiver starts the independent Proton receiver on address and
 // waits until its link is attached. count 0 drains until idle.
-func startPyReceiver(t testing.TB, b jmsBroker, address string, count int) *pyReceiver {
+func startPyReceiver(t testing.TB, b jmskit.Broker, address string, count int) *pyReceiver {
 	t.Helper()
 	ctx := t.Context()
 	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "testdata/jms_receive.py",
-		"--url", b.url, "--user", b.user, "--password", b.pass,
+		"--url", b.URL, "--user", b.User, "--password", b.Pass,
 		"--address", address, "--count", fmt.Sprint(count), "--timeout", "20")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	r := &pyReceiver{cmd: cmd, lines: make(chan string, 4), stderr: &strings.Builder{}, done: make(chan error, 1)}
 	cmd.Stderr = r.stderr
-	require.NoError(t, cmd.Start(), "starting /usr/bin/python3 (python3-qpid-proton): %s", jmsSetupHint)
+	require.NoError(t, cmd.Start(), "starting /usr/bin/python3 (python3-qpid-proton): %s", jmskit.SetupHint)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -668,7 +605,7 @@ func (r *pyReceiver) wait(t testing.TB) []receivedMsg {
 
 // receiveWithPython reads count messages from address with the Proton
 // receiver.
-func receiveWithPython(t testing.TB, b jmsBroker, address string, count int) []receivedMsg {
+func receiveWithPython(t testing.TB, b jmskit.Broker, address string, count int) []receivedMsg {
 	t.Helper()
 	return startPyReceiver(t, b, address, count).wait(t)
 }
@@ -736,64 +673,18 @@ type jmsTestReceiver struct {
 	rcv  *amqp.Receiver
 }
 
-// dialTestReceiver attaches a durable-terminus receiver, matching how the
-// output declares RabbitMQ queues.
-func dialTestReceiver(ctx context.Context, url, user, pass, address string) (*amqp.Conn, *amqp.Receiver, error) {
-	conn, err := amqp.Dial(ctx, url, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain(user, pass)})
-	if err != nil {
-		return nil, nil, err
-	}
-	sess, err := conn.NewSession(ctx, nil)
-	if err != nil {
-		_ = conn.Close()
-		return nil, nil, err
-	}
-	// Manual credit, one message per read: go-amqp's automatic credit
-	// renewal stalled against RabbitMQ 3.10 under the race detector's timing.
-	opts := &amqp.ReceiverOptions{Credit: -1}
-	if strings.HasPrefix(address, "/queue/") {
-		opts.SourceDurability = amqp.DurabilityUnsettledState
-	}
-	rcv, err := sess.NewReceiver(ctx, address, opts)
-	if err != nil {
-		_ = conn.Close()
-		return nil, nil, err
-	}
-	return conn, rcv, nil
-}
-
 func (r *jmsTestReceiver) Connect(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.conn != nil {
 		return nil
 	}
-	conn, rcv, err := dialTestReceiver(ctx, r.url, r.user, r.pass, r.address)
+	conn, rcv, err := jmskit.DialReceiver(ctx, r.url, r.user, r.pass, r.address)
 	if err != nil {
 		return err
 	}
 	r.conn, r.rcv = conn, rcv
 	return nil
-}
-
-// receiveOne grants the broker one credit and waits for the message it
-// allows, unless one already arrived on an earlier grant.
-func receiveOne(ctx context.Context, rcv *amqp.Receiver) (*amqp.Message, error) {
-	if m := rcv.Prefetched(); m != nil {
-		return m, nil
-	}
-	if err := rcv.IssueCredit(1); err != nil {
-		return nil, err
-	}
-	return rcv.Receive(ctx, nil)
-}
-
-// amqpBody returns the payload of a text or bytes JMS message.
-func amqpBody(m *amqp.Message) []byte {
-	if s, ok := m.Value.(string); ok {
-		return []byte(s)
-	}
-	return m.GetData()
 }
 
 func (r *jmsTestReceiver) Read(ctx context.Context) (*service.Message, service.AckFunc, error) {
@@ -803,11 +694,11 @@ func (r *jmsTestReceiver) Read(ctx context.Context) (*service.Message, service.A
 	if rcv == nil {
 		return nil, nil, service.ErrNotConnected
 	}
-	am, err := receiveOne(ctx, rcv)
+	am, err := jmskit.ReceiveOne(ctx, rcv)
 	if err != nil {
 		return nil, nil, err
 	}
-	msg := service.NewMessage(amqpBody(am))
+	msg := service.NewMessage(jmskit.Body(am))
 	for k, v := range am.ApplicationProperties {
 		msg.MetaSetMut(k, v)
 	}
@@ -834,7 +725,7 @@ func (r *jmsTestReceiver) Close(ctx context.Context) error {
 // are JSON documents with an "id" field; messages that arrive before the one
 // asked for are kept for later calls.
 type jmsGetter struct {
-	b     jmsBroker
+	b     jmskit.Broker
 	mu    sync.Mutex
 	tests map[string]*jmsGetterQueue
 }
@@ -857,7 +748,7 @@ func (g *jmsGetter) get(ctx context.Context, testID, messageID string) (string, 
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.rcv == nil {
-		conn, r, err := dialTestReceiver(ctx, g.b.url, g.b.user, g.b.pass, "/queue/jms-stream-"+testID)
+		conn, r, err := jmskit.DialReceiver(ctx, g.b.URL, g.b.User, g.b.Pass, "/queue/jms-stream-"+testID)
 		if err != nil {
 			return "", nil, err
 		}
@@ -868,14 +759,14 @@ func (g *jmsGetter) get(ctx context.Context, testID, messageID string) (string, 
 		if body, ok := q.seen[messageID]; ok {
 			return body, nil, nil
 		}
-		am, err := receiveOne(ctx, q.rcv)
+		am, err := jmskit.ReceiveOne(ctx, q.rcv)
 		if err != nil {
 			return "", nil, fmt.Errorf("waiting for message %s: %w", messageID, err)
 		}
 		if err := q.rcv.AcceptMessage(ctx, am); err != nil {
 			return "", nil, err
 		}
-		body := amqpBody(am)
+		body := jmskit.Body(am)
 		var doc struct {
 			ID json.Number `json:"id"`
 		}
@@ -890,7 +781,7 @@ func (g *jmsGetter) get(ctx context.Context, testID, messageID string) (string, 
 // output and RabbitMQ.
 func TestIntegrationJMSStreams(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
+	b := jmskit.TestBroker(t)
 
 	template := `
 output:
@@ -913,13 +804,6 @@ input:
     address: /queue/jms-stream-$ID
 `
 	g := &jmsGetter{b: b, tests: map[string]*jmsGetterQueue{}}
-	opts := []integration.StreamTestOptFunc{
-		integration.StreamTestOptVarSet("URL", b.url),
-		integration.StreamTestOptVarSet("USER", b.user),
-		integration.StreamTestOptVarSet("PASS", b.pass),
-		integration.StreamTestOptVarSet("BATCH_PERIOD", ""),
-		integration.StreamTestOptTimeout(time.Minute),
-	}
 	suite := integration.StreamTests(
 		integration.StreamTestOpenClose(),
 		integration.StreamTestMetadata(),
@@ -930,96 +814,22 @@ input:
 		integration.StreamTestOutputOnlySendSequential(20, g.get),
 		integration.StreamTestOutputOnlySendBatch(20, g.get),
 	)
-	t.Run("max_in_flight 1", func(t *testing.T) {
-		suite.Run(t, template, opts...)
-	})
-	t.Run("max_in_flight 32 batched", func(t *testing.T) {
-		suite.Run(t, template, append(opts,
-			integration.StreamTestOptMaxInFlight(32),
-			integration.StreamTestOptVarSet("OUTPUT_BATCH_COUNT", "5"),
-			integration.StreamTestOptVarSet("BATCH_PERIOD", "5ms"),
-		)...)
-	})
+	b.RunStreamSuite(t, suite, template)
 }
 
 // ---- metrics ----
 
-// jmsTestMetrics records what components report, for TestIntegrationJMSMetrics.
-type jmsTestMetrics struct {
-	mu     sync.Mutex
-	counts map[string]int64 // name{label values} -> sum of increments or timings seen
-}
-
-var jmsMetrics = &jmsTestMetrics{counts: map[string]int64{}}
-
-func (m *jmsTestMetrics) add(key string, n int64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.counts[key] += n
-}
-
-func (m *jmsTestMetrics) get(key string) int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.counts[key]
-}
-
-type jmsTestCounter struct{ key string }
-
-func (c jmsTestCounter) Incr(n int64)          { jmsMetrics.add(c.key, n) }
-func (c jmsTestCounter) IncrFloat64(f float64) { jmsMetrics.add(c.key, int64(f)) }
-func (c jmsTestCounter) Timing(int64)          { jmsMetrics.add(c.key, 1) }
-func (c jmsTestCounter) Set(int64)             {}
-
-type jmsTestExporter struct{}
-
-func metricKey(name string, keys, values []string) string {
-	var labels []string
-	for i, k := range keys {
-		if k == "condition" { // the only label this test looks at
-			labels = append(labels, k+"="+values[i])
-		}
-	}
-	return name + "{" + strings.Join(labels, ",") + "}"
-}
-
-func (jmsTestExporter) NewCounterCtor(name string, keys ...string) service.MetricsExporterCounterCtor {
-	return func(values ...string) service.MetricsExporterCounter {
-		return jmsTestCounter{metricKey(name, keys, values)}
-	}
-}
-
-func (jmsTestExporter) NewTimerCtor(name string, keys ...string) service.MetricsExporterTimerCtor {
-	return func(values ...string) service.MetricsExporterTimer {
-		return jmsTestCounter{metricKey(name, keys, values)}
-	}
-}
-
-func (jmsTestExporter) NewGaugeCtor(name string, keys ...string) service.MetricsExporterGaugeCtor {
-	return func(values ...string) service.MetricsExporterGauge {
-		return jmsTestCounter{metricKey(name, keys, values)}
-	}
-}
-
-func (jmsTestExporter) Close(context.Context) error { return nil }
-
-func init() {
-	service.MustRegisterMetricsExporter("jms_test_metrics", service.NewConfigSpec(),
-		func(*service.ParsedConfig, *service.Logger) (service.MetricsExporter, error) {
-			return jmsTestExporter{}, nil
-		})
-}
+// jmsMetrics records what the streams of TestIntegrationJMSMetrics report.
+var jmsMetrics = jmskit.RegisterMetrics("jms_test_metrics")
 
 // TestIntegrationJMSMetrics runs a real stream and checks the output reports
 // messages sent, send latency and failures by the broker's condition.
 func TestIntegrationJMSMetrics(t *testing.T) {
 	integration.CheckSkip(t)
-	b := jmsTestBroker(t)
-	queue := jmsRandName("jms-metrics-")
-	missing := "/exchange/" + jmsRandName("jms-missing-") + "/k"
-	jmsMetrics.mu.Lock()
-	jmsMetrics.counts = map[string]int64{}
-	jmsMetrics.mu.Unlock()
+	b := jmskit.TestBroker(t)
+	queue := jmskit.RandName("jms-metrics-")
+	missing := "/exchange/" + jmskit.RandName("jms-missing-") + "/k"
+	jmsMetrics.Reset()
 
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetMetricsYAML("jms_test_metrics: {}"))
@@ -1039,16 +849,16 @@ fallback:
       address_style: rabbitmq
       queue: '${! if content() == "m6" { %q } else { %q } }'
   - drop: {}
-`, b.url, b.user, b.pass, missing, queue)))
+`, b.URL, b.User, b.Pass, missing, queue)))
 	stream, err := sb.Build()
 	require.NoError(t, err)
 	require.NoError(t, stream.Run(t.Context()))
 
-	assert.Equal(t, int64(5), jmsMetrics.get("jms_messages_sent{}"))
+	assert.Equal(t, int64(5), jmsMetrics.Get("jms_messages_sent"))
 	// Sampled: at most one batch per 10 ms, and at least the first.
-	assert.GreaterOrEqual(t, jmsMetrics.get("jms_send_latency_ns{}"), int64(1), "a latency sample for the delivered messages")
-	assert.LessOrEqual(t, jmsMetrics.get("jms_send_latency_ns{}"), int64(5), "no more samples than delivered batches")
-	assert.Equal(t, int64(1), jmsMetrics.get("jms_send_failures{condition=amqp:not-found}"))
+	assert.GreaterOrEqual(t, jmsMetrics.Get("jms_send_latency_ns"), int64(1), "a latency sample for the delivered messages")
+	assert.LessOrEqual(t, jmsMetrics.Get("jms_send_latency_ns"), int64(5), "no more samples than delivered batches")
+	assert.Equal(t, int64(1), jmsMetrics.Get("jms_send_failures", "condition=amqp:not-found"))
 	got := receiveWithPython(t, b, "/queue/"+queue, 5)
 	assert.Len(t, got, 5)
 }
@@ -1083,7 +893,7 @@ func TestIntegrationJMSAnonymousRelay(t *testing.T) {
 	require.NoError(t, err)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start(), "starting /usr/bin/python3 (python3-qpid-proton): %s", jmsSetupHint)
+	require.NoError(t, cmd.Start(), "starting /usr/bin/python3 (python3-qpid-proton): %s", jmskit.SetupHint)
 	lines := make(chan string, 16)
 	go func() {
 		sc := bufio.NewScanner(stdout)

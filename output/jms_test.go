@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connect-solace/connect-solace/internal/interp"
+	"github.com/connect-solace/connect-solace/internal/amqpwire/amqpwiretest"
 	"github.com/connect-solace/connect-solace/internal/jms"
-	"github.com/connect-solace/connect-solace/internal/jms/amqppeer"
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 )
 
 // TestJMSLintRules checks the spec's lint rules name the field and the fix.
@@ -31,7 +31,7 @@ func TestJMSLintRules(t *testing.T) {
 		{"prefix without custom", "queue: q\nqueue_prefix: 'x://'", "address_style: custom"},
 		{"prefix with artemis", "queue: q\naddress_style: artemis\nqueue_prefix: 'anycast://'", ""},
 		{"password without username", "queue: q\npassword: secret", "set username too"},
-		{"password and password_file", "queue: q\nusername: u\npassword: secret\npassword_file: /run/p", "fields password and password_file are both set: keep one"},
+		{"password and password_file", "queue: q\nusername: u\npassword: secret\npassword_file: /run/p", "fields password and password_file: both are set; keep one"},
 		{"password_file without username", "queue: q\npassword_file: /run/p", "set username too"},
 		{"password_file", "queue: q\nusername: u\npassword_file: /run/p", ""},
 	}
@@ -158,7 +158,8 @@ func TestJMSPrepare(t *testing.T) {
 			}
 			batch := service.MessageBatch{m}
 			p := new(jms.Outgoing)
-			err := o.prepare(p, batch, interp.NewBatch(batch), 0)
+			ev := o.fields.Batch(batch)
+			err := o.prepare(p, batch, &ev, 0)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -213,7 +214,7 @@ func TestJMSPasswordFile(t *testing.T) {
 			}
 			o := newTestJMSOutput(t, "urls: [ amqp://127.0.0.1:1 ]\nqueue: q\nusername: u\npassword_file: "+path)
 			assert.Empty(t, o.connConf.Dial.Password, "the file is not read at parse")
-			assert.Equal(t, path, o.connConf.PasswordFile)
+			assert.NotNil(t, o.connConf.Password, "read at connect")
 			err := o.Connect(t.Context())
 			require.Error(t, err)
 			for _, w := range tt.wantErr {
@@ -228,7 +229,7 @@ func TestJMSPasswordFile(t *testing.T) {
 }
 
 // current returns the connection and its addresser, nil when disconnected.
-func (o *jmsOutput) current() (*jms.SendConn, jms.Addresser) {
+func (o *jmsOutput) current() (*jms.Conn, jms.Addresser) {
 	if s := o.sender.Load(); s != nil {
 		return s.Conn(), s.Addresser()
 	}
@@ -243,12 +244,12 @@ func (o *jmsOutput) current() (*jms.SendConn, jms.Addresser) {
 // reconnects, without the output dialing itself.
 func TestJMSWriteBatchAgainstPeer(t *testing.T) {
 	var drop atomic.Bool
-	p := amqppeer.New(t, func(p *amqppeer.Peer) {
-		p.Decide = func(amqppeer.Delivery, int) amqppeer.Action {
+	p := amqpwiretest.New(t, func(p *amqpwiretest.Peer) {
+		p.Decide = func(amqpwiretest.Delivery, int) amqpwiretest.Action {
 			if drop.Load() {
-				return amqppeer.DropConn
+				return amqpwiretest.DropConn
 			}
-			return amqppeer.Accept
+			return amqpwiretest.Accept
 		}
 	})
 	o := newTestJMSOutput(t, "urls: [ "+p.URL+" ]\nqueue: q\nttl: '${! meta(\"ttl\").or(\"\") }'\nmetadata:\n  include_prefixes: [ app_ ]\n")
@@ -303,5 +304,25 @@ func TestJMSOrdered(t *testing.T) {
 		mif, err := conf.FieldMaxInFlight()
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, jmsMaxInFlight(o, mif))
+	}
+}
+
+// TestJMSLintIsConstructor checks that lint and the constructor refuse a
+// config the constructor refuses in the same words: the destination rule and
+// the connection fields' rule each live once.
+func TestJMSLintIsConstructor(t *testing.T) {
+	for _, fields := range []string{
+		"urls: [ amqp://127.0.0.1:1 ]\nqueue: q\nusername: u\npassword: p\npassword_file: /run/p",
+		"urls: [ amqp://127.0.0.1:1 ]\nqueue: q\ntopic: t",
+		"urls: [ amqp://127.0.0.1:1 ]",
+	} {
+		t.Run(fields, func(t *testing.T) {
+			componenttest.LintIsConstructor(t, componenttest.Output, "jms", fields, func(fields string) error {
+				pc, err := jmsOutputSpec().ParseYAML(fields, nil)
+				require.NoError(t, err)
+				_, err = newJMSOutputFromParsed(pc, service.MockResources())
+				return err
+			})
+		})
 	}
 }

@@ -35,9 +35,9 @@ func BenchmarkSolaceOutputPrepare(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				ev := w.newEval(batch)
+				ev := w.fields.Batch(batch)
 				for i := range batch {
-					if err := w.toOutbound(&ev, i, &vals[i]); err != nil {
+					if err := w.toOutbound(batch, &ev, i, &vals[i]); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,4 +270,42 @@ func FuzzRecoveryRecord(f *testing.F) {
 			require.Equal(t, body, appendMsg(nil, m))
 		}
 	})
+}
+
+// TestDataDirKeepsSEMPConfig: objects created over SEMP (a queue with a
+// subscription, a client username, an ACL exception) are there after a
+// restart.
+func TestDataDirKeepsSEMPConfig(t *testing.T) {
+	dir := t.TempDir()
+	b := startDataBroker(t, dir, "", 0)
+	for _, req := range [][2]string{
+		{"/msgVpns/default/queues", `{"queueName":"sq","accessType":"non-exclusive","maxRedeliveryCount":4}`},
+		{"/msgVpns/default/queues/sq/subscriptions", `{"subscriptionTopic":"a/>"}`},
+		{"/msgVpns/default/clientUsernames", `{"clientUsername":"app","password":"pw","enabled":true}`},
+		{"/msgVpns/default/aclProfiles/default/publishTopicExceptions", `{"aclProfileName":"default","publishTopicException":"secret/>","publishTopicExceptionSyntax":"smf"}`},
+	} {
+		r, err := http.NewRequestWithContext(t.Context(), http.MethodPost, b.SEMPURL()+"/SEMP/v2/config"+req[0], strings.NewReader(req[1]))
+		require.NoError(t, err)
+		r.SetBasicAuth("admin", "admin")
+		r.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(r)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", req[0], body)
+	}
+	require.NoError(t, b.Close())
+
+	b2 := startDataBroker(t, dir, "", 0)
+	cfg, _, err := b2.Queue("default", "sq")
+	require.NoError(t, err)
+	require.Equal(t, AccessNonExclusive, cfg.AccessType)
+	require.Equal(t, 4, cfg.MaxRedeliveryCount)
+	require.Equal(t, []string{"a/>"}, cfg.Subscriptions)
+	b2.mu.Lock()
+	u, okU := b2.vpns["default"].usernames["app"]
+	okA := slices.Contains(b2.vpns["default"].acls["default"].Exceptions[ACLPublishTopic], "secret/>")
+	b2.mu.Unlock()
+	require.True(t, okU && u.Password == "pw" && u.Enabled, "client username kept")
+	require.True(t, okA, "ACL exception kept")
 }

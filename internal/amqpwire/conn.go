@@ -636,7 +636,7 @@ func (c *Conn) handleLocked(fr *frame) (stop bool, err error) {
 		// Best-effort reply; the socket closes next.
 		_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
 		_, _ = c.nc.Write(out)
-		c.failLocked(&ConnError{Remote: orDefault(cl.err, "amqp:connection:forced", "the peer closed the connection")})
+		c.failLocked(&ConnError{Remote: orDefault(cl.err, CondConnectionForced, "the peer closed the connection")})
 		return true, nil
 	case codeBegin:
 		b, derr := decodeBegin(fr.fields)

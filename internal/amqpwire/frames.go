@@ -54,15 +54,51 @@ func (e *Error) Error() string {
 	return e.Condition + ": " + e.Description
 }
 
-// Error conditions the sender produces or reacts to.
+// The error conditions AMQP 1.0 defines (part 2.8.15 to 2.8.18).
 const (
+	CondDecodeError           = "amqp:decode-error"
+	CondFrameSizeTooSmall     = "amqp:frame-size-too-small"
+	CondIllegalState          = "amqp:illegal-state"
+	CondInternalError         = "amqp:internal-error"
+	CondInvalidField          = "amqp:invalid-field"
+	CondNotAllowed            = "amqp:not-allowed"
+	CondNotFound              = "amqp:not-found"
+	CondNotImplemented        = "amqp:not-implemented"
+	CondPreconditionFailed    = "amqp:precondition-failed"
+	CondResourceDeleted       = "amqp:resource-deleted"
+	CondResourceLimitExceeded = "amqp:resource-limit-exceeded"
+	CondResourceLocked        = "amqp:resource-locked"
+	CondUnauthorizedAccess    = "amqp:unauthorized-access"
+
+	CondConnectionForced    = "amqp:connection:forced"
+	CondConnectionRedirect  = "amqp:connection:redirect"
+	CondFramingError        = "amqp:connection:framing-error"
+	CondErrantLink          = "amqp:session:errant-link"
+	CondHandleInUse         = "amqp:session:handle-in-use"
+	CondUnattachedHandle    = "amqp:session:unattached-handle"
+	CondWindowViolation     = "amqp:session:window-violation"
+	CondDetachForced        = "amqp:link:detach-forced"
+	CondLinkRedirect        = "amqp:link:redirect"
 	CondMessageSizeExceeded = "amqp:link:message-size-exceeded"
+	CondStolen              = "amqp:link:stolen"
 	// CondTransferLimitExceeded: the peer sent far past the link's credit.
 	CondTransferLimitExceeded = "amqp:link:transfer-limit-exceeded"
-	CondFramingError          = "amqp:connection:framing-error"
-	CondDecodeError           = "amqp:decode-error"
-	CondNotAllowed            = "amqp:not-allowed"
 )
+
+// StandardCondition reports whether cond is one of the conditions AMQP 1.0
+// defines, rather than a broker's own symbol.
+func StandardCondition(cond string) bool {
+	switch cond {
+	case CondDecodeError, CondFrameSizeTooSmall, CondIllegalState, CondInternalError, CondInvalidField,
+		CondNotAllowed, CondNotFound, CondNotImplemented, CondPreconditionFailed, CondResourceDeleted,
+		CondResourceLimitExceeded, CondResourceLocked, CondUnauthorizedAccess,
+		CondConnectionForced, CondConnectionRedirect, CondFramingError,
+		CondErrantLink, CondHandleInUse, CondUnattachedHandle, CondWindowViolation,
+		CondDetachForced, CondLinkRedirect, CondMessageSizeExceeded, CondStolen, CondTransferLimitExceeded:
+		return true
+	}
+	return false
+}
 
 // describedList reads b as the described list with descriptor code (what
 // names it in the error) and returns up to cap(out) of its items in out.

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connect-solace/connect-solace/internal/jms/amqppeer"
+	"github.com/connect-solace/connect-solace/internal/amqpwire/amqpwiretest"
 )
 
 // TestMessageMatchesGoAMQP encodes messages here and with go-amqp's
@@ -94,7 +94,7 @@ func TestMessageRejectsInvalidUTF8(t *testing.T) {
 	}
 }
 
-func dialPeer(t *testing.T, p *amqppeer.Peer, cfg Config) *Conn {
+func dialPeer(t *testing.T, p *amqpwiretest.Peer, cfg Config) *Conn {
 	t.Helper()
 	nc, err := net.Dial("tcp", strings.TrimPrefix(p.URL, "amqp://"))
 	require.NoError(t, err)
@@ -124,10 +124,10 @@ func payloads(n, size int) [][]byte {
 // delivery with a chosen outcome; a message larger than a frame is split
 // into several with more=true, and reassembled by the peer.
 func TestTransferOutcomes(t *testing.T) {
-	actions := []amqppeer.Action{amqppeer.Accept, amqppeer.Reject, amqppeer.Release, amqppeer.Modify, amqppeer.Accept}
-	p := amqppeer.New(t, func(p *amqppeer.Peer) {
+	actions := []amqpwiretest.Action{amqpwiretest.Accept, amqpwiretest.Reject, amqpwiretest.Release, amqpwiretest.Modify, amqpwiretest.Accept}
+	p := amqpwiretest.New(t, func(p *amqpwiretest.Peer) {
 		p.OfferRelay = true
-		p.Decide = func(_ amqppeer.Delivery, n int) amqppeer.Action { return actions[n-1] }
+		p.Decide = func(_ amqpwiretest.Delivery, n int) amqpwiretest.Action { return actions[n-1] }
 	})
 	c := dialPeer(t, p, Config{Username: "u", Password: "p", IdleTimeout: time.Minute})
 	assert.Equal(t, []string{"ANONYMOUS-RELAY"}, c.OfferedCapabilities())
@@ -161,14 +161,14 @@ func TestTransferOutcomes(t *testing.T) {
 // session: the unsettled deliveries fail with a *LinkError or *SessionError
 // carrying the peer's condition, and a new session works.
 func TestTransferLinkAndSessionLoss(t *testing.T) {
-	for _, cut := range []amqppeer.Action{amqppeer.DetachLink, amqppeer.EndSession} {
+	for _, cut := range []amqpwiretest.Action{amqpwiretest.DetachLink, amqpwiretest.EndSession} {
 		t.Run(fmt.Sprint(cut), func(t *testing.T) {
-			p := amqppeer.New(t, func(p *amqppeer.Peer) {
-				p.Decide = func(_ amqppeer.Delivery, n int) amqppeer.Action {
+			p := amqpwiretest.New(t, func(p *amqpwiretest.Peer) {
+				p.Decide = func(_ amqpwiretest.Delivery, n int) amqpwiretest.Action {
 					if n == 2 {
 						return cut
 					}
-					return amqppeer.Accept
+					return amqpwiretest.Accept
 				}
 			})
 			c := dialPeer(t, p, Config{})
@@ -182,7 +182,7 @@ func TestTransferLinkAndSessionLoss(t *testing.T) {
 			require.NoError(t, b.Wait(t.Context()))
 			assert.NoError(t, ds[0].Err)
 			for _, d := range ds[1:] {
-				if cut == amqppeer.DetachLink {
+				if cut == amqpwiretest.DetachLink {
 					var le *LinkError
 					require.ErrorAs(t, d.Err, &le)
 					assert.Equal(t, "amqp:link:detach-forced", le.Remote.Condition)
@@ -193,7 +193,7 @@ func TestTransferLinkAndSessionLoss(t *testing.T) {
 				}
 			}
 			s2 := s
-			if cut == amqppeer.EndSession {
+			if cut == amqpwiretest.EndSession {
 				s2, err = c.NewSession(t.Context())
 				require.NoError(t, err)
 			}
@@ -210,7 +210,7 @@ func TestTransferLinkAndSessionLoss(t *testing.T) {
 }
 
 func TestAttachRefused(t *testing.T) {
-	p := amqppeer.New(t, func(p *amqppeer.Peer) { p.Refuse = func(target string) bool { return target == "bad" } })
+	p := amqpwiretest.New(t, func(p *amqpwiretest.Peer) { p.Refuse = func(target string) bool { return target == "bad" } })
 	c := dialPeer(t, p, Config{})
 	s, err := c.NewSession(t.Context())
 	require.NoError(t, err)
@@ -223,8 +223,8 @@ func TestAttachRefused(t *testing.T) {
 }
 
 func TestConnectionLossFailsDeliveries(t *testing.T) {
-	p := amqppeer.New(t, func(p *amqppeer.Peer) {
-		p.Decide = func(amqppeer.Delivery, int) amqppeer.Action { return amqppeer.DropConn }
+	p := amqpwiretest.New(t, func(p *amqpwiretest.Peer) {
+		p.Decide = func(amqpwiretest.Delivery, int) amqpwiretest.Action { return amqpwiretest.DropConn }
 	})
 	c := dialPeer(t, p, Config{})
 	s, err := c.NewSession(t.Context())
@@ -245,7 +245,7 @@ func TestConnectionLossFailsDeliveries(t *testing.T) {
 }
 
 func TestSASLRefused(t *testing.T) {
-	p := amqppeer.New(t, func(p *amqppeer.Peer) { p.RefuseAuth = true })
+	p := amqpwiretest.New(t, func(p *amqpwiretest.Peer) { p.RefuseAuth = true })
 	nc, err := net.Dial("tcp", strings.TrimPrefix(p.URL, "amqp://"))
 	require.NoError(t, err)
 	defer nc.Close()
@@ -260,7 +260,7 @@ func TestSASLRefused(t *testing.T) {
 // peer's late attach and detach for it are handled, and the connection
 // stays usable.
 func TestAttachAbandoned(t *testing.T) {
-	p := amqppeer.New(t, nil)
+	p := amqpwiretest.New(t, nil)
 	c := dialPeer(t, p, Config{})
 	s, err := c.NewSession(t.Context())
 	require.NoError(t, err)
@@ -284,7 +284,7 @@ func TestAttachAbandoned(t *testing.T) {
 // them split in more frames than the window, waits for its flows and arrives whole and in
 // order.
 func TestTransferWaitsForWindowAndCredit(t *testing.T) {
-	p := amqppeer.New(t, func(p *amqppeer.Peer) { p.Window = 2 })
+	p := amqpwiretest.New(t, func(p *amqpwiretest.Peer) { p.Window = 2 })
 	c := dialPeer(t, p, Config{})
 	s, err := c.NewSession(t.Context())
 	require.NoError(t, err)

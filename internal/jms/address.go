@@ -148,7 +148,7 @@ func stringProp(props map[string]any, key string) (string, bool) {
 	case fmt.Stringer:
 		return s.String(), true
 	}
-	// go-amqp decodes symbols into its own string type.
+	// A symbol or other typed string.
 	return fmt.Sprint(v), true
 }
 

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
+	"sync"
 	"time"
-
-	"github.com/Azure/go-amqp"
 
 	"github.com/connect-solace/connect-solace/internal/amqpwire"
 	"github.com/connect-solace/connect-solace/internal/redact"
@@ -37,12 +37,19 @@ type DialConfig struct {
 	LinkCacheSize int
 }
 
-// Conn is one receiving connection, on amqpwire, with one session for its
-// receiver links. Senders use SendConn; both are opened by openWire.
+// Conn is one connection, on amqpwire, with one session for its receiver
+// links and its sender links. The session can be replaced while the
+// connection lives: RabbitMQ 3.x refuses an address by ending the whole
+// session, which must not cost a sender a reconnect.
 type Conn struct {
-	wire *amqpwire.Conn
-	url  string
-	sess *amqpwire.Session
+	wire  *amqpwire.Conn
+	url   string
+	relay bool
+
+	mu          sync.Mutex
+	sess        *amqpwire.Session
+	sessionLost bool // the session ended; the next Sender begins a new one
+	senders     senderLinks
 }
 
 // ErrAuth marks a failure to authenticate, so callers can tell it from an
@@ -56,10 +63,9 @@ func DialAny(ctx context.Context, cfg DialConfig, start int) (*Conn, int, error)
 	return dialAny(ctx, cfg, start, Dial)
 }
 
-func dialAny[C any](ctx context.Context, cfg DialConfig, start int, dial func(context.Context, DialConfig, string) (C, error)) (C, int, error) {
-	var zero C
+func dialAny(ctx context.Context, cfg DialConfig, start int, dial func(context.Context, DialConfig, string) (*Conn, error)) (*Conn, int, error) {
 	if len(cfg.URLs) == 0 {
-		return zero, 0, errors.New("no broker URLs configured")
+		return nil, 0, errors.New("no broker URLs configured")
 	}
 	var errs []error
 	for i := range cfg.URLs {
@@ -73,7 +79,7 @@ func dialAny[C any](ctx context.Context, cfg DialConfig, start int, dial func(co
 			break
 		}
 	}
-	return zero, start, errors.Join(errs...)
+	return nil, start, errors.Join(errs...)
 }
 
 // dialed is a connected (and TLS-wrapped) socket and what Dial learnt
@@ -141,22 +147,12 @@ func dialNet(ctx context.Context, cfg DialConfig, rawURL string) (dialed, error)
 	return d, nil
 }
 
-// Dial connects to one broker URL, authenticates and begins a session, for
-// receivers.
+// Dial connects to one broker URL (TCP, TLS, SASL, AMQP open) and begins a
+// session.
 func Dial(ctx context.Context, cfg DialConfig, rawURL string) (*Conn, error) {
-	wc, sess, safe, err := openWire(ctx, cfg, rawURL)
-	if err != nil {
-		return nil, err
-	}
-	return &Conn{wire: wc, sess: sess, url: safe}, nil
-}
-
-// openWire connects to one broker URL (TCP, TLS, SASL, AMQP open) and
-// begins a session: what sending and receiving connections share.
-func openWire(ctx context.Context, cfg DialConfig, rawURL string) (*amqpwire.Conn, *amqpwire.Session, string, error) {
 	d, err := dialNet(ctx, cfg, rawURL)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
 	idle := cfg.IdleTimeout
 	if idle == 0 {
@@ -169,17 +165,28 @@ func openWire(ctx context.Context, cfg DialConfig, rawURL string) (*amqpwire.Con
 		_ = d.nc.Close()
 		var se *amqpwire.SASLError
 		if errors.As(err, &se) {
-			return nil, nil, "", saslRefusal(d.safe, d.user, int(se.Code), err)
+			return nil, saslRefusal(d.safe, d.user, int(se.Code), err)
 		}
-		return nil, nil, "", fmt.Errorf("opening AMQP connection to %s: %w", d.safe, err)
+		return nil, fmt.Errorf("opening AMQP connection to %s: %w", d.safe, err)
 	}
 	sess, err := wc.NewSession(ctx)
 	if err != nil {
 		_ = wc.Close()
-		return nil, nil, "", fmt.Errorf("beginning AMQP session on %s: %w", d.safe, err)
+		return nil, fmt.Errorf("beginning AMQP session on %s: %w", d.safe, err)
 	}
-	return wc, sess, d.safe, nil
+	return &Conn{
+		wire:    wc,
+		sess:    sess,
+		url:     d.safe,
+		relay:   cfg.AnonymousRelay && slices.Contains(wc.OfferedCapabilities(), CapAnonymousRelay),
+		senders: newSenderLinks(cfg.LinkCacheSize),
+	}, nil
 }
+
+// defaultIdleTimeout is the idle timeout a connection advertises when none
+// is configured (go-amqp's default): the broker heartbeats at least this
+// often, so a dead broker is noticed.
+const defaultIdleTimeout = time.Minute
 
 // saslRefusal is the error for a SASL login refused with code.
 func saslRefusal(safe, user string, code int, err error) error {
@@ -191,6 +198,9 @@ func saslRefusal(safe, user string, code int, err error) error {
 
 // URL is the broker URL with any password redacted.
 func (c *Conn) URL() string { return c.url }
+
+// UsesRelay reports whether sends go over one anonymous-relay link.
+func (c *Conn) UsesRelay() bool { return c.relay }
 
 // OfferedCapabilities are the capabilities of the broker's open frame.
 func (c *Conn) OfferedCapabilities() []string { return c.wire.OfferedCapabilities() }
@@ -212,7 +222,7 @@ const saslCodeAuth = 1
 // will not help, so only the messages for that address fail.
 type RefusedError struct {
 	Address string
-	Err     *amqp.Error
+	Err     *amqpwire.Error
 }
 
 func (e *RefusedError) Error() string {
@@ -221,15 +231,25 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-// refusalConditions are the conditions with which brokers refuse an address
-// (RabbitMQ: not-found for a missing exchange, invalid-field for a malformed
-// address; others: unauthorized-access, not-allowed).
-var refusalConditions = map[amqp.ErrCond]bool{
-	amqp.ErrCondNotFound:           true,
-	amqp.ErrCondInvalidField:       true,
-	amqp.ErrCondUnauthorizedAccess: true,
-	amqp.ErrCondNotAllowed:         true,
-	amqp.ErrCondNotImplemented:     true,
+// refusal returns err as a *RefusedError of address when it is a broker's
+// refusal of the address, not the end of the connection. Brokers refuse
+// with not-found (RabbitMQ, for a missing exchange), invalid-field
+// (RabbitMQ, for a malformed address), unauthorized-access, not-allowed or
+// not-implemented.
+func refusal(err error, address string) (*RefusedError, bool) {
+	var (
+		we *amqpwire.Error
+		ce *amqpwire.ConnError
+	)
+	if !errors.As(err, &we) || errors.As(err, &ce) {
+		return nil, false
+	}
+	switch we.Condition {
+	case amqpwire.CondNotFound, amqpwire.CondInvalidField, amqpwire.CondUnauthorizedAccess,
+		amqpwire.CondNotAllowed, amqpwire.CondNotImplemented:
+		return &RefusedError{Address: address, Err: &amqpwire.Error{Condition: we.Condition, Description: we.Description}}, true
+	}
+	return nil, false
 }
 
 // Lost reports whether the connection ended, so the Conn must be replaced.

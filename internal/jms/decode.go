@@ -127,13 +127,13 @@ func (o *DecodeOptions) destName(kind DestKind, address string) any {
 }
 
 // Decode maps payload, an encoded AMQP message, to its JMS message, the
-// inverse of Encode: headers become jms_* metadata, application properties
+// inverse of AppendEncoded: headers become jms_* metadata, application properties
 // metadata of their own names with their types kept, and the body is chosen
 // by x-opt-jms-msg-type and the body section (mapping section 3.2.5;
 // without the annotation, inferred as Qpid JMS does). It never fails:
 // anything that does not fit the mapping is reported in Inbound.Err and the
 // body is passed on raw. The sections are read in place (a data body
-// aliases payload), without building a go-amqp Message.
+// aliases payload), without building a message value.
 func Decode(payload []byte, o *DecodeOptions) Inbound {
 	return DecodeAppend(nil, payload, o)
 }

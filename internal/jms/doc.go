@@ -5,11 +5,11 @@
 // address conventions of each broker family, and manages the connections,
 // sessions and links the jms output sends on and the jms input receives on.
 //
-// Both directions run on internal/amqpwire: sending (SendConn, Sender)
-// writes transfers straight into the socket buffer, receiving (Conn,
-// Receiver) queues each delivery's bytes once and Decode reads its sections
+// Both directions run on internal/amqpwire, over one Conn type: sending
+// (Sender) writes transfers straight into the socket buffer, receiving
+// (Receiver) queues each delivery's bytes once and Decode reads its sections
 // in place. go-amqp's own send and receive paths cost several times the CPU
 // per message, and its automatic credit renewal stalls on RabbitMQ 3.10 (see
-// CreditWindow). The plugins speak in Benthos terms and this package in
-// AMQP/JMS terms.
+// CreditWindow). The plugins speak in Benthos terms (their shared fields
+// live in internal/jmscfg) and this package in AMQP/JMS terms.
 package jms

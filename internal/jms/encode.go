@@ -11,8 +11,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/Azure/go-amqp"
-
 	"github.com/connect-solace/connect-solace/internal/amqpwire"
 )
 
@@ -46,8 +44,9 @@ const (
 // ContentTypeOctetStream marks a data section as a BytesMessage body.
 const ContentTypeOctetStream = "application/octet-stream"
 
-// DefaultPriority is JMS's default priority. go-amqp would send the Go zero
-// value (0) for an unset priority, so the encoder always sets one.
+// DefaultPriority is JMS's default priority. The encoder always writes the
+// priority, so a Message left at 0 would be sent with priority 0: producers
+// set this one.
 const DefaultPriority uint8 = 4
 
 // Message is what a JMS producer would set on a message before send. The
@@ -146,69 +145,6 @@ func derive(m *Message) (derived, error) {
 	return d, nil
 }
 
-// Encode returns the AMQP message a JMS consumer reads as m, for go-amqp.
-// It sets properties.to, so the same message works on an anonymous-relay
-// link and on a link to the destination. AppendEncoded writes the same
-// message's bytes.
-func Encode(m *Message) (*amqp.Message, error) {
-	d, err := derive(m)
-	if err != nil {
-		return nil, err
-	}
-	// One allocation for the message and the sections and values it points
-	// to, rather than one for each.
-	e := &encodedMessage{}
-	e.header = amqp.MessageHeader{Durable: m.Persistent, Priority: m.Priority, TTL: m.TTL}
-	out := &e.msg
-	out.Header, out.Properties = &e.header, &e.props
-	switch d.msgType {
-	case MsgTypeText:
-		// A TextMessage is an amqp-value holding a string, as Qpid JMS sends it.
-		out.Value = string(m.Body)
-	case MsgTypeBytes:
-		e.data[0] = m.Body
-		out.Data = e.data[:]
-		e.ct = ContentTypeOctetStream
-		out.Properties.ContentType = &e.ct
-	case MsgTypeMap:
-		out.Value = mapBody(m)
-	}
-	p := out.Properties
-	p.MessageID = d.id
-	e.to = m.Destination.Address
-	p.To = &e.to
-	e.created = d.created
-	p.CreationTime = &e.created
-	if m.TTL > 0 {
-		e.expiry = d.expiry
-		p.AbsoluteExpiryTime = &e.expiry
-	}
-	if m.CorrelationID != "" {
-		p.CorrelationID = m.CorrelationID
-	}
-	if m.JMSType != "" {
-		e.subject = m.JMSType
-		p.Subject = &e.subject
-	}
-	if m.ReplyTo != nil {
-		e.replyTo = m.ReplyTo.Address
-		p.ReplyTo = &e.replyTo
-	}
-	out.Annotations = sharedAnnotations(d.msgType, int8(m.Destination.Kind), d.replyKind)
-	if m.GroupID != "" {
-		e.groupID = m.GroupID
-		p.GroupID = &e.groupID
-	}
-	if m.GroupSequence != nil {
-		e.groupSeq = *m.GroupSequence
-		p.GroupSequence = &e.groupSeq
-	}
-	if len(m.Properties) > 0 {
-		out.ApplicationProperties = m.Properties
-	}
-	return out, nil
-}
-
 func mapBody(m *Message) map[string]any {
 	if m.Map == nil {
 		return map[string]any{}
@@ -216,9 +152,10 @@ func mapBody(m *Message) map[string]any {
 	return m.Map
 }
 
-// AppendEncoded appends the bytes of the AMQP message Encode returns for m
-// (the same sections and values; maps in iteration order) to b, for
-// amqpwire, without building a go-amqp message. On error b is unchanged.
+// AppendEncoded appends to b the bytes of the AMQP message a JMS consumer
+// reads as m (maps in iteration order). It sets properties.to, so the same
+// message works on an anonymous-relay link and on a link to the
+// destination. On error b is unchanged.
 func AppendEncoded(b []byte, m *Message) ([]byte, error) {
 	d, err := derive(m)
 	if err != nil {
@@ -272,27 +209,10 @@ func NewMessageID() string {
 	return string(buf[:])
 }
 
-// annotationSets caches the message annotations, which depend only on the
-// message class and the destination kinds: a handful of distinct maps,
-// shared by every message instead of built per message. go-amqp only reads
-// them; nothing may write to a map Encode returns.
-var annotationSets sync.Map // [3]int8 -> amqp.Annotations
-
-func sharedAnnotations(msgType, destKind, replyKind int8) amqp.Annotations {
-	key := [3]int8{msgType, destKind, replyKind}
-	if a, ok := annotationSets.Load(key); ok {
-		return a.(amqp.Annotations)
-	}
-	a := amqp.Annotations{amqp.Symbol(AnnMsgType): msgType, amqp.Symbol(AnnDest): destKind}
-	if replyKind >= 0 {
-		a[amqp.Symbol(AnnReplyType)] = replyKind
-	}
-	v, _ := annotationSets.LoadOrStore(key, a)
-	return v.(amqp.Annotations)
-}
-
-// wireAnnotationSets is sharedAnnotations for AppendEncoded: the same
-// entries, in a fixed order, shared read-only by every message.
+// wireAnnotationSets caches the message annotations, which depend only on
+// the message class and the destination kinds: a handful of distinct lists,
+// in a fixed order, shared read-only by every message instead of built per
+// message.
 var wireAnnotationSets sync.Map // [3]int8 -> []amqpwire.Annotation
 
 func wireAnnotations(msgType, destKind, replyKind int8) []amqpwire.Annotation {
@@ -306,16 +226,4 @@ func wireAnnotations(msgType, destKind, replyKind int8) []amqpwire.Annotation {
 	}
 	v, _ := wireAnnotationSets.LoadOrStore(key, a)
 	return v.([]amqpwire.Annotation)
-}
-
-// encodedMessage holds an encoded message and everything its sections point
-// to, so Encode allocates once.
-type encodedMessage struct {
-	msg                               amqp.Message
-	header                            amqp.MessageHeader
-	props                             amqp.MessageProperties
-	data                              [1][]byte
-	to, ct, subject, replyTo, groupID string
-	created, expiry                   time.Time
-	groupSeq                          uint32
 }

@@ -180,7 +180,7 @@ func Properties(in map[string]any) (map[string]any, error) {
 }
 
 // MapBody checks that v is an object whose entries a JMS MapMessage can carry
-// and returns it in the form go-amqp encodes as an AMQP map with string keys:
+// and returns it in the form the encoder writes as an AMQP map with string keys:
 // string, bool, signed integers, float32/64, []byte (byte[]) and nil. JSON
 // numbers become int64 when integral, else float64. Nested objects and arrays
 // have no MapMessage representation and are rejected with the entry's name.

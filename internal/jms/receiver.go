@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/Azure/go-amqp"
-
 	"github.com/connect-solace/connect-solace/internal/amqpwire"
 )
 
@@ -141,11 +139,9 @@ var ErrStaleDelivery = errors.New("the delivery's link is gone; the broker redel
 // go-amqp's automatic renewal, which the amqp_1 input uses, does overlap
 // them and stalls there (scripts/jms_vs_amqp1_input.py explains how).
 //
-// The link runs on amqpwire rather than go-amqp: go-amqp's receive path
-// (three goroutines per delivery and a Message built section by section)
-// cost the input more CPU per message than a raw go-amqp receiver is
-// allowed, and here a delivery is one copy of its bytes that Decode reads
-// in place.
+// A delivery is one copy of its bytes, which Decode reads in place: no
+// goroutine per delivery and no message built section by section, so the
+// input costs no more CPU per message than a bare AMQP receiver.
 type Receiver struct {
 	conn *Conn
 	rcv  *amqpwire.Receiver
@@ -153,6 +149,10 @@ type Receiver struct {
 	// modified disposition (amqp:invalid-field) and flags redeliveries only
 	// with first-acquirer=false.
 	rabbit3 bool
+
+	// addr and source are how DialReceiver named the link's source.
+	addr   Addresser
+	source Destination
 
 	mu     sync.Mutex
 	credit CreditWindow
@@ -174,7 +174,10 @@ func (c *Conn) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receiver, 
 		// It echoes the selector filter in its attach but does not apply it.
 		return nil, fmt.Errorf("broker on %s is RabbitMQ 3.x, which accepts a JMS selector filter but ignores it and would deliver every message: remove selector (or filter in the pipeline)", c.url)
 	}
-	rcv, err := c.sess.NewReceiver(ctx, cfg.options())
+	c.mu.Lock()
+	sess := c.sess
+	c.mu.Unlock()
+	rcv, err := sess.NewReceiver(ctx, cfg.options())
 	if err != nil {
 		return nil, c.receiverAttachError(err, cfg.Source.Address)
 	}
@@ -191,10 +194,8 @@ func (c *Conn) NewReceiver(ctx context.Context, cfg ReceiverConfig) (*Receiver, 
 }
 
 func (c *Conn) receiverAttachError(err error, address string) error {
-	var we *amqpwire.Error
-	var ce *amqpwire.ConnError
-	if errors.As(err, &we) && refusalConditions[amqp.ErrCond(we.Condition)] && !errors.As(err, &ce) {
-		return &RefusedError{Address: address, Err: &amqp.Error{Condition: amqp.ErrCond(we.Condition), Description: we.Description}}
+	if re, ok := refusal(err, address); ok {
+		return re
 	}
 	return fmt.Errorf("attaching receiver link to %q on %s: %w", address, c.url, err)
 }
@@ -214,6 +215,14 @@ func (r *Receiver) FirstAcquirerMarksRedelivery() bool { return r.rabbit3 }
 // ModifiedUnsupported reports whether the broker refuses the modified
 // outcome, so Settle sends released instead.
 func (r *Receiver) ModifiedUnsupported() bool { return r.rabbit3 }
+
+// Addresser is the address mapping of the receiver's connection (from
+// ConnConfig.DialReceiver).
+func (r *Receiver) Addresser() Addresser { return r.addr }
+
+// Source is the queue or topic the receiver consumes (from
+// ConnConfig.DialReceiver).
+func (r *Receiver) Source() Destination { return r.source }
 
 // Conn is the connection the receiver's link belongs to.
 func (r *Receiver) Conn() *Conn { return r.conn }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/connect-solace/connect-solace/internal/jms/amqppeer"
+	"github.com/connect-solace/connect-solace/internal/amqpwire/amqpwiretest"
 )
 
 // TestReceiverSettleAfterLossIsStale settles a received message after its
@@ -15,12 +15,12 @@ import (
 func TestReceiverSettleAfterLossIsStale(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		end  amqppeer.Action // what the peer does after sending
+		end  amqpwiretest.Action // what the peer does after sending
 		lose func(t *testing.T, r *Receiver)
 	}{
-		{name: "link detached by the broker", end: amqppeer.DetachLink},
-		{name: "session ended by the broker", end: amqppeer.EndSession},
-		{name: "connection dropped by the broker", end: amqppeer.DropConn},
+		{name: "link detached by the broker", end: amqpwiretest.DetachLink},
+		{name: "session ended by the broker", end: amqpwiretest.EndSession},
+		{name: "connection dropped by the broker", end: amqpwiretest.DropConn},
 		{name: "link closed by the client", end: -1, lose: func(t *testing.T, r *Receiver) {
 			require.NoError(t, r.Close(t.Context(), true))
 		}},
@@ -29,7 +29,7 @@ func TestReceiverSettleAfterLossIsStale(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := amqppeer.New(t, func(p *amqppeer.Peer) {
+			p := amqpwiretest.New(t, func(p *amqpwiretest.Peer) {
 				p.Send = []string{"m1"}
 				p.SourceEnd = tc.end
 			})
@@ -65,7 +65,7 @@ func TestReceiverSettleAfterLossIsStale(t *testing.T) {
 // (the broker never sends it again), even when it would have renewed the
 // credit.
 func TestReceiverPresettledAfterLoss(t *testing.T) {
-	p := amqppeer.New(t, func(p *amqppeer.Peer) {
+	p := amqpwiretest.New(t, func(p *amqpwiretest.Peer) {
 		p.Send = []string{"m1", "m2"}
 		p.Presettle = true
 		p.SourceEnd = -1

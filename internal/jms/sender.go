@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/Azure/go-amqp"
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/connect-solace/connect-solace/internal/amqpwire"
@@ -94,7 +93,7 @@ var ErrConnectionLost = errors.New("connection to the broker lost")
 // collects the settlements, and returns one Result per message. Many batches
 // may be sent concurrently.
 type Sender struct {
-	conn *SendConn
+	conn *Conn
 	addr Addresser
 	cfg  SenderConfig
 
@@ -107,7 +106,7 @@ type Sender struct {
 }
 
 // NewSender sends over conn, addressing with addr.
-func NewSender(conn *SendConn, addr Addresser, cfg SenderConfig) *Sender {
+func NewSender(conn *Conn, addr Addresser, cfg SenderConfig) *Sender {
 	s := &Sender{conn: conn, addr: addr, cfg: cfg, stop: make(chan struct{})}
 	if cfg.SendTimeout > 0 {
 		go s.watchdog()
@@ -116,7 +115,7 @@ func NewSender(conn *SendConn, addr Addresser, cfg SenderConfig) *Sender {
 }
 
 // Conn is the connection the Sender sends over.
-func (s *Sender) Conn() *SendConn { return s.conn }
+func (s *Sender) Conn() *Conn { return s.conn }
 
 // Addresser is how the Sender turns names into addresses.
 func (s *Sender) Addresser() Addresser { return s.addr }
@@ -489,30 +488,6 @@ func (e *OutcomeError) Error() string {
 	return s
 }
 
-// SendOutcome returns nil for an accepted go-amqp delivery state and an
-// *OutcomeError for any other.
-func SendOutcome(state amqp.DeliveryState, address string) error {
-	var st amqpwire.State
-	switch v := state.(type) {
-	case *amqp.StateAccepted:
-		st.Kind = amqpwire.StateAccepted
-	case *amqp.StateRejected:
-		st.Kind = amqpwire.StateRejected
-		if v.Error != nil {
-			st.Error = &amqpwire.Error{Condition: string(v.Error.Condition), Description: v.Error.Description}
-		}
-	case *amqp.StateReleased:
-		st.Kind = amqpwire.StateReleased
-	case *amqp.StateModified:
-		st.Kind, st.DeliveryFailed, st.UndeliverableHere = amqpwire.StateModified, v.DeliveryFailed, v.UndeliverableHere
-	case nil:
-		st.Kind = amqpwire.StateNone
-	default:
-		return &OutcomeError{Outcome: "settled with an unknown state", Address: address}
-	}
-	return wireOutcome(st, address)
-}
-
 // wireOutcome returns nil for an accepted delivery and an *OutcomeError for
 // any other outcome.
 func wireOutcome(st amqpwire.State, address string) error {
@@ -539,20 +514,6 @@ func wireOutcome(st amqpwire.State, address string) error {
 	return e
 }
 
-// knownConditions are the AMQP 1.0 error conditions; a broker's own
-// condition symbols are reported by outcome instead, so labels stay bounded.
-var knownConditions = map[amqp.ErrCond]bool{
-	amqp.ErrCondDecodeError: true, amqp.ErrCondFrameSizeTooSmall: true, amqp.ErrCondIllegalState: true,
-	amqp.ErrCondInternalError: true, amqp.ErrCondInvalidField: true, amqp.ErrCondNotAllowed: true,
-	amqp.ErrCondNotFound: true, amqp.ErrCondNotImplemented: true, amqp.ErrCondPreconditionFailed: true,
-	amqp.ErrCondResourceDeleted: true, amqp.ErrCondResourceLimitExceeded: true, amqp.ErrCondResourceLocked: true,
-	amqp.ErrCondUnauthorizedAccess: true, amqp.ErrCondConnectionForced: true, amqp.ErrCondConnectionRedirect: true,
-	amqp.ErrCondFramingError: true, amqp.ErrCondErrantLink: true, amqp.ErrCondHandleInUse: true,
-	amqp.ErrCondUnattachedHandle: true, amqp.ErrCondWindowViolation: true, amqp.ErrCondDetachForced: true,
-	amqp.ErrCondLinkRedirect: true, amqp.ErrCondMessageSizeExceeded: true, amqp.ErrCondStolen: true,
-	amqp.ErrCondTransferLimitExceeded: true,
-}
-
 // FailureLabel names why a message failed, for a metric label: an AMQP
 // error condition, an outcome, "encoding", "refused" or "connection".
 func FailureLabel(err error) string {
@@ -563,7 +524,9 @@ func FailureLabel(err error) string {
 	)
 	switch {
 	case errors.As(err, &oe):
-		if knownConditions[amqp.ErrCond(oe.Condition)] {
+		// A broker's own condition symbols are reported by outcome
+		// instead, so labels stay bounded.
+		if amqpwire.StandardCondition(oe.Condition) {
 			return oe.Condition
 		}
 		switch oe.Outcome {
@@ -572,43 +535,15 @@ func FailureLabel(err error) string {
 		}
 		return "unknown_outcome"
 	case errors.As(err, &re):
-		if knownConditions[re.Err.Condition] {
-			return string(re.Err.Condition)
+		if amqpwire.StandardCondition(re.Err.Condition) {
+			return re.Err.Condition
 		}
 		return LabelRefused
 	case errors.As(err, &me):
-		if knownConditions[amqp.ErrCond(me.Label)] || me.Label == LabelEncoding {
+		if amqpwire.StandardCondition(me.Label) || me.Label == LabelEncoding {
 			return me.Label
 		}
 		return LabelEncoding
 	}
 	return LabelConnection
-}
-
-// LinkSettings are a sending component's own connection settings, on top of
-// the shared ConnConfig.
-type LinkSettings struct {
-	AnonymousRelay bool
-	LinkCacheSize  int
-	ContainerID    string
-}
-
-// DialSender connects to the first reachable URL from index start (reading
-// a password file afresh) and returns a Sender over it with the URL index.
-func (c ConnConfig) DialSender(ctx context.Context, link LinkSettings, start int, cfg SenderConfig) (*Sender, int, error) {
-	dial, err := c.ResolvedDial()
-	if err != nil {
-		return nil, start, err
-	}
-	dial.AnonymousRelay, dial.LinkCacheSize, dial.ContainerID = link.AnonymousRelay, link.LinkCacheSize, link.ContainerID
-	conn, idx, err := DialAnySend(ctx, dial, start)
-	if err != nil {
-		return nil, start, err
-	}
-	addr, err := c.Addresser(conn.Properties())
-	if err != nil {
-		_ = conn.Close()
-		return nil, start, err
-	}
-	return NewSender(conn, addr, cfg), idx, nil
 }

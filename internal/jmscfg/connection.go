@@ -1,4 +1,8 @@
-package jms
+// Package jmscfg holds the Benthos-facing pieces both jms plugins share: the
+// connection fields and a sending component's link fields, their lint, and
+// their reading into internal/jms's settings. internal/jms speaks AMQP and
+// JMS, not Benthos.
+package jmscfg
 
 import (
 	"crypto/tls"
@@ -7,6 +11,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/jms"
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
 
@@ -42,7 +47,7 @@ func ConnectionFields() []*service.ConfigField {
 		secretfile.PasswordFileField(FieldPasswordFile, "the password for SASL PLAIN", "/var/run/secrets/jms/password"),
 		service.NewTLSToggledField(FieldTLS).
 			Description("TLS settings. `amqps://` URLs always use TLS; enabling this also uses it for `amqp://` URLs."),
-		service.NewStringEnumField(FieldAddressStyle, Styles...).
+		service.NewStringEnumField(FieldAddressStyle, jms.Styles...).
 			Description(`How a queue or topic name becomes an AMQP address:
 
 - ` + "`auto`" + `: the ` + "`queue-prefix`" + `/` + "`topic-prefix`" + ` the broker advertises in its connection properties (ActiveMQ does); ` + "`rabbitmq`" + ` when the broker says it is RabbitMQ; otherwise the plain name with ` + "`queue`" + `/` + "`topic`" + ` target capabilities.
@@ -53,7 +58,7 @@ func ConnectionFields() []*service.ConfigField {
 - ` + "`custom`" + `: ` + "`queue_prefix`" + ` and ` + "`topic_prefix`" + ` as given.
 
 A name that already starts with the style's prefix is not prefixed again.`).
-			Default(StyleAuto),
+			Default(jms.StyleAuto),
 		service.NewStringField(FieldQueuePrefix).
 			Description("Prefix for queue addresses with `address_style: custom` or `artemis`.").
 			Default("").
@@ -65,83 +70,107 @@ A name that already starts with the style's prefix is not prefixed again.`).
 	}
 }
 
-// ConnConfig is a parsed connection: how to dial, where the password comes
-// from and how names become addresses.
-type ConnConfig struct {
-	// Dial holds URLs, Username, Password (as configured), TLS and ForceTLS.
-	Dial DialConfig
-	// PasswordFile, when set, names the file the password is read from on
-	// every connect, so a rotated secret is picked up by the next reconnect.
-	PasswordFile string
-
-	Style       string
-	QueuePrefix string
-	TopicPrefix string
+// connFields are the connection fields as written, before any file is read
+// or TLS set up: what lint checks.
+type connFields struct {
+	urls                             []string
+	username, password, passwordFile string
+	style, queuePrefix, topicPrefix  string
 }
 
-// ConnConfigFromParsed reads the fields of ConnectionFields and checks them.
-func ConnConfigFromParsed(conf *service.ParsedConfig) (ConnConfig, error) {
-	var c ConnConfig
+// readConnFields reads the fields of ConnectionFields but tls.
+func readConnFields(conf *service.ParsedConfig) (connFields, error) {
+	var f connFields
 	urls, err := conf.FieldStringList(FieldURLs)
 	if err != nil {
-		return c, err
+		return f, err
 	}
 	for _, u := range urls {
 		for _, part := range strings.Split(u, ",") {
 			if part = strings.TrimSpace(part); part != "" {
-				c.Dial.URLs = append(c.Dial.URLs, part)
+				f.urls = append(f.urls, part)
 			}
 		}
 	}
-	if len(c.Dial.URLs) == 0 {
+	for _, s := range []struct {
+		field string
+		dst   *string
+	}{
+		{FieldUsername, &f.username}, {FieldPassword, &f.password}, {FieldPasswordFile, &f.passwordFile},
+		{FieldAddressStyle, &f.style}, {FieldQueuePrefix, &f.queuePrefix}, {FieldTopicPrefix, &f.topicPrefix},
+	} {
+		if *s.dst, err = conf.FieldString(s.field); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// secretProblem is the error of a password given twice, or nil.
+func (f connFields) secretProblem() error {
+	if f.password != "" && f.passwordFile != "" {
+		return secretfile.BothSetError(FieldPassword, FieldPasswordFile)
+	}
+	return nil
+}
+
+// problems are the contradictions among the connection fields, which lint
+// reports. The constructor refuses a password given twice too (see
+// ConnConfigFromParsed); the others it lets pass.
+func (f connFields) problems() []error {
+	var errs []error
+	if (f.queuePrefix != "" || f.topicPrefix != "") && f.style != jms.StyleCustom && f.style != jms.StyleArtemis {
+		errs = append(errs, errors.New("fields queue_prefix and topic_prefix only apply with address_style: custom or artemis; set address_style: custom or remove the prefixes"))
+	}
+	if err := f.secretProblem(); err != nil {
+		errs = append(errs, err)
+	}
+	if f.password != "" && f.username == "" {
+		errs = append(errs, errors.New("field password is set without username: set username too, or remove password to use SASL ANONYMOUS"))
+	}
+	if f.passwordFile != "" && f.username == "" {
+		errs = append(errs, errors.New("field password_file is set without username: set username too, or remove password_file to use SASL ANONYMOUS"))
+	}
+	return errs
+}
+
+// ConnectionProblems are the contradictions among the connection fields of
+// conf, for a lint rule (see lintmethod.Register).
+func ConnectionProblems(conf *service.ParsedConfig) ([]error, error) {
+	f, err := readConnFields(conf)
+	if err != nil {
+		return nil, err
+	}
+	return f.problems(), nil
+}
+
+// ConnConfigFromParsed reads the fields of ConnectionFields and checks them.
+// A password_file is read on every connect, not here.
+func ConnConfigFromParsed(conf *service.ParsedConfig) (jms.ConnConfig, error) {
+	var c jms.ConnConfig
+	f, err := readConnFields(conf)
+	if err != nil {
+		return c, err
+	}
+	if len(f.urls) == 0 {
 		return c, errors.New("field urls must list at least one broker URL")
 	}
-	if c.Dial.Username, err = conf.FieldString(FieldUsername); err != nil {
+	if err := f.secretProblem(); err != nil {
 		return c, err
 	}
-	if c.Dial.Password, err = conf.FieldString(FieldPassword); err != nil {
-		return c, err
-	}
-	if c.PasswordFile, err = conf.FieldString(FieldPasswordFile); err != nil {
-		return c, err
-	}
-	if c.Dial.Password != "" && c.PasswordFile != "" {
-		return c, secretfile.BothSetError(FieldPassword, FieldPasswordFile)
+	c.Dial.URLs, c.Dial.Username, c.Dial.Password = f.urls, f.username, f.password
+	if path := f.passwordFile; path != "" {
+		c.Password = func() (string, error) { return secretfile.Read(FieldPasswordFile, path) }
 	}
 	var tlsConf *tls.Config
 	if tlsConf, c.Dial.ForceTLS, err = conf.FieldTLSToggled(FieldTLS); err != nil {
 		return c, err
 	}
 	c.Dial.TLS = tlsConf
-	if c.Style, err = conf.FieldString(FieldAddressStyle); err != nil {
-		return c, err
-	}
-	if c.QueuePrefix, err = conf.FieldString(FieldQueuePrefix); err != nil {
-		return c, err
-	}
-	if c.TopicPrefix, err = conf.FieldString(FieldTopicPrefix); err != nil {
-		return c, err
-	}
+	c.Style, c.QueuePrefix, c.TopicPrefix = f.style, f.queuePrefix, f.topicPrefix
 	// Validate the style now rather than at the first connection.
-	if _, err = NewAddresser(c.Style, c.QueuePrefix, c.TopicPrefix, nil); err != nil {
+	if _, err = jms.NewAddresser(c.Style, c.QueuePrefix, c.TopicPrefix, nil); err != nil {
 		return c, err
 	}
 	return c, nil
-}
-
-// ResolvedDial returns the dial settings for one connect, with the password
-// read from PasswordFile when that is set.
-func (c ConnConfig) ResolvedDial() (DialConfig, error) {
-	d := c.Dial
-	var err error
-	if d.Password, err = secretfile.Resolve(d.Password, FieldPasswordFile, c.PasswordFile); err != nil {
-		return d, err
-	}
-	return d, nil
-}
-
-// Addresser builds the address mapping for a connection whose open frame
-// carried connProps.
-func (c ConnConfig) Addresser(connProps map[string]any) (Addresser, error) {
-	return NewAddresser(c.Style, c.QueuePrefix, c.TopicPrefix, connProps)
 }

@@ -1,11 +1,12 @@
-// Package amqppeer is a small in-process AMQP 1.0 peer for tests: it speaks
-// enough of the protocol (SASL, open, begin, attach, flow, transfer,
-// disposition, detach, end, close) for go-amqp's sender to talk to it over
-// TCP on 127.0.0.1, and settles every delivery with the outcome a test
-// chooses, or cuts the link, session or connection at a chosen message.
-// go-amqp's own fake connection lives in its internal packages, which other
-// modules cannot import.
-package amqppeer
+// Package amqpwiretest is a small in-process AMQP 1.0 peer for tests of
+// amqpwire's clients: it speaks enough of the protocol (SASL, open, begin,
+// attach, flow, transfer, disposition, detach, end, close) for amqpwire's
+// sender and receiver links to talk to it over TCP on 127.0.0.1. It settles
+// every delivery with the outcome a test chooses, or cuts the link, session
+// or connection at a chosen message, and it can send messages to a
+// receiver. Its encoding is its own, so it checks amqpwire's rather than
+// sharing it.
+package amqpwiretest
 
 import (
 	"bytes"
@@ -112,7 +113,7 @@ func enc(b []byte, v any) []byte {
 		b = binary.BigEndian.AppendUint32(append(b, 0xf0), uint32(4+len(body)))
 		return append(binary.BigEndian.AppendUint32(b, uint32(len(t))), body...)
 	case *described:
-		b = append(b, 0x00, 0x53, byte(t.code)) // go-amqp wants smallulong descriptors
+		b = append(b, 0x00, 0x53, byte(t.code)) // smallulong descriptors, as brokers write them
 		if t.fields != nil || t.value == nil {
 			return enc(b, t.fields)
 		}

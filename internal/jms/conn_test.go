@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connect-solace/connect-solace/internal/jms/amqppeer"
+	"github.com/connect-solace/connect-solace/internal/amqpwire/amqpwiretest"
 )
 
 // tlsFront terminates TLS on 127.0.0.1 and forwards to the plain peer at
@@ -63,13 +63,13 @@ func tlsFront(t *testing.T, addr string) (string, *x509.CertPool) {
 	return ln.Addr().String(), pool
 }
 
-// TestSendConnTLS sends over amqps:// through a TLS front to the peer; a
+// TestConnTLS sends over amqps:// through a TLS front to the peer; a
 // client that does not trust the certificate fails the handshake.
-func TestSendConnTLS(t *testing.T) {
-	p := amqppeer.New(t, nil)
+func TestConnTLS(t *testing.T) {
+	p := amqpwiretest.New(t, nil)
 	addr, pool := tlsFront(t, strings.TrimPrefix(p.URL, "amqp://"))
 	url := "amqps://" + addr
-	c, err := DialSend(t.Context(), DialConfig{TLS: &tls.Config{RootCAs: pool}}, url)
+	c, err := Dial(t.Context(), DialConfig{TLS: &tls.Config{RootCAs: pool}}, url)
 	require.NoError(t, err)
 	addrr, err := NewAddresser(StyleActiveMQ, "", "", nil)
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestSendConnTLS(t *testing.T) {
 	}
 	assert.Equal(t, bodies(3), p.Bodies())
 
-	_, err = DialSend(t.Context(), DialConfig{}, url)
+	_, err = Dial(t.Context(), DialConfig{}, url)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "TLS handshake")
 }

@@ -1,9 +1,11 @@
-package jms
+package jmscfg
 
 import (
 	"fmt"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connect-solace/connect-solace/internal/jms"
 )
 
 // Spec fields of a sending component's own link settings (LinkSettings).
@@ -32,8 +34,8 @@ func SenderLinkFields() []*service.ConfigField {
 }
 
 // LinkSettingsFromParsed reads the fields of SenderLinkFields and checks them.
-func LinkSettingsFromParsed(conf *service.ParsedConfig) (LinkSettings, error) {
-	var l LinkSettings
+func LinkSettingsFromParsed(conf *service.ParsedConfig) (jms.LinkSettings, error) {
+	var l jms.LinkSettings
 	var err error
 	if l.AnonymousRelay, err = conf.FieldBool(FieldAnonymousRelay); err != nil {
 		return l, err

@@ -1,0 +1,164 @@
+package input
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging"
+	"solace.dev/go/messaging/pkg/solace"
+	"solace.dev/go/messaging/pkg/solace/config"
+	"solace.dev/go/messaging/pkg/solace/message"
+	"solace.dev/go/messaging/pkg/solace/resource"
+
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
+	"github.com/connect-solace/connect-solace/solacetest"
+)
+
+// siServePipeline runs a stream whose solace input serves requests on
+// topics with the pipeline processors and a sync_response output, until the
+// test ends.
+func siServePipeline(t *testing.T, b *solacetest.Broker, topics string, processors ...string) {
+	t.Helper()
+	sb := service.NewStreamBuilder()
+	require.NoError(t, sb.SetLoggerYAML("level: warn"))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(b.SMFURL())+"receive_buffer: 4096\nrequests:\n  topics: "+topics+"\n  reply_metadata:\n    include_prefixes: [ out_ ]\n")))
+	sb.SetThreads(2)
+	for _, p := range processors {
+		require.NoError(t, sb.AddProcessorYAML(p))
+	}
+	require.NoError(t, sb.AddOutputYAML("sync_response: {}"))
+	stream, err := sb.Build()
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = stream.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		_ = stream.StopWithin(5 * time.Second)
+		cancel()
+		<-done
+	})
+	require.Eventually(t, func() bool { return b.ClientCount() >= 1 }, 10*time.Second, 10*time.Millisecond)
+}
+
+// siRequester is a requester on the Go client's own
+// RequestReplyMessagePublisher.
+func siRequester(t *testing.T, b *solacetest.Broker) (solace.RequestReplyMessagePublisher, solace.OutboundMessageBuilder) {
+	t.Helper()
+	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
+		config.TransportLayerPropertyHost:                b.SMFURL(),
+		config.ServicePropertyVPNName:                    "default",
+		config.AuthenticationPropertySchemeBasicUserName: "default",
+		config.AuthenticationPropertySchemeBasicPassword: "default",
+	}).Build()
+	require.NoError(t, err)
+	require.NoError(t, svc.Connect())
+	t.Cleanup(func() { _ = svc.Disconnect() })
+	pub, err := svc.RequestReply().CreateRequestReplyMessagePublisherBuilder().Build()
+	require.NoError(t, err)
+	require.NoError(t, pub.Start())
+	t.Cleanup(func() { _ = pub.Terminate(time.Second) })
+	return pub, svc.MessageBuilder()
+}
+
+func TestSolaceInputServesRequests(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	siServePipeline(t, b, "[ svc/upper/> ]",
+		`mutation: 'meta out_n = content().string().length()'`,
+		`mapping: 'root = "answer:" + content().string().uppercase() + ":" + meta("solace_application_message_id")'`)
+	// The input subscribes once it connected; a request before that gets
+	// no reply, so wait for one answer first.
+	pub, builder := siRequester(t, b)
+	require.Eventually(t, func() bool {
+		msg, err := builder.BuildWithStringPayload("ping")
+		require.NoError(t, err)
+		_, err = pub.PublishAwaitResponse(msg, resource.TopicOf("svc/upper/x"), 200*time.Millisecond, nil)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+
+	const n = 2000
+	type result struct {
+		i     int
+		reply message.InboundMessage
+		err   error
+	}
+	results := make(chan result, n)
+	start := time.Now()
+	for i := range n {
+		msg, err := builder.WithApplicationMessageID(fmt.Sprint("id-", i)).BuildWithStringPayload(fmt.Sprint("req-", i))
+		require.NoError(t, err)
+		require.NoError(t, pub.Publish(msg, func(reply message.InboundMessage, uc any, err error) {
+			results <- result{uc.(int), reply, err}
+		}, resource.TopicOf(fmt.Sprintf("svc/upper/%d", i%7)), 10*time.Second, nil, i))
+	}
+	seen := map[int]bool{}
+	for range n {
+		r := <-results
+		require.NoError(t, r.err, "request %d", r.i)
+		require.False(t, seen[r.i])
+		seen[r.i] = true
+		body, _ := r.reply.GetPayloadAsString()
+		if body == "" {
+			b, _ := r.reply.GetPayloadAsBytes()
+			body = string(b)
+		}
+		want := fmt.Sprintf("answer:REQ-%d:id-%d", r.i, r.i)
+		require.Equal(t, want, body, "the reply to request %d", r.i)
+		p, ok := r.reply.GetProperty("out_n")
+		require.True(t, ok, "reply_metadata carries out_n")
+		assert.EqualValues(t, len(fmt.Sprint("req-", r.i)), p)
+	}
+	t.Logf("2000 requests answered in %v", time.Since(start))
+}
+
+// TestSolaceInputRepliesWithPipelineErrors: a request the pipeline fails
+// gets a reply at once, empty, with the error in the user property error.
+func TestSolaceInputRepliesWithPipelineErrors(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	siServePipeline(t, b, "[ svc/strict ]",
+		`mapping: 'root = if content().string() == "bad" { throw("no such order") } else { "ok" }'`)
+	pub, builder := siRequester(t, b)
+	var reply message.InboundMessage
+	require.Eventually(t, func() bool {
+		msg, err := builder.BuildWithStringPayload("bad")
+		require.NoError(t, err)
+		reply, err = pub.PublishAwaitResponse(msg, resource.TopicOf("svc/strict"), 200*time.Millisecond, nil)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	e, ok := reply.GetProperty(siReplyErrorProperty)
+	require.True(t, ok)
+	assert.Contains(t, e, "no such order")
+
+	msg, err := builder.BuildWithStringPayload("good")
+	require.NoError(t, err)
+	reply, err = pub.PublishAwaitResponse(msg, resource.TopicOf("svc/strict"), 5*time.Second, nil)
+	require.NoError(t, err)
+	body, _ := reply.GetPayloadAsBytes()
+	assert.Equal(t, "ok", string(body))
+	_, hasErr := reply.GetProperty(siReplyErrorProperty)
+	assert.False(t, hasErr)
+}
+
+func TestSolaceInputRequestsLint(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"requests alone", "requests:\n  topics: [ a/> ]\n", ""},
+		{"requests and queue", "queue: q\nrequests:\n  topics: [ a ]\n", "field requests: serving requests excludes queue, topic and topic_subscriptions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := service.NewStreamBuilder().AddInputYAML("solace:\n" + componenttest.IndentYAML(solacekit.ConnectionYAML("tcp://127.0.0.1:1")+tc.yaml))
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}

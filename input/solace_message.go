@@ -118,7 +118,7 @@ func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *met
 // destination, its type, the class of service and most others repeat
 // message after message. Benthos shares the template's metadata map with
 // the copy and clones it, at its final size and in one step, at the first
-// write; building the map key by key cost about half of building the
+// write; building the map key by key is about half the cost of building the
 // message (the jms input does the same, jms_meta.go). A message whose keys
 // differ makes a new template of its own values. Messages with user
 // properties, or whose event time comes from a mapping (which must not see

@@ -97,6 +97,8 @@ type Broker struct {
 	certAuthorities map[string]string
 	// oauth is OAuth login's configuration and key cache (oauth.go).
 	oauth *oauthState
+	// krb is Kerberos login's service side (kerberos.go); nil: none.
+	krb *KerberosConfig
 	// st keeps state in Config.DataDir (persist.go); nil without one. It
 	// is set before the listeners open and never changes.
 	st     *persister

@@ -37,7 +37,10 @@
 // importing testing, so that the connect-solace binary does not link it).
 // clients.go, vpn.go, profiles.go, acl.go and provision.go hold the client
 // monitor, VPN settings, client profiles, ACL profiles and endpoint
-// provisioning; oauth.go OAuth login (oauthserver.go a test OAuth provider);
+// provisioning; oauth.go OAuth login (oauthserver.go a test OAuth provider,
+// oauthtoken.go its client_credentials token endpoint, oauth_bearer.go SEMP
+// Bearer tokens); kerberos.go Kerberos login (kdc.go the test kit for the
+// local MIT KDC of .ci/setup.d/30-krb5.sh);
 // tls.go, compress.go and web.go the transports (tls.go with TLS downgrade).
 // semp.go is the SEMP core (auth, envelopes, paging; the wire types the SEMP
 // client shares are in internal/semp/sempwire), routing by resource with
@@ -176,7 +179,26 @@
 //     domain certificate authorities (SEMP), cached for its refresh
 //     interval and fetched again when no key verifies. The client username
 //     is the profile's username claim. OAuthServer (and the devbroker's
-//     --oauth-addr) serves a provider's JWKS and userinfo and mints tokens.
+//     --oauth-addr) serves a provider's JWKS and userinfo and mints tokens,
+//     and issues short-lived ones with the client_credentials grant at
+//     /token (--oauth-client, --oauth-token-ttl), signing with a key that
+//     RotateKey (POST /rotate-key) replaces. SEMP takes such access tokens
+//     as "Authorization: Bearer" when SetSEMPOAuthProfile names a profile.
+//     Kerberos login (the client's AUTHENTICATION_SCHEME_GSS_KRB; facts
+//     from its own traffic, in kerberos.go): ClientCtrl p17 = 0x02, the
+//     GSS-API token of a Kerberos AP-REQ as login extended parameter 0x28;
+//     the broker verifies it against its keytab with gokrb5
+//     (EnableKerberos, --kerberos-keytab) when the VPN enables Kerberos,
+//     and answers with an AP-REP token in the same parameter, which the
+//     client requires (it asks for mutual authentication). The client
+//     username is the client principal without the realm, or the
+//     API-provided username where the VPN allows it. A refused ticket
+//     (wrong service principal, a key not in the keytab) answers 401
+//     "Unauthorized" (LOGIN_FAILURE); Kerberos off on the VPN answers 403
+//     "Kerberos Authentication Is Shutdown", the status with which the
+//     client maps the text to KERBEROS_AUTHENTICATION_IS_SHUTDOWN. An
+//     expired ticket never reaches the broker: the client's GSS-API
+//     library refuses it ("Ticket expired", LOGIN_FAILURE).
 //     Keepalives are answered, and a client
 //     silent for three of its keepalive intervals is dropped. A second login
 //     with a client name already in use replaces the older session.
@@ -302,7 +324,7 @@
 // # Known differences from a real broker
 //
 //   - No replication (a standby shares the data directory instead), clustering, bridges, MQTT/AMQP/REST/JMS
-//     ports, Kerberos login, or certificate revocation checks. OAuth
+//     ports, or certificate revocation checks. OAuth
 //     login has no token introspection or endpoint discovery (their
 //     attributes are refused unless at their defaults) and never calls the
 //     userinfo endpoint (kept for SEMP),
@@ -313,8 +335,9 @@
 //     texts chosen for the LOGIN_FAILURE subcode the client derives.
 //     Every client uses its VPN's "default" client profile and ACL profile,
 //     whose default actions are allow (only exceptions deny); client
-//     usernames carry a password and an enabled switch only. The VPN's
-//     Kerberos switches are stored for SEMP but change nothing. A client
+//     usernames carry a password and an enabled switch only. Kerberos
+//     login takes no PAC or authorization data into account and answers
+//     no KRB-ERROR tokens. A client
 //     asking to downgrade TLS to plain text where the VPN does not allow it
 //     is refused with 403 "TLS Downgrade To Plain Text Not Allowed" (a
 //     chosen text).

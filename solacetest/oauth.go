@@ -319,6 +319,9 @@ type oauthResult struct {
 	code uint32
 	text string
 	user string
+	// gssReply is the GSS-API token a Kerberos login answers with
+	// (kerberos.go).
+	gssReply []byte
 }
 
 // Refusal texts of OAuth logins. The Go client maps any 401 it has no

@@ -413,6 +413,9 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	if v := cc.Params[ccAuthScheme]; len(v) == 1 && v[0] == authSchemeOAuth {
 		res := b.oauthLogin(vpnName, oauthTokensOf(f))
 		oauth = &res
+	} else if len(v) == 1 && v[0] == authSchemeGSSKrb {
+		res := b.kerberosLogin(vpnName, f)
+		oauth = &res
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -433,7 +436,9 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		case oauth.code != 0:
 			return fail(oauth.code, oauth.text)
 		}
-		user = oauth.user
+		if cc.Params[ccAuthScheme][0] != authSchemeGSSKrb || user == "" || !v.cfg.KerberosAllowAPIProvidedUsername {
+			user = oauth.user // else the API-provided username stands (kerberos.go)
+		}
 	} else if _, hasPassword := f.param(pPassword); !hasPassword && len(peerCertificates(c)) > 0 {
 		code, text, certUser := b.certLoginLocked(v, peerCertificates(c), user)
 		if code != 0 {
@@ -480,7 +485,13 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		{ccRouterCaps, routerCapabilities(c.overTLS())},
 		{ccExtendedCaps, extendedCapabilities},
 	})
-	c.send(reply(protoClientCtrl, nil, 200, "OK", resp))
+	if oauth != nil && oauth.gssReply != nil {
+		c.send((&frame{Proto: protoClientCtrl, TTL: 1, Params: []param{responseParam(200, "OK"),
+			{Type: pExtendedStream, Value: encodeExtStream([]extParam{{Type: extGSSToken, Value: oauth.gssReply}})}},
+			Payload: resp}).encode(nil))
+	} else {
+		c.send(reply(protoClientCtrl, nil, 200, "OK", resp))
+	}
 	if c.overTLS() && beUint(cc.Params[ccConnectionType]) == connCompressedTLS {
 		c.startCompression()
 	}

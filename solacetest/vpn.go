@@ -29,9 +29,8 @@ type VPNConfig struct {
 	BasicAuthType string
 	// ClientCertAuthEnabled and ClientCertAllowAPIProvidedUsername govern
 	// client-certificate login (certauth.go), OAuthEnabled OAuth login
-	// (oauth.go), TLSAllowDowngradeToPlainText TLS downgrade (tls.go).
-	// The Kerberos settings are kept so that SEMP round trips them; they
-	// change nothing.
+	// (oauth.go), TLSAllowDowngradeToPlainText TLS downgrade (tls.go),
+	// the Kerberos settings Kerberos login (kerberos.go).
 	ClientCertAuthEnabled              bool
 	ClientCertAllowAPIProvidedUsername bool
 	TLSAllowDowngradeToPlainText       bool

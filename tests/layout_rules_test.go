@@ -1,7 +1,10 @@
 package tests
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,5 +43,26 @@ func TestProtocolLayersSpeakTheirProtocol(t *testing.T) {
 	}
 	for _, l := range layers {
 		require.True(t, seen[l], "the listing must cover %s", module+l)
+	}
+}
+
+// TestPluginFilesStayShort checks the plugins' layout rule: no file in
+// input/ or output/ is over 550 lines; a plugin's further jobs go to side
+// files (input/solace_*.go) rather than growing its main file.
+func TestPluginFilesStayShort(t *testing.T) {
+	const most = 550
+	for _, dir := range []string{"../input", "../output"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		require.NotEmpty(t, files, dir)
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			require.LessOrEqual(t, bytes.Count(b, []byte("\n")), most,
+				"%s is over %d lines: put a job of its own in a side file", f, most)
+		}
 	}
 }

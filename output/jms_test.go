@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connect-solace/connect-solace/internal/amqpwire/amqpwiretest"
-	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/jms"
 	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 )
@@ -159,7 +158,8 @@ func TestJMSPrepare(t *testing.T) {
 			}
 			batch := service.MessageBatch{m}
 			p := new(jms.Outgoing)
-			err := o.prepare(p, batch, interp.NewBatch(batch), 0)
+			ev := o.fields.Batch(batch)
+			err := o.prepare(p, batch, &ev, 0)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)

@@ -106,7 +106,7 @@ static void cs_str(cs_attrs_t *a, int i, const char *p) {
 
 // cs_read_attrs reads every attribute of a received message in one cgo
 // call; the Go API needs one or two cgo calls (plus allocations) per
-// attribute, which showed up as the input's main overhead per message.
+// attribute, the largest cost per message the input would otherwise pay.
 // String and payload pointers point into the message and stay valid until it
 // is freed; the Go side copies them at once. The replication group message id
 // is returned raw (the Go side formats it); with rgmidStr set it is also

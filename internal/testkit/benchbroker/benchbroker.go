@@ -140,11 +140,11 @@ type Broker struct {
 // It also gives this process, the clients' side, the connect-solace
 // binary's collector floor (internal/gcfloor, installed by gcfloor/atinit in
 // cmd/connect-solace): the plugins are measured as users run them, and the
-// raw loops, sharing the process, get the same floor. Without it a 4 000
-// message round of the input, which allocates about 8.7 MB against some 6 MB
-// of headroom over the test binary's live heap, paid for a collection
-// (6-8 ms of CPU) that the raw loop's 4.6 MB did not trigger, and that the
-// binary, 64 MiB between collections, does not make. As everywhere, GOGC or
+// raw loops, sharing the process, get the same floor. Without it a round of
+// the input that allocates more than the test binary's small headroom over
+// its live heap pays for a collection that the raw loop, allocating less,
+// does not trigger, and that the binary, 64 MiB between collections, does
+// not make. As everywhere, GOGC or
 // GOMEMLIMIT in the environment turns the floor off: `GOGC=100 go test
 // -bench ...` gives the figures of Go's default collector.
 func Start(tb testing.TB) *Broker {

@@ -262,8 +262,9 @@ type solaceReader struct {
 	log *service.Logger
 	mgr *service.Resources
 
-	// metaTmpl speeds up building messages (see metaTemplate).
-	metaTmpl atomic.Pointer[metaTemplate]
+	// metaTmpls speeds up building messages (see metaTemplate), keyed by
+	// attribute; solace_timestamp's value follows the attributes'.
+	metaTmpls metaTemplates[session.Attr]
 	// metaScratch holds the storage of attributes that build reuses
 	// (*[]session.MetaField).
 	metaScratch sync.Pool

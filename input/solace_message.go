@@ -62,23 +62,20 @@ func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
 		}
 		return r.setMeta(msg, in, nil)
 	}
-	t := r.metaTmpl.Load()
-	if t == nil || !t.fits(in.Meta) {
-		t = r.newTemplate(in)
-		r.metaTmpl.Store(t)
+	t := r.metaTmpls.get(len(in.Meta), func(i int) session.Attr { return in.Meta[i].Key }, func() *metaTemplate[session.Attr] { return r.newTemplate(in) })
+	if t == nil {
+		return r.setMeta(service.NewMessage(in.Payload), in, nil)
 	}
-	msg := t.msg.Copy()
-	msg.SetBytes(in.Payload)
-	return r.setMeta(msg, in, t)
+	return r.setMeta(t.message(in.Payload), in, t)
 }
 
 // setMeta sets in's attributes and solace_timestamp on msg, but for the
 // values msg already has from the template t (nil: sets every key), and
 // returns msg.
-func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *metaTemplate) *service.Message {
+func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *metaTemplate[session.Attr]) *service.Message {
 	var sent, received any // the timestamps, already boxed
 	for i, f := range in.Meta {
-		if t == nil || !sameMetaValue(t.vals[i], f.Value) {
+		if t.differs(i, f.Value) {
 			msg.MetaSetMut(solacecfg.MetaKeys[f.Key], f.Value)
 		}
 		switch f.Key {
@@ -103,55 +100,25 @@ func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *met
 	if ts == nil {
 		ts = r.eventTime(msg, in)
 	}
-	if t == nil || !sameMetaValue(t.ts, ts) {
+	if t.differs(len(in.Meta), ts) {
 		msg.MetaSetMut(solacecfg.MetaTimestamp, ts)
 	}
 	return msg
 }
 
-// metaTemplate speeds up building messages. It is a message never handed
-// out whose metadata holds exactly the keys of an earlier message (its
-// attrs, in the order of Inbound.Meta, then solace_timestamp) with that
-// message's values. A message with the same keys (the usual case: the keys
-// depend on which attributes the publisher set) starts as a Copy of it, and
-// setMeta writes only the values that differ from the template's: the
-// destination, its type, the class of service and most others repeat
-// message after message. Benthos shares the template's metadata map with
-// the copy and clones it, at its final size and in one step, at the first
-// write; building the map key by key is about half the cost of building the
-// message (the jms input does the same, jms_meta.go). A message whose keys
-// differ makes a new template of its own values. Messages with user
-// properties, or whose event time comes from a mapping (which must not see
-// the template's values), are built key by key.
-type metaTemplate struct {
-	attrs []session.Attr
-	vals  []any // the values of attrs
-	ts    any   // the value of solace_timestamp
-	msg   *service.Message
-}
-
-// newTemplate builds the template of in's keys and values.
-func (r *solaceReader) newTemplate(in *session.Inbound) *metaTemplate {
-	t := &metaTemplate{
-		attrs: make([]session.Attr, len(in.Meta)),
-		vals:  make([]any, len(in.Meta)),
-		msg:   r.setMeta(service.NewMessage(nil), in, nil),
+// newTemplate builds the template of in's attributes and values, with
+// solace_timestamp's value after theirs. Messages with user properties, or
+// whose event time comes from a mapping (which must not see the template's
+// values), are built key by key instead.
+func (r *solaceReader) newTemplate(in *session.Inbound) *metaTemplate[session.Attr] {
+	t := &metaTemplate[session.Attr]{
+		keys: make([]session.Attr, len(in.Meta)),
+		vals: make([]any, len(in.Meta)+1),
+		msg:  r.setMeta(service.NewMessage(nil), in, nil),
 	}
 	for i, f := range in.Meta {
-		t.attrs[i], t.vals[i] = f.Key, f.Value
+		t.keys[i], t.vals[i] = f.Key, f.Value
 	}
-	t.ts, _ = t.msg.MetaGetMut(solacecfg.MetaTimestamp)
+	t.vals[len(in.Meta)], _ = t.msg.MetaGetMut(solacecfg.MetaTimestamp)
 	return t
-}
-
-func (t *metaTemplate) fits(meta []session.MetaField) bool {
-	if len(t.attrs) != len(meta) {
-		return false
-	}
-	for i, f := range meta {
-		if t.attrs[i] != f.Key {
-			return false
-		}
-	}
-	return true
 }

@@ -65,8 +65,9 @@ const (
 // Client buffer sizes behind submission_mode; see the field description.
 const (
 	soHigherThroughputBuffer = 1000
-	soDefaultBatchCount      = 50
-	soDefaultBatchPeriod     = "5s"
+	// soDefaultMaxInFlight is max_in_flight's default: without a batching
+	// policy it bounds the messages in flight (see solace_writer.go).
+	soDefaultMaxInFlight = 256
 )
 
 func solaceOutputSpec() *service.ConfigSpec {
@@ -110,7 +111,7 @@ output:
 ### Memory
 
 Memory is bounded by configuration, not by how many messages a run publishes. The output holds at most
-`+"`max_in_flight`"+` batches (of up to the batch policy's count each). Each of the `+"`clients`"+` sessions holds, in the
+`+"`max_in_flight`"+` batches: single messages without a batching policy (the default), of up to the policy's count each with one. Each of the `+"`clients`"+` sessions holds, in the
 Solace C library, its client buffer (`+"`submission_mode`"+`: `+strconv.Itoa(soHigherThroughputBuffer)+` messages for
 `+"`higher_throughput`"+`, none for `+"`lower_latency`"+`, `+"`back_pressure.buffer_capacity`"+` for `+"`custom`"+`) plus up to
 255 messages the broker has not confirmed yet; each message's copy is freed as soon as the broker confirms it. The
@@ -147,10 +148,10 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 				Description("`persistent`: guaranteed messages; a batch completes only after the broker confirmed every message (at least once). `direct`: no broker confirmation; messages can be lost when the connection drops (at most once).").
 				Default(soDeliveryPersistent),
 			service.NewStringEnumField(soFieldWriter, soWriterBatched, soWriterStreaming).
-				Description("`batched` collects messages by the `batching` policy (count 50 / period 5s unless set) and publishes each batch in one go, waiting once for all its confirmations: the highest throughput. `streaming` publishes every message as it arrives, without batching, for the lowest latency; `max_in_flight` messages are then in flight at once, and persistent messages ask the broker to acknowledge them immediately rather than in its usual windowed batches.").
+				Description(soWriterDescription).
 				Default(soWriterBatched),
 			service.NewBatchPolicyField(soFieldBatching).
-				Description("The batching policy of `writer: batched`. When no condition is set, count 50 and period 5s apply."),
+				Description("An optional batching policy of `writer: batched`: Benthos then holds messages until a batch is complete (by count, size or period) and the output publishes each batch on one session, in order. Without one (the default) nothing waits for a batch: see `writer`."),
 			service.NewStringEnumField(soFieldSubmissionMode, soSubmitHigherThroughput, soSubmitLowerLatency, soSubmitCustom).
 				Description(`How the client hands messages to the network. The broker's publish window is 255 unconfirmed messages per session (fixed by the client), so throughput also scales with `+"`clients`"+`.
 - `+"`higher_throughput`"+`: back-pressure strategy wait (`+"`BUFFER_WAIT_WHEN_FULL`"+`) with a `+strconv.Itoa(soHigherThroughputBuffer)+`-message client buffer (`+"`solace.messaging.publisher.back-pressure.buffer-capacity`"+`); a publish call returns once the message is buffered and a client goroutine writes it out.
@@ -168,7 +169,7 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 			service.NewIntField(soFieldClients).
 				Description("How many Solace sessions publish in parallel. Each batch goes to one session, so its messages keep their order.").
 				Default(4),
-			service.NewOutputMaxInFlightField().Default(64),
+			service.NewOutputMaxInFlightField().Default(soDefaultMaxInFlight),
 			service.NewBoolField(soFieldLatencyMetrics).
 				Description("Record the time from publish to broker confirmation in the `solace_output_publish_latency_ns` timer. Persistent delivery only.").
 				Default(true).Advanced(),
@@ -279,6 +280,8 @@ type solaceWriter struct {
 	mReconnects  *service.MetricCounter
 	mInterrupted *service.MetricCounter
 
+	gather soGather // the group commit of WriteBatch (solace_writer.go)
+
 	poolMu sync.RWMutex
 	pool   *session.Pool
 	// dropping counts the pools dropPool is closing; Close waits for them.
@@ -337,10 +340,9 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		if w.batchPolicy, err = conf.FieldBatchPolicy(soFieldBatching); err != nil {
 			return nil, err
 		}
-		if w.batchPolicy.IsNoop() {
-			w.batchPolicy.Count = soDefaultBatchCount
-			w.batchPolicy.Period = soDefaultBatchPeriod
-		}
+	}
+	if w.gather.max, err = soMaxGroups(conf, writer, w.clients); err != nil {
+		return nil, err
 	}
 
 	m := mgr.Metrics()
@@ -427,77 +429,6 @@ func (w *solaceWriter) dropPool(p *session.Pool) {
 		defer cancel()
 		_ = p.Close(ctx)
 	}()
-}
-
-func (w *solaceWriter) WriteBatch(ctx context.Context, batch service.MessageBatch) error {
-	w.poolMu.RLock()
-	pool := w.pool
-	w.poolMu.RUnlock()
-	if pool == nil {
-		return service.ErrNotConnected
-	}
-	if !pool.Alive() {
-		w.dropPool(pool)
-		return service.ErrNotConnected
-	}
-
-	var fails []soFailure
-	fail := func(i int, reason string, err error) {
-		w.mFailures.Incr(1, reason)
-		fails = append(fails, soFailure{idx: i, reason: reason, err: err})
-	}
-
-	ev := w.fields.Batch(batch)
-	sc := soGetScratch(len(batch))
-	defer soPutScratch(sc)
-	vals, outs, idx := sc.vals, sc.outs, sc.idx
-	for i := range batch {
-		if err := w.toOutbound(batch, &ev, i, &vals[i]); err != nil {
-			fail(i, "invalid_message", err)
-			continue
-		}
-		outs = append(outs, &vals[i])
-		idx = append(idx, i)
-	}
-
-	results := pool.Publisher().PublishBatchInto(ctx, outs, sc.results)
-	sc.results = results
-
-	confirmed, lost := 0, 0
-	for _, r := range results {
-		if r.Err == nil {
-			confirmed++
-			if w.latency {
-				w.mLatency.Timing(r.Latency.Nanoseconds())
-			}
-			continue
-		}
-		if errors.Is(r.Err, session.ErrConnectionLost) {
-			lost++
-		}
-	}
-	if lost > 0 && confirmed == 0 && len(fails) == 0 {
-		// Nothing of this batch is confirmed: let Benthos reconnect and
-		// re-send it whole rather than failing every message.
-		w.mFailures.Incr(int64(lost), "connection_lost")
-		w.dropPool(pool)
-		return service.ErrNotConnected
-	}
-	if confirmed > 0 {
-		w.mPublished.Add(int64(confirmed))
-	}
-	for j, r := range results {
-		if r.Err == nil {
-			continue
-		}
-		dest := outs[j].Destination
-		reason, err := soClassify(dest, r.Err)
-		fail(idx[j], reason, err)
-	}
-	if lost > 0 {
-		w.dropPool(pool)
-	}
-	return w.batchError(batch, fails)
 }
 
 // Close closes the pool and waits, until ctx ends, for the pools dropPool is

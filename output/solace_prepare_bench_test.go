@@ -25,7 +25,7 @@ func BenchmarkSolaceOutputPrepare(b *testing.B) {
 			require.NoError(b, err)
 			w, err := newSolaceWriterFromParsed(pc, service.MockResources())
 			require.NoError(b, err)
-			batch := make(service.MessageBatch, soDefaultBatchCount)
+			batch := make(service.MessageBatch, 50)
 			for i := range batch {
 				batch[i] = service.NewMessage([]byte("payload"))
 				batch[i].MetaSetMut("region", "eu")

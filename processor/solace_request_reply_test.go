@@ -278,7 +278,7 @@ func TestSolaceRequestReplyConnectionCut(t *testing.T) {
 	}, 15*time.Second, 100*time.Millisecond)
 }
 
-func newRR(t *testing.T, url, yaml string) *solaceRequestReply {
+func newRR(t testing.TB, url, yaml string) *solaceRequestReply {
 	t.Helper()
 	pc, err := solaceRequestReplySpec().ParseYAML(solacekit.ConnectionYAML(url)+yaml, nil)
 	require.NoError(t, err)

@@ -431,6 +431,25 @@ func changeInVPN(b *Broker, vpn string, fn func(v *vpnState) error) error {
 	return err
 }
 
+// onQueue runs fn on vpn's queue name with b.mu held, refused with
+// ErrUnknownQueue (or ErrUnknownVPN) when there is no such queue.
+func onQueue[T any](b *Broker, vpn, name string, fn func(q *queue) (T, error)) (T, error) {
+	return inVPN(b, vpn, func(v *vpnState) (T, error) {
+		q, err := namedIn(v.queues, name, ErrUnknownQueue, vpn)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(q)
+	})
+}
+
+// changeQueue is onQueue for a call that returns only an error.
+func changeQueue(b *Broker, vpn, name string, fn func(q *queue) error) error {
+	_, err := onQueue(b, vpn, name, func(q *queue) (struct{}, error) { return struct{}{}, fn(q) })
+	return err
+}
+
 // The admin API keeps each kind of object in a map by name. namedIn,
 // addNamed and deleteNamed find, add and delete one, refusing a name that
 // is unknown or already taken with the kind's error, which names the VPN
@@ -547,48 +566,40 @@ func dedupe(ss []string) []string {
 // UpdateQueue changes a queue's configuration in place. The name cannot be
 // changed. Enabling egress or changing the access type restarts delivery.
 func (b *Broker) UpdateQueue(vpn, name string, update func(*QueueConfig)) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, name)
-	if err != nil {
-		return err
-	}
-	cfg := q.cfg
-	cfg.Subscriptions = slices.Clone(cfg.Subscriptions)
-	update(&cfg)
-	cfg.Name = name
-	if cfg.AccessType == "" {
-		cfg.AccessType = AccessExclusive
-	}
-	cfg.Subscriptions = dedupe(cfg.Subscriptions)
-	wasEgress := q.cfg.EgressEnabled
-	q.cfg = cfg
-	b.st.configChanged()
-	if !cfg.EgressEnabled {
-		// Consumer flows stay bound but become inactive until egress is
-		// enabled again, as on a real broker.
-		if wasEgress {
-			b.log.Info("queue egress disabled", "vpn", vpn, "queue", name)
+	return changeQueue(b, vpn, name, func(q *queue) error {
+		cfg := q.cfg
+		cfg.Subscriptions = slices.Clone(cfg.Subscriptions)
+		update(&cfg)
+		cfg.Name = name
+		if cfg.AccessType == "" {
+			cfg.AccessType = AccessExclusive
 		}
-		b.passivateFlows(q)
+		cfg.Subscriptions = dedupe(cfg.Subscriptions)
+		wasEgress := q.cfg.EgressEnabled
+		q.cfg = cfg
+		b.st.configChanged()
+		if !cfg.EgressEnabled {
+			// Consumer flows stay bound but become inactive until egress is
+			// enabled again, as on a real broker.
+			if wasEgress {
+				b.log.Info("queue egress disabled", "vpn", vpn, "queue", name)
+			}
+			b.passivateFlows(q)
+			return nil
+		}
+		b.repartition(q)
+		b.dispatch(q)
 		return nil
-	}
-	b.repartition(q)
-	b.dispatch(q)
-	return nil
+	})
 }
 
 // DeleteQueue deletes a queue and its messages. Bound consumers stop
 // receiving.
 func (b *Broker) DeleteQueue(vpn, name string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, name)
-	if err != nil {
-		return err
-	}
-	b.deleteQueueLocked(q)
-	return nil
+	return changeQueue(b, vpn, name, func(q *queue) error {
+		b.deleteQueueLocked(q)
+		return nil
+	})
 }
 
 // Queue returns a queue's configuration and live statistics.
@@ -610,40 +621,32 @@ func (b *Broker) Queues(vpn string) ([]QueueConfig, error) {
 }
 
 // AddQueueSubscription adds a topic subscription to a queue.
-func (b *Broker) AddQueueSubscription(vpn, queue, topic string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, queue)
-	if err != nil {
-		return err
-	}
-	if topic == "" {
-		return fmt.Errorf("adding subscription to queue %q: empty topic", queue)
-	}
-	if slices.Contains(q.cfg.Subscriptions, topic) {
-		return fmt.Errorf("%w: %q on queue %q", ErrSubscriptionExists, topic, queue)
-	}
-	q.cfg.Subscriptions = append(q.cfg.Subscriptions, topic)
-	b.st.configChanged()
-	return nil
+func (b *Broker) AddQueueSubscription(vpn, queueName, topic string) error {
+	return changeQueue(b, vpn, queueName, func(q *queue) error {
+		if topic == "" {
+			return fmt.Errorf("adding subscription to queue %q: empty topic", queueName)
+		}
+		if slices.Contains(q.cfg.Subscriptions, topic) {
+			return fmt.Errorf("%w: %q on queue %q", ErrSubscriptionExists, topic, queueName)
+		}
+		q.cfg.Subscriptions = append(q.cfg.Subscriptions, topic)
+		b.st.configChanged()
+		return nil
+	})
 }
 
 // RemoveQueueSubscription removes a topic subscription from a queue.
-func (b *Broker) RemoveQueueSubscription(vpn, queue, topic string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, queue)
-	if err != nil {
-		return err
-	}
-	i := slices.Index(q.cfg.Subscriptions, topic)
-	if i < 0 {
-		return fmt.Errorf("%w: %q on queue %q", ErrUnknownSubscription, topic, queue)
-	}
-	q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
-	delete(q.clientSubs, topic)
-	b.st.configChanged()
-	return nil
+func (b *Broker) RemoveQueueSubscription(vpn, queueName, topic string) error {
+	return changeQueue(b, vpn, queueName, func(q *queue) error {
+		i := slices.Index(q.cfg.Subscriptions, topic)
+		if i < 0 {
+			return fmt.Errorf("%w: %q on queue %q", ErrUnknownSubscription, topic, queueName)
+		}
+		q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
+		delete(q.clientSubs, topic)
+		b.st.configChanged()
+		return nil
+	})
 }
 
 // QueueMessages returns the application payloads of the messages the queue

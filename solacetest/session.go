@@ -513,23 +513,28 @@ func decodeB64(v []byte, ok bool) string {
 	return string(d)
 }
 
-// refuseUndecodable answers a control message (what, of protocol proto)
-// that does not decode with 400 "Bad Request".
-func (c *conn) refuseUndecodable(proto byte, tag []byte, what string, err error) {
-	c.b.log.Warn("bad "+what+" message", "client", c.clientName, "error", err)
-	c.send(reply(proto, tag, 400, "Bad Request", nil))
+// decodeCtrlFrame decodes the payload of f, a control message (what, of
+// protocol proto), with decode, and returns it with f's correlation tag;
+// one that does not decode is answered with 400 "Bad Request" (ok false).
+func decodeCtrlFrame[T any](c *conn, f *frame, proto byte, what string, decode func([]byte) (T, error)) (m T, tag []byte, ok bool) {
+	tag, _ = f.correlationTag()
+	m, err := decode(f.Payload)
+	if err != nil {
+		c.b.log.Warn("bad "+what+" message", "client", c.clientName, "error", err)
+		c.send(reply(proto, tag, 400, "Bad Request", nil))
+		return m, tag, false
+	}
+	return m, tag, true
 }
 
 // ---- SMP ----
 
 func (c *conn) handleSMP(f *frame) {
-	tag, _ := f.correlationTag()
-	m, err := decodeSMP(f.Payload)
-	b := c.b
-	if err != nil {
-		c.refuseUndecodable(protoSMP, tag, "SMP", err)
+	m, tag, ok := decodeCtrlFrame(c, f, protoSMP, "SMP", decodeSMP)
+	if !ok {
 		return
 	}
+	b := c.b
 	code, text := uint32(200), "OK"
 	b.mu.Lock()
 	switch m.Type {
@@ -816,13 +821,11 @@ func (c *conn) flushAck() {
 // ---- AssuredCtrl ----
 
 func (c *conn) handleAdCtrl(f *frame) {
-	tag, _ := f.correlationTag()
-	a, err := decodeAdCtrl(f.Payload)
-	b := c.b
-	if err != nil {
-		c.refuseUndecodable(protoAssuredCtrl, tag, "AssuredCtrl", err)
+	a, tag, ok := decodeCtrlFrame(c, f, protoAssuredCtrl, "AssuredCtrl", decodeAdCtrl)
+	if !ok {
 		return
 	}
+	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch a.Type {

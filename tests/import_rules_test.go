@@ -54,29 +54,3 @@ func TestSolaceLayerImportRules(t *testing.T) {
 	}
 	require.True(t, seen, "the listing must cover %s", session)
 }
-
-// TestJMSLayerImportRules checks the layering the README's Layout states for
-// the JMS side, on the packages' own (non-test) imports: internal/jms and
-// internal/amqpwire speak AMQP and JMS, so they import nothing of Benthos
-// and not go-amqp (the tests' independent AMQP client).
-func TestJMSLayerImportRules(t *testing.T) {
-	out, err := exec.CommandContext(t.Context(), "go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "../...").CombinedOutput()
-	require.NoError(t, err, string(out))
-	layers := []string{module + "/internal/jms", module + "/internal/amqpwire"}
-	seen := 0
-	for line := range strings.Lines(string(out)) {
-		f := strings.Fields(line)
-		pkg, imports := f[0], f[1:]
-		for _, layer := range layers {
-			if !under(pkg, layer) {
-				continue
-			}
-			seen++
-			for _, imp := range imports {
-				require.False(t, under(imp, "github.com/redpanda-data/benthos/v4"), "%s imports %s: it speaks AMQP/JMS, not Benthos", pkg, imp)
-				require.False(t, under(imp, "github.com/Azure/go-amqp"), "%s imports %s: go-amqp is for tests only", pkg, imp)
-			}
-		}
-	}
-	require.GreaterOrEqual(t, seen, len(layers), "the listing must cover %v", layers)
-}

@@ -112,7 +112,12 @@ func (f *siFields) queueSettingsFromParsed(conf *service.ParsedConfig) error {
 	if err == nil {
 		qs.onMismatch, err = c.FieldString(siFieldQSOnMismatch)
 	}
-	f.qs = qs
+	// on_mismatch has a default, so the object is always there: it counts
+	// as set when it chooses a setting.
+	if qs.accessType != "" || qs.maxRedelivery != nil || qs.maxSpoolMB != nil || qs.partitionCount != nil ||
+		qs.dmq != nil || qs.respectTTL != nil || qs.maxTTL != nil {
+		f.qs = qs
+	}
 	return err
 }
 

@@ -132,6 +132,7 @@ overwritten by it.
 - `+"`solace_input_reconnects`"+`: client reconnections.`+siDirectMetrics).
 		Fields(solacecfg.ConnectionFields()...).
 		Fields(siDirectFields()...).
+		Fields(siQueueSettingsField()).
 		Fields(
 			service.NewStringField(siFieldQueue).
 				Description("The durable queue to consume. Exactly one of `queue` and `topic` must be set.").
@@ -306,6 +307,10 @@ type solaceReader struct {
 	// connection then.
 	direct *siDirect
 
+	// qs is queue_settings; qsWarned makes its mismatch warning once.
+	qs       *siQueueSettings
+	qsWarned atomic.Bool
+
 	mu      sync.Mutex
 	sess    *session.Session
 	recv    *siReceiver
@@ -377,6 +382,7 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")
 	r.directFromFields(&f, m)
+	r.qs = f.qs
 	return r, nil
 }
 

@@ -436,18 +436,7 @@ func (r *solaceReader) current() *siReceiver {
 // disconnect drops a receiver whose flows went down, so that Benthos calls
 // Connect again (with its backoff) and a fresh session and flows are built.
 func (r *solaceReader) disconnect(recv *siReceiver) {
-	r.mu.Lock()
-	if r.recv != recv {
-		r.mu.Unlock()
-		return
-	}
-	sess := r.sess
-	r.recv, r.sess = nil, nil
-	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = recv.Close(ctx)
-	_ = sess.Close(ctx)
+	dropIfCurrent(&r.mu, &r.recv, &r.sess, recv)
 }
 
 func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {

@@ -183,7 +183,7 @@ func (r *Requester) onReply(msg message.InboundMessage, uc any, err error) {
 		r.end(p, nil, err)
 		return
 	}
-	in := readAPI(&Inbound{msg: msg}, nil)
+	in := convertOne(r.sess.svc, msg)
 	msg.Dispose()
 	r.end(p, &Reply{Payload: in.Payload, Meta: in.Meta, Properties: in.Properties, Latency: time.Since(p.start)}, nil)
 }
@@ -273,4 +273,16 @@ func (r *Requester) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// convertOne converts a message taken outside a queue flow (a reply or a
+// request) in one native read when the client allows it (see native.go),
+// which also gives the attributes the Go API hides, else through the Go API.
+// Everything is copied: the caller may dispose of msg at once.
+func convertOne(svc solace.MessagingService, msg message.InboundMessage) *Inbound {
+	in := &Inbound{msg: msg}
+	if nr, err := probeNative(svc); err == nil && nr.read(in, nil) {
+		return in
+	}
+	return readAPI(in, nil)
 }

@@ -25,9 +25,11 @@ test: test-services test-unit test-integration
 
 # RabbitMQ with AMQP 1.0 on 127.0.0.1 for the jms tests: installed (apt, needs
 # root) on first use, reused when already running, left running afterwards.
-# .ci/run starts it first and stops it at exit.
+# .ci/run starts it first and stops it at exit. The same for the MIT Kerberos KDC
+# (realm CONNECT-SOLACE.TEST) of the Kerberos login tests.
 test-services:
 	bash -c 'source .ci/setup.d/20-rabbitmq.sh'
+	bash -c 'source .ci/setup.d/30-krb5.sh'
 
 test-unit:
 	go test -race ./...

@@ -59,7 +59,7 @@ func TestJMSMetaCache(t *testing.T) {
 		m.MetaSetMut("prio", int64(9))
 		m.MetaSetMut("added", "yes")
 	}
-	tmpl := c.tmpl.Load()
+	tmpl := c.tmpls.cur.Load()
 	require.NotNil(t, tmpl, "a template was built")
 	// The same values as the template: the copy shares its map until the
 	// pipeline writes, and still reads as its own.
@@ -79,5 +79,5 @@ func TestJMSMetaCache(t *testing.T) {
 		m := build(nil, dup, nil)
 		assert.Equal(t, map[string]any{"jms_priority": int64(4), "id": "ID:7"}, metaOf(t, m))
 	}
-	assert.Same(t, tmpl, c.tmpl.Load())
+	assert.Same(t, tmpl, c.tmpls.cur.Load())
 }

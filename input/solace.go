@@ -132,6 +132,7 @@ overwritten by it.
 - `+"`solace_input_reconnects`"+`: client reconnections.`+siDirectMetrics).
 		Fields(solacecfg.ConnectionFields()...).
 		Fields(siDirectFields()...).
+		Fields(siQueueSettingsField()).
 		Fields(
 			service.NewStringField(siFieldQueue).
 				Description("The durable queue to consume. Exactly one of `queue` and `topic` must be set.").
@@ -261,8 +262,9 @@ type solaceReader struct {
 	log *service.Logger
 	mgr *service.Resources
 
-	// metaTmpl speeds up building messages (see metaTemplate).
-	metaTmpl atomic.Pointer[metaTemplate]
+	// metaTmpls speeds up building messages (see metaTemplate), keyed by
+	// attribute; solace_timestamp's value follows the attributes'.
+	metaTmpls metaTemplates[session.Attr]
 	// metaScratch holds the storage of attributes that build reuses
 	// (*[]session.MetaField).
 	metaScratch sync.Pool
@@ -304,6 +306,10 @@ type solaceReader struct {
 	// direct is set in direct mode (solace_direct.go), which owns the
 	// connection then.
 	direct *siDirect
+
+	// qs is queue_settings; qsWarned makes its mismatch warning once.
+	qs       *siQueueSettings
+	qsWarned atomic.Bool
 
 	mu      sync.Mutex
 	sess    *session.Session
@@ -376,6 +382,7 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")
 	r.directFromFields(&f, m)
+	r.qs = f.qs
 	return r, nil
 }
 
@@ -429,18 +436,7 @@ func (r *solaceReader) current() *siReceiver {
 // disconnect drops a receiver whose flows went down, so that Benthos calls
 // Connect again (with its backoff) and a fresh session and flows are built.
 func (r *solaceReader) disconnect(recv *siReceiver) {
-	r.mu.Lock()
-	if r.recv != recv {
-		r.mu.Unlock()
-		return
-	}
-	sess := r.sess
-	r.recv, r.sess = nil, nil
-	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = recv.Close(ctx)
-	_ = sess.Close(ctx)
+	dropIfCurrent(&r.mu, &r.recv, &r.sess, recv)
 }
 
 func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
@@ -509,220 +505,6 @@ func (r *solaceReader) receive(ctx context.Context, recv *siReceiver, dst []*siD
 		ins = r.dropDuplicates(ctx, recv, ins)
 	}
 	return ins, nil
-}
-
-// buildAll builds the message of every delivery of ds that has none yet
-// (one given back by Unread has it), reusing one storage for their
-// attributes.
-func (r *solaceReader) buildAll(ds []*siDelivery) {
-	sp, _ := r.metaScratch.Get().(*[]session.MetaField)
-	if sp == nil {
-		sp = new([]session.MetaField)
-	}
-	for _, d := range ds {
-		if d.Slot[0] == nil {
-			*sp = r.build(d, *sp)
-		}
-	}
-	r.metaScratch.Put(sp)
-}
-
-// message returns in's Benthos message, made by build, with its event time
-// when that comes from a mapping (which must not see a metadata template's
-// values, see metaTemplate).
-func (r *solaceReader) message(d *siDelivery) *service.Message {
-	msg := d.Slot[0]
-	if r.tsMode == siTimestampMapping {
-		msg.MetaSetMut(solacecfg.MetaTimestamp, r.eventTime(msg, &d.Inbound))
-	}
-	return msg
-}
-
-// build reads d, its attributes into meta, and makes its Benthos message,
-// into d.Slot. It returns meta's storage, emptied, for the next message: the
-// attributes then cost neither an allocation nor room in every delivery
-// waiting for the pipeline.
-func (r *solaceReader) build(d *siDelivery, meta []session.MetaField) []session.MetaField {
-	in := &d.Inbound
-	in.Read(meta)
-	d.Slot[0] = r.toMessage(in)
-	meta = in.Meta[:0]
-	clear(in.Meta) // the values now live in the message
-	in.Meta = nil
-	return meta
-}
-
-// toMessage builds the message of in with all its metadata, but for
-// solace_timestamp with timestamp: mapping (ReadBatch sets it).
-func (r *solaceReader) toMessage(in *session.Inbound) *service.Message {
-	if len(in.Properties) > 0 || r.tsMode == siTimestampMapping {
-		msg := service.NewMessage(in.Payload)
-		for k, v := range in.Properties {
-			msg.MetaSetMut(k, v)
-		}
-		return r.setMeta(msg, in, nil)
-	}
-	t := r.metaTmpl.Load()
-	if t == nil || !t.fits(in.Meta) {
-		t = r.newTemplate(in)
-		r.metaTmpl.Store(t)
-	}
-	msg := t.msg.Copy()
-	msg.SetBytes(in.Payload)
-	return r.setMeta(msg, in, t)
-}
-
-// setMeta sets in's attributes and solace_timestamp on msg, but for the
-// values msg already has from the template t (nil: sets every key), and
-// returns msg.
-func (r *solaceReader) setMeta(msg *service.Message, in *session.Inbound, t *metaTemplate) *service.Message {
-	var sent, received any // the timestamps, already boxed
-	for i, f := range in.Meta {
-		if t == nil || !sameMetaValue(t.vals[i], f.Value) {
-			msg.MetaSetMut(solacecfg.MetaKeys[f.Key], f.Value)
-		}
-		switch f.Key {
-		case session.MetaSenderTimestamp:
-			sent = f.Value
-		case session.MetaReceiveTimestamp:
-			received = f.Value
-		}
-	}
-	// The event time reuses a boxed timestamp when it is one of them.
-	var ts any
-	switch {
-	case r.tsMode == siTimestampMapping:
-		return msg
-	case r.tsMode == siTimestampReceive:
-		ts = received
-	case !in.SenderTimestamp.IsZero():
-		ts = sent
-	default:
-		ts = received
-	}
-	if ts == nil {
-		ts = r.eventTime(msg, in)
-	}
-	if t == nil || !sameMetaValue(t.ts, ts) {
-		msg.MetaSetMut(solacecfg.MetaTimestamp, ts)
-	}
-	return msg
-}
-
-// metaTemplate speeds up building messages. It is a message never handed
-// out whose metadata holds exactly the keys of an earlier message (its
-// attrs, in the order of Inbound.Meta, then solace_timestamp) with that
-// message's values. A message with the same keys (the usual case: the keys
-// depend on which attributes the publisher set) starts as a Copy of it, and
-// setMeta writes only the values that differ from the template's: the
-// destination, its type, the class of service and most others repeat
-// message after message. Benthos shares the template's metadata map with
-// the copy and clones it, at its final size and in one step, at the first
-// write; building the map key by key cost about half of building the
-// message (the jms input does the same, jms_meta.go). A message whose keys
-// differ makes a new template of its own values. Messages with user
-// properties, or whose event time comes from a mapping (which must not see
-// the template's values), are built key by key.
-type metaTemplate struct {
-	attrs []session.Attr
-	vals  []any // the values of attrs
-	ts    any   // the value of solace_timestamp
-	msg   *service.Message
-}
-
-// newTemplate builds the template of in's keys and values.
-func (r *solaceReader) newTemplate(in *session.Inbound) *metaTemplate {
-	t := &metaTemplate{
-		attrs: make([]session.Attr, len(in.Meta)),
-		vals:  make([]any, len(in.Meta)),
-		msg:   r.setMeta(service.NewMessage(nil), in, nil),
-	}
-	for i, f := range in.Meta {
-		t.attrs[i], t.vals[i] = f.Key, f.Value
-	}
-	t.ts, _ = t.msg.MetaGetMut(solacecfg.MetaTimestamp)
-	return t
-}
-
-func (t *metaTemplate) fits(meta []session.MetaField) bool {
-	if len(t.attrs) != len(meta) {
-		return false
-	}
-	for i, f := range meta {
-		if t.attrs[i] != f.Key {
-			return false
-		}
-	}
-	return true
-}
-
-// settleBatch settles a batch as the pipeline's ack says: accepted, or the
-// nack outcome on an error.
-func (r *solaceReader) settleBatch(ctx context.Context, recv *siReceiver, ins []*siDelivery, err error) error {
-	outcome := session.Accepted
-	if err != nil {
-		outcome = r.nack
-	} else if r.dedup {
-		r.remember(ctx, ins)
-	}
-	// One call for the batch: the receiver settles it in one crossing into
-	// CCSMP rather than one per message.
-	failed := recv.SettleBatch(ins, outcome)
-	r.settled(outcome, len(ins)-len(failed))
-	var errs []error
-	for _, e := range failed {
-		if e = r.settleFailed(e); e != nil {
-			errs = append(errs, e)
-		}
-	}
-	if r.dedup {
-		r.endFlights(ins, err == nil)
-	}
-	return errors.Join(errs...)
-}
-
-// settleOne is settleBatch for a batch of one, without a slice for it.
-func (r *solaceReader) settleOne(ctx context.Context, recv *siReceiver, in *siDelivery, err error) error {
-	if r.dedup {
-		return r.settleBatch(ctx, recv, []*siDelivery{in}, err)
-	}
-	outcome := session.Accepted
-	if err != nil {
-		outcome = r.nack
-	}
-	return r.settle(recv, in, outcome)
-}
-
-// settle settles one message and counts it. A failure for a message whose
-// flow was lost is not an error: the broker redelivers that message.
-func (r *solaceReader) settle(recv *siReceiver, in *siDelivery, o session.Outcome) error {
-	if err := recv.Settle(in, o); err != nil {
-		return r.settleFailed(err)
-	}
-	r.settled(o, 1)
-	return nil
-}
-
-// settled counts n messages settled with o.
-func (r *solaceReader) settled(o session.Outcome, n int) {
-	switch {
-	case n == 0:
-	case o == session.Accepted:
-		r.mAcked.Add(int64(n))
-	default:
-		r.mNacked.Incr(int64(n), o.String())
-	}
-}
-
-// settleFailed returns the failure to settle a message, or nil for one whose
-// flow was lost (counted and logged).
-func (r *solaceReader) settleFailed(err error) error {
-	if errors.Is(err, session.ErrStaleFlow) {
-		r.mStale.Incr(1)
-		r.log.Debugf("Dropping settlement of a message from a lost flow (the broker redelivers it): %v", err)
-		return nil
-	}
-	return err
 }
 
 func (r *solaceReader) Close(ctx context.Context) error {

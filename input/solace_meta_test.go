@@ -43,10 +43,11 @@ func TestSolaceMessagesFromTemplateMatchKeyByKey(t *testing.T) {
 	}
 	now := time.Now()
 	ins := []*session.Inbound{
-		inbound("q/a", "rmid1:1", false, now, true),
-		inbound("q/a", "rmid1:2", false, now, true),                      // differs in its id only
+		inbound("q/a", "rmid1:1", false, now, true),                      // a first miss: key by key
+		inbound("q/a", "rmid1:2", false, now, true),                      // the second: the template, differing in the id
 		inbound("q/b", "rmid1:3", true, now.Add(time.Millisecond), true), // same keys, other values
-		inbound("q/a", "rmid1:4", false, now, false),                     // other keys: a new template
+		inbound("q/a", "rmid1:4", false, now, false),                     // other keys: a miss
+		inbound("q/a", "rmid1:4", false, now, false),                     // again: a new template of its values
 		inbound("q/a", "rmid1:4", false, now, false),                     // equal to the template in everything
 		inbound("q/a", "rmid1:5", false, now, true),
 	}

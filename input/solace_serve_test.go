@@ -3,6 +3,7 @@ package input
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
+	"github.com/connect-solace/connect-solace/solacetest/faultproxy"
 )
 
 // siServePipeline runs a stream whose solace input serves requests on
@@ -25,9 +27,15 @@ import (
 // test ends.
 func siServePipeline(t *testing.T, b *solacetest.Broker, topics string, processors ...string) {
 	t.Helper()
+	siServePipelineURL(t, b, b.SMFURL(), topics, processors...)
+}
+
+// siServePipelineURL is siServePipeline through the broker address url.
+func siServePipelineURL(t *testing.T, b *solacetest.Broker, url, topics string, processors ...string) {
+	t.Helper()
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: warn"))
-	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(b.SMFURL())+"receive_buffer: 4096\nrequests:\n  topics: "+topics+"\n  reply_metadata:\n    include_prefixes: [ out_ ]\n")))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(url)+"receive_buffer: 4096\nrequests:\n  topics: "+topics+"\n  reply_metadata:\n    include_prefixes: [ out_ ]\n")))
 	sb.SetThreads(2)
 	for _, p := range processors {
 		require.NoError(t, sb.AddProcessorYAML(p))
@@ -73,6 +81,7 @@ func TestSolaceInputServesRequests(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	siServePipeline(t, b, "[ svc/upper/> ]",
 		`mutation: 'meta out_n = content().string().length()'`,
+		`mutation: 'meta out_reply_to = meta("solace_reply_to")'`,
 		`mapping: 'root = "answer:" + content().string().uppercase() + ":" + meta("solace_application_message_id")'`)
 	// The input subscribes once it connected; a request before that gets
 	// no reply, so wait for one answer first.
@@ -115,6 +124,9 @@ func TestSolaceInputServesRequests(t *testing.T) {
 		p, ok := r.reply.GetProperty("out_n")
 		require.True(t, ok, "reply_metadata carries out_n")
 		assert.EqualValues(t, len(fmt.Sprint("req-", r.i)), p)
+		// The request's reply-to is the requester's P2P inbox.
+		rt, _ := r.reply.GetProperty("out_reply_to")
+		assert.Regexp(t, `^#P2P/v:[^/]+/`, rt)
 	}
 	t.Logf("2000 requests answered in %v", time.Since(start))
 }
@@ -161,4 +173,41 @@ func TestSolaceInputRequestsLint(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// siAsk sends one request and returns the reply's payload, or the error.
+func siAsk(pub solace.RequestReplyMessagePublisher, builder solace.OutboundMessageBuilder, topic, body string, timeout time.Duration) (string, error) {
+	msg, err := builder.BuildWithStringPayload(body)
+	if err != nil {
+		return "", err
+	}
+	reply, err := pub.PublishAwaitResponse(msg, resource.TopicOf(topic), timeout, nil)
+	if err != nil {
+		return "", err
+	}
+	b, _ := reply.GetPayloadAsBytes()
+	return string(b), nil
+}
+
+// TestSolaceInputServesAfterConnectionReset: the input's client reconnects
+// after its connection is reset and serves requests again.
+func TestSolaceInputServesAfterConnectionReset(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	proxy, err := faultproxy.New(strings.TrimPrefix(b.SMFURL(), "tcp://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	siServePipelineURL(t, b, "tcp://"+proxy.Addr(), "[ svc/reset ]", `mapping: 'root = "re:" + content().string()'`)
+	pub, builder := siRequester(t, b)
+	require.Eventually(t, func() bool {
+		got, err := siAsk(pub, builder, "svc/reset", "a", 200*time.Millisecond)
+		return err == nil && got == "re:a"
+	}, 10*time.Second, 10*time.Millisecond)
+
+	accepted := proxy.Accepted()
+	proxy.Reset()
+	require.Eventually(t, func() bool { return proxy.Accepted() > accepted }, 10*time.Second, 10*time.Millisecond, "the input reconnects")
+	require.Eventually(t, func() bool {
+		got, err := siAsk(pub, builder, "svc/reset", "b", 200*time.Millisecond)
+		return err == nil && got == "re:b"
+	}, 10*time.Second, 10*time.Millisecond, "requests are served again")
 }

@@ -244,10 +244,9 @@ type jmsOutput struct {
 	link     jms.LinkSettings
 	sendConf jms.SenderConfig
 
-	dest    *interp.Field // the queue or topic name
-	tmpl    jms.Outgoing  // every message's start: the static fields applied
-	headers []jmsHeader   // the header fields that vary per message
-	meta    *service.MetadataFilter
+	tmpl   jms.Outgoing               // every message's start: the static fields applied
+	fields *interp.Plan[jms.Outgoing] // the interpolated fields (jmsRules)
+	meta   *service.MetadataFilter
 
 	mSent       *tally.Tally // jms_messages_sent, handed over in batches
 	mFailures   *service.MetricCounter
@@ -283,12 +282,8 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if err = jmsDestinationError(conf.Contains(jmsFieldQueue), t); err != nil {
 		return nil, err
 	}
-	destField := jmsFieldQueue // o.tmpl.DestKind is jms.KindQueue
-	if t {
-		o.tmpl.DestKind, destField = jms.KindTopic, jmsFieldTopic
-	}
-	if o.dest, err = interp.Required(conf, destField); err != nil {
-		return nil, err
+	if t { // else o.tmpl.DestKind is jms.KindQueue
+		o.tmpl.DestKind = jms.KindTopic
 	}
 
 	mt, err := conf.FieldString(jmsFieldMessageType)
@@ -301,28 +296,8 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	}
 	o.tmpl.Message = jms.Message{Type: jms.BodyType(mt), Persistent: dm == jmsDeliveryPersistent, Priority: jms.DefaultPriority}
 
-	for _, h := range []jmsHeader{
-		{field: jmsFieldPriority, set: func(p *jms.Outgoing, s string) (err error) { p.Priority, err = jms.ParsePriority(s); return }},
-		{field: jmsFieldTTL, set: func(p *jms.Outgoing, s string) (err error) { p.TTL, err = ttl.Parse(s); return }},
-		{field: jmsFieldMessageID, set: func(p *jms.Outgoing, s string) error { p.MessageID = s; return nil }},
-		{field: jmsFieldCorrelationID, set: func(p *jms.Outgoing, s string) error { p.CorrelationID = s; return nil }},
-		{field: jmsFieldJMSType, set: func(p *jms.Outgoing, s string) error { p.JMSType = s; return nil }},
-		{field: jmsFieldReplyTo, set: func(p *jms.Outgoing, s string) error { p.ReplyToName = s; return nil }},
-		{field: jmsFieldGroupID, set: func(p *jms.Outgoing, s string) error { p.GroupID = s; return nil }},
-		{field: jmsFieldGroupSequence, set: func(p *jms.Outgoing, s string) (err error) { p.GroupSequence, err = jms.ParseGroupSequence(s); return }},
-	} {
-		if h.Field, err = interp.Optional(conf, h.field); err != nil {
-			return nil, err
-		} else if h.Field == nil {
-			continue
-		}
-		// A static value is applied once, here, to the template, by the code
-		// that applies a dynamic one per message.
-		if v, ok := h.Static(); !ok {
-			o.headers = append(o.headers, h)
-		} else if err := h.set(&o.tmpl, v); err != nil {
-			return nil, fmt.Errorf("field %s: %w", h.field, err)
-		}
+	if o.fields, err = interp.NewPlan(conf, &o.tmpl, jmsRules); err != nil {
+		return nil, err
 	}
 	rt, err := conf.FieldString(jmsFieldReplyToType)
 	if err != nil {
@@ -352,25 +327,34 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	return o, nil
 }
 
-// jmsHeader is one interpolated header field and where its value goes.
-type jmsHeader struct {
-	field string
-	set   func(p *jms.Outgoing, v string) error
-	*interp.Field
+// jmsRules are the interpolated fields and where their values go, for
+// interp.Plan: a static value is applied once to the template, a dynamic one
+// per message.
+var jmsRules = []interp.Rule[jms.Outgoing]{
+	{Name: jmsFieldQueue, Required: true, Apply: func(p *jms.Outgoing, s string) error { p.DestName = s; return nil }},
+	{Name: jmsFieldTopic, Required: true, Apply: func(p *jms.Outgoing, s string) error { p.DestName = s; return nil }},
+	{Name: jmsFieldPriority, Apply: func(p *jms.Outgoing, s string) (err error) { p.Priority, err = jms.ParsePriority(s); return }},
+	{Name: jmsFieldTTL, Apply: func(p *jms.Outgoing, s string) (err error) { p.TTL, err = ttl.Parse(s); return }},
+	{Name: jmsFieldMessageID, Apply: func(p *jms.Outgoing, s string) error { p.MessageID = s; return nil }},
+	{Name: jmsFieldCorrelationID, Apply: func(p *jms.Outgoing, s string) error { p.CorrelationID = s; return nil }},
+	{Name: jmsFieldJMSType, Apply: func(p *jms.Outgoing, s string) error { p.JMSType = s; return nil }},
+	{Name: jmsFieldReplyTo, Apply: func(p *jms.Outgoing, s string) error { p.ReplyToName = s; return nil }},
+	{Name: jmsFieldGroupID, Apply: func(p *jms.Outgoing, s string) error { p.GroupID = s; return nil }},
+	{Name: jmsFieldGroupSequence, Apply: func(p *jms.Outgoing, s string) (err error) { p.GroupSequence, err = jms.ParseGroupSequence(s); return }},
 }
 
 // prepare evaluates interpolations and builds in p the JMS view of message
 // i. Its message ID is fixed here, so a resend carries the same one.
-func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *interp.Batch, i int) error {
+func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *interp.Eval[jms.Outgoing], i int) error {
 	*p = o.tmpl
-	var err error
-	if p.DestName, err = ev.String(o.dest, i); err != nil {
+	if err := ev.Apply(p, i); err != nil {
 		return err
 	}
 	if p.DestName == "" {
 		return fmt.Errorf("the %s name resolved to an empty string", p.DestKind)
 	}
 	msg := batch[i]
+	var err error
 	if p.Type == jms.BodyMap {
 		v, err := msg.AsStructured()
 		if err != nil {
@@ -381,16 +365,6 @@ func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *int
 		}
 	} else if p.Body, err = msg.AsBytes(); err != nil {
 		return err
-	}
-	for k := range o.headers {
-		h := &o.headers[k]
-		v, err := ev.String(h.Field, i)
-		if err != nil {
-			return err
-		}
-		if err := h.set(p, v); err != nil {
-			return fmt.Errorf("field %s: %w", h.field, err)
-		}
 	}
 	if p.MessageID == "" {
 		p.MessageID = jms.NewMessageID()
@@ -462,9 +436,9 @@ func (o *jmsOutput) WriteBatch(ctx context.Context, batch service.MessageBatch) 
 	w := jms.GetWork(len(batch))
 	defer w.Release()
 	msgs, res := w.Msgs, w.Res
-	ev := interp.NewBatch(batch)
+	ev := o.fields.Batch(batch)
 	for i := range batch {
-		if err := o.prepare(msgs[i], batch, ev, i); err != nil {
+		if err := o.prepare(msgs[i], batch, &ev, i); err != nil {
 			msgs[i], res[i].Err = nil, &jms.MessageError{Label: jms.LabelEncoding, Err: err}
 		}
 	}

@@ -5,18 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connect-solace/connect-solace/internal/freelist"
+	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/solacecfg"
 	"github.com/connect-solace/connect-solace/internal/tally"
-	"github.com/connect-solace/connect-solace/internal/ttl"
 )
 
 const (
@@ -68,8 +65,9 @@ const (
 // Client buffer sizes behind submission_mode; see the field description.
 const (
 	soHigherThroughputBuffer = 1000
-	soDefaultBatchCount      = 50
-	soDefaultBatchPeriod     = "5s"
+	// soDefaultMaxInFlight is max_in_flight's default: without a batching
+	// policy it bounds the messages in flight (see solace_writer.go).
+	soDefaultMaxInFlight = 256
 )
 
 func solaceOutputSpec() *service.ConfigSpec {
@@ -113,7 +111,7 @@ output:
 ### Memory
 
 Memory is bounded by configuration, not by how many messages a run publishes. The output holds at most
-`+"`max_in_flight`"+` batches (of up to the batch policy's count each). Each of the `+"`clients`"+` sessions holds, in the
+`+"`max_in_flight`"+` batches: single messages without a batching policy (the default), of up to the policy's count each with one. Each of the `+"`clients`"+` sessions holds, in the
 Solace C library, its client buffer (`+"`submission_mode`"+`: `+strconv.Itoa(soHigherThroughputBuffer)+` messages for
 `+"`higher_throughput`"+`, none for `+"`lower_latency`"+`, `+"`back_pressure.buffer_capacity`"+` for `+"`custom`"+`) plus up to
 255 messages the broker has not confirmed yet; each message's copy is freed as soon as the broker confirms it. The
@@ -132,6 +130,7 @@ follows the peak number of messages it holds, with the defaults 4 × (1000 + 255
 
 Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).`).
 		Fields(solacecfg.ConnectionFields()...).
+		Field(soPayloadTypeField()).
 		Fields(
 			service.NewInterpolatedStringField(soFieldTopic).
 				Description("The topic to publish to. Exactly one of `topic` and `queue` must be set.").
@@ -150,10 +149,10 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 				Description("`persistent`: guaranteed messages; a batch completes only after the broker confirmed every message (at least once). `direct`: no broker confirmation; messages can be lost when the connection drops (at most once).").
 				Default(soDeliveryPersistent),
 			service.NewStringEnumField(soFieldWriter, soWriterBatched, soWriterStreaming).
-				Description("`batched` collects messages by the `batching` policy (count 50 / period 5s unless set) and publishes each batch in one go, waiting once for all its confirmations: the highest throughput. `streaming` publishes every message as it arrives, without batching, for the lowest latency; `max_in_flight` messages are then in flight at once, and persistent messages ask the broker to acknowledge them immediately rather than in its usual windowed batches.").
+				Description(soWriterDescription).
 				Default(soWriterBatched),
 			service.NewBatchPolicyField(soFieldBatching).
-				Description("The batching policy of `writer: batched`. When no condition is set, count 50 and period 5s apply."),
+				Description("An optional batching policy of `writer: batched`: Benthos then holds messages until a batch is complete (by count, size or period) and the output publishes each batch on one session, in order. Without one (the default) nothing waits for a batch: see `writer`."),
 			service.NewStringEnumField(soFieldSubmissionMode, soSubmitHigherThroughput, soSubmitLowerLatency, soSubmitCustom).
 				Description(`How the client hands messages to the network. The broker's publish window is 255 unconfirmed messages per session (fixed by the client), so throughput also scales with `+"`clients`"+`.
 - `+"`higher_throughput`"+`: back-pressure strategy wait (`+"`BUFFER_WAIT_WHEN_FULL`"+`) with a `+strconv.Itoa(soHigherThroughputBuffer)+`-message client buffer (`+"`solace.messaging.publisher.back-pressure.buffer-capacity`"+`); a publish call returns once the message is buffered and a client goroutine writes it out.
@@ -171,7 +170,7 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 			service.NewIntField(soFieldClients).
 				Description("How many Solace sessions publish in parallel. Each batch goes to one session, so its messages keep their order.").
 				Default(4),
-			service.NewOutputMaxInFlightField().Default(64),
+			service.NewOutputMaxInFlightField().Default(soDefaultMaxInFlight),
 			service.NewBoolField(soFieldLatencyMetrics).
 				Description("Record the time from publish to broker confirmation in the `solace_output_publish_latency_ns` timer. Persistent delivery only.").
 				Default(true).Advanced(),
@@ -230,10 +229,7 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 				Description("Which metadata keys become Solace user properties. Values keep their types: integers become int64, floats float64, booleans bool, byte slices bytes, everything else a string. Keys starting with `solace.messaging.` are never sent. Without a filter no metadata is sent.").
 				Optional(),
 		).
-		LintRule(solacecfg.ConnectionLintRuleWith(
-			`this.solace_output_lint_destination()`,
-			`this.solace_output_lint_config()`,
-		))
+		LintRule(solacecfg.ConnectionLintRuleWith(`this.solace_output_lint_config()`))
 }
 
 func init() {
@@ -266,15 +262,17 @@ type solaceWriter struct {
 	batchPolicy service.BatchPolicy
 	// ackNow marks messages of the streaming persistent writer "ack
 	// immediately", so the broker does not hold back their confirmation.
-	ackNow  bool
-	latency bool
+	ackNow bool
+	// payloadType is payload_type (solace_payload.go).
+	payloadType session.PayloadType
+	latency     bool
 
 	// tmpl holds every static attribute, resolved and checked once by the
 	// constructor; each message starts as a copy of it.
 	tmpl session.Outbound
-	// dyn are the interpolated fields, evaluated per batch with one
-	// executor each; static and empty fields never appear here.
-	dyn []soDynField
+	// fields plans the interpolated fields (soRules): the static ones are
+	// applied to tmpl, the dynamic ones evaluated per batch.
+	fields *interp.Plan[session.Outbound]
 	// destChecked: the destination is static and was validated once.
 	destChecked bool
 	metaFilter  *service.MetadataFilter
@@ -284,6 +282,8 @@ type solaceWriter struct {
 	mLatency     *tally.Sampled // at most one message per 10 ms
 	mReconnects  *service.MetricCounter
 	mInterrupted *service.MetricCounter
+
+	gather soGather // the group commit of WriteBatch (solace_writer.go)
 
 	poolMu sync.RWMutex
 	pool   *session.Pool
@@ -311,6 +311,11 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		return nil, err
 	}
 
+	pt, err := conf.FieldString(soFieldPayloadType)
+	if err != nil {
+		return nil, err
+	}
+	w.payloadType = soPayloadType(pt)
 	if err = w.planFields(conf); err != nil {
 		return nil, err
 	}
@@ -343,10 +348,9 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		if w.batchPolicy, err = conf.FieldBatchPolicy(soFieldBatching); err != nil {
 			return nil, err
 		}
-		if w.batchPolicy.IsNoop() {
-			w.batchPolicy.Count = soDefaultBatchCount
-			w.batchPolicy.Period = soDefaultBatchPeriod
-		}
+	}
+	if w.gather.max, err = soMaxGroups(conf, writer, w.clients); err != nil {
+		return nil, err
 	}
 
 	m := mgr.Metrics()
@@ -433,465 +437,6 @@ func (w *solaceWriter) dropPool(p *session.Pool) {
 		defer cancel()
 		_ = p.Close(ctx)
 	}()
-}
-
-func (w *solaceWriter) WriteBatch(ctx context.Context, batch service.MessageBatch) error {
-	w.poolMu.RLock()
-	pool := w.pool
-	w.poolMu.RUnlock()
-	if pool == nil {
-		return service.ErrNotConnected
-	}
-	if !pool.Alive() {
-		w.dropPool(pool)
-		return service.ErrNotConnected
-	}
-
-	var fails []soFailure
-	fail := func(i int, reason string, err error) {
-		w.mFailures.Incr(1, reason)
-		fails = append(fails, soFailure{idx: i, reason: reason, err: err})
-	}
-
-	ev := w.newEval(batch)
-	sc := soGetScratch(len(batch))
-	defer soPutScratch(sc)
-	vals, outs, idx := sc.vals, sc.outs, sc.idx
-	for i := range batch {
-		if err := w.toOutbound(&ev, i, &vals[i]); err != nil {
-			fail(i, "invalid_message", err)
-			continue
-		}
-		outs = append(outs, &vals[i])
-		idx = append(idx, i)
-	}
-
-	results := pool.Publisher().PublishBatchInto(ctx, outs, sc.results)
-	sc.results = results
-
-	confirmed, lost := 0, 0
-	for _, r := range results {
-		if r.Err == nil {
-			confirmed++
-			if w.latency {
-				w.mLatency.Timing(r.Latency.Nanoseconds())
-			}
-			continue
-		}
-		if errors.Is(r.Err, session.ErrConnectionLost) {
-			lost++
-		}
-	}
-	if lost > 0 && confirmed == 0 && len(fails) == 0 {
-		// Nothing of this batch is confirmed: let Benthos reconnect and
-		// re-send it whole rather than failing every message.
-		w.mFailures.Incr(int64(lost), "connection_lost")
-		w.dropPool(pool)
-		return service.ErrNotConnected
-	}
-	if confirmed > 0 {
-		w.mPublished.Add(int64(confirmed))
-	}
-	for j, r := range results {
-		if r.Err == nil {
-			continue
-		}
-		dest := outs[j].Destination
-		reason, err := soClassify(dest, r.Err)
-		fail(idx[j], reason, err)
-	}
-	if lost > 0 {
-		w.dropPool(pool)
-	}
-	return w.batchError(batch, fails)
-}
-
-// soScratch is the per-batch working memory of WriteBatch, reused across
-// batches so that a batch costs no allocations of its own.
-type soScratch struct {
-	vals    []session.Outbound
-	outs    []*session.Outbound
-	idx     []int
-	results []session.Result
-}
-
-// soScratches survives garbage collections, which emptied a sync.Pool of
-// part of the max_in_flight writers' scratch space each time.
-var soScratches freelist.List[soScratch]
-
-// soScratchKeep is the largest batch, in messages, whose scratch space goes
-// back to soScratches. The list keeps what it holds for good: one batch of
-// a batching policy by period or bytes (which bounds no count) would pin
-// some 270 bytes per message for each of the max_in_flight writers long
-// after. A larger batch allocates its own, a small cost beside publishing
-// that many messages.
-const soScratchKeep = 1024
-
-func soGetScratch(n int) *soScratch {
-	sc := soScratches.Get()
-	if cap(sc.vals) < n {
-		sc.vals = make([]session.Outbound, n)
-		sc.outs = make([]*session.Outbound, 0, n)
-		sc.idx = make([]int, 0, n)
-	}
-	sc.vals = sc.vals[:n]
-	return sc
-}
-
-func soPutScratch(sc *soScratch) {
-	if cap(sc.vals) > soScratchKeep || cap(sc.results) > soScratchKeep {
-		return // for the collector
-	}
-	clear(sc.vals) // drop payload and property references
-	clear(sc.outs[:cap(sc.outs)])
-	clear(sc.results) // drop error references
-	sc.outs, sc.idx, sc.results = sc.outs[:0], sc.idx[:0], sc.results[:0]
-	soScratches.Put(sc)
-}
-
-// soFailure is one message of a batch that was not published.
-type soFailure struct {
-	idx    int
-	reason string // the bounded metric label
-	err    error  // names the destination and the reason
-}
-
-// batchError logs the failures of a batch and reports them per message. The
-// batch error's own text carries the first failure, destination and reason
-// included, because Benthos logs only that text.
-func (w *solaceWriter) batchError(batch service.MessageBatch, fails []soFailure) error {
-	if len(fails) == 0 {
-		return nil
-	}
-	first := fails[0]
-	summary := fmt.Errorf("solace: %d of %d messages not published; first (%s): %w", len(fails), len(batch), first.reason, first.err)
-	w.log.Errorf("%v", summary)
-	for _, f := range fails[1:] {
-		w.log.Debugf("solace: message %d not published (%s): %v", f.idx, f.reason, f.err)
-	}
-	be := service.NewBatchError(batch, summary)
-	for _, f := range fails {
-		be.Failed(f.idx, f.err)
-	}
-	return be
-}
-
-// soClassify names the metric reason of a failed publish and wraps the error
-// with its destination.
-func soClassify(dest session.Destination, err error) (string, error) {
-	var rej *session.RejectError
-	switch {
-	case errors.As(err, &rej):
-		if dest.Queue && (rej.UnknownQueue() || strings.EqualFold(rej.Reason, "Unknown Queue")) {
-			return "unknown_queue", fmt.Errorf("publishing to %s: the queue does not exist (broker: %s)", dest, rej.Reason)
-		}
-		return rej.Label(), fmt.Errorf("publishing to %s: %w (subcode %d)", dest, err, rej.SubCode)
-	case errors.Is(err, session.ErrConnectionLost):
-		return session.ErrorLabel(err), fmt.Errorf("publishing to %s: %w", dest, err)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return "timeout", fmt.Errorf("publishing to %s: %w", dest, err)
-	default:
-		return "error", fmt.Errorf("publishing to %s: %w", dest, err)
-	}
-}
-
-// soFieldRules is the one place where the output's interpolated fields are
-// checked and mapped onto a message: the constructor applies a static value
-// once to the message template (a bad one fails start-up, and lint through
-// the solace_output_lint method), and a dynamic value is applied per message
-// (a bad one fails that message). An empty value leaves the attribute unset.
-var soFieldRules = map[string]func(o *session.Outbound, v string) error{
-	soFieldTopic: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil },
-	soFieldQueue: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil },
-	soFieldDestinationType: func(o *session.Outbound, v string) error {
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "":
-		case soDestTopic:
-			o.Destination.Queue = false
-		case soDestQueue:
-			o.Destination.Queue = true
-		default:
-			return fmt.Errorf("%q is neither topic nor queue", v)
-		}
-		return nil
-	},
-	soFieldAppMessageID:        func(o *session.Outbound, v string) error { o.ApplicationMessageID = v; return nil },
-	soFieldAppMessageType:      func(o *session.Outbound, v string) error { o.ApplicationMessageType = v; return nil },
-	soFieldCorrelationID:       func(o *session.Outbound, v string) error { o.CorrelationID = v; return nil },
-	soFieldReplyTo:             func(o *session.Outbound, v string) error { o.ReplyTo = v; return nil },
-	soFieldSenderID:            func(o *session.Outbound, v string) error { o.SenderID = v; return nil },
-	soFieldPartitionKey:        func(o *session.Outbound, v string) error { o.PartitionKey = v; return nil },
-	soFieldHTTPContentType:     func(o *session.Outbound, v string) error { o.HTTPContentType = v; return nil },
-	soFieldHTTPContentEncoding: func(o *session.Outbound, v string) error { o.HTTPContentEncoding = v; return nil },
-	soFieldPriority: func(o *session.Outbound, v string) (err error) {
-		o.Priority, err = soParseInt(v, session.PriorityRange)
-		return err
-	},
-	soFieldClassOfService: func(o *session.Outbound, v string) (err error) {
-		o.ClassOfService, err = soParseInt(v, session.ClassOfServiceRange)
-		return err
-	},
-	soFieldTTL: func(o *session.Outbound, v string) (err error) {
-		o.TTL, err = ttl.Parse(v)
-		return err
-	},
-	soFieldDMQEligible: func(o *session.Outbound, v string) error {
-		if v = strings.TrimSpace(v); v == "" {
-			o.DMQEligible = nil
-			return nil
-		}
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("%q is not true or false", v)
-		}
-		o.DMQEligible = &b
-		return nil
-	},
-}
-
-// soFieldOrder is the order fields are applied in: the name before the
-// destination type, so that the type decides how the name is validated.
-var soFieldOrder = []string{
-	soFieldTopic, soFieldQueue, soFieldDestinationType,
-	soFieldAppMessageID, soFieldAppMessageType, soFieldCorrelationID, soFieldPriority, soFieldTTL,
-	soFieldDMQEligible, soFieldReplyTo, soFieldSenderID, soFieldClassOfService, soFieldPartitionKey,
-	soFieldHTTPContentType, soFieldHTTPContentEncoding,
-}
-
-// soApply applies the value of field to o, with an error naming the field.
-func soApply(o *session.Outbound, field, v string) error {
-	if err := soFieldRules[field](o, v); err != nil {
-		return fmt.Errorf("field %s: %w", field, err)
-	}
-	return nil
-}
-
-// soCheckDestination validates the resolved destination of o.
-func soCheckDestination(o *session.Outbound) error {
-	if err := o.Destination.Validate(); err != nil {
-		field := soFieldTopic
-		if o.Destination.Queue {
-			field = soFieldQueue
-		}
-		return fmt.Errorf("field %s: %w", field, err)
-	}
-	return nil
-}
-
-// soLintStatic checks one field's raw config value as the constructor would,
-// when it is static; dynamic values are checked per message. It backs the
-// spec's lint rules, so that lint and start-up reject the same values.
-func soLintStatic(field, raw string) error {
-	if raw == "" {
-		return nil
-	}
-	is, err := service.NewInterpolatedString(raw)
-	if err != nil {
-		return nil // the interpolation linter reports it
-	}
-	v, ok := is.Static()
-	if !ok {
-		return nil
-	}
-	var o session.Outbound
-	return soApply(&o, field, v)
-}
-
-// soLintDestination checks a static destination as the constructor would:
-// the name of topic or queue, as the kind destination_type makes it.
-func soLintDestination(topic, queue, destType string) error {
-	var o session.Outbound
-	for _, f := range []struct{ name, raw string }{{soFieldTopic, topic}, {soFieldQueue, queue}, {soFieldDestinationType, destType}} {
-		if f.raw == "" {
-			continue
-		}
-		is, err := service.NewInterpolatedString(f.raw)
-		if err != nil {
-			return nil
-		}
-		v, ok := is.Static()
-		if !ok {
-			return nil
-		}
-		if f.name == soFieldQueue {
-			o.Destination.Queue = true
-		}
-		if err := soApply(&o, f.name, v); err != nil {
-			return err
-		}
-	}
-	if topic == "" && queue == "" {
-		return nil // the topic-or-queue rule reports it
-	}
-	return soCheckDestination(&o)
-}
-
-// The lint rules of the interpolated fields call back into soLintStatic. Lint
-// mappings run in Benthos's pure Bloblang environment, so the method is
-// registered globally and pure; it is registered before init() builds the
-// spec, which parses the rules.
-var _ = func() error {
-	bloblang.MustRegisterMethodV2("solace_output_lint",
-		bloblang.NewPluginSpec().
-			Description("Internal to the solace output's lint rules: the error of a static value of the named field, or null (also for a value that is not a string).").
-			Param(bloblang.NewStringParam("field")),
-		func(args *bloblang.ParsedParams) (bloblang.Method, error) {
-			field, err := args.GetString("field")
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := soFieldRules[field]; !ok {
-				return nil, fmt.Errorf("unknown field %q", field)
-			}
-			return func(v any) (any, error) {
-				raw, ok := v.(string)
-				if !ok {
-					return nil, nil // not a string: the field's type check reports it
-				}
-				if err := soLintStatic(field, raw); err != nil {
-					return err.Error(), nil
-				}
-				return nil, nil
-			}, nil
-		})
-	bloblang.MustRegisterMethodV2("solace_output_lint_destination",
-		bloblang.NewPluginSpec().
-			Description("Internal to the solace output's lint rules: the error of a static destination of the output config, or null."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return func(v any) (any, error) {
-				conf, _ := v.(map[string]any)
-				str := func(k string) string { s, _ := conf[k].(string); return s }
-				if err := soLintDestination(str(soFieldTopic), str(soFieldQueue), str(soFieldDestinationType)); err != nil {
-					return err.Error(), nil
-				}
-				return nil, nil
-			}, nil
-		})
-	return nil
-}()
-
-// soLint is the lint rule of field: a bare method call, the cheapest mapping
-// to parse (each rule is parsed when the spec is built, at start-up; an
-// if-expression took five times as long), returning null for a value that is
-// not a string.
-func soLint(field string) string {
-	return fmt.Sprintf(`this.solace_output_lint(%q)`, field)
-}
-
-// soDynField is one interpolated field that varies per message.
-type soDynField struct {
-	name string
-	is   *service.InterpolatedString
-}
-
-// planFields resolves the static fields into the template and lists the
-// dynamic ones.
-func (w *solaceWriter) planFields(conf *service.ParsedConfig) error {
-	staticDest := true
-	for _, name := range soFieldOrder {
-		raw, err := conf.FieldString(name)
-		if err != nil {
-			return err
-		}
-		if raw == "" {
-			continue
-		}
-		if name == soFieldQueue {
-			w.tmpl.Destination.Queue = true
-		}
-		is, err := conf.FieldInterpolatedString(name)
-		if err != nil {
-			return err
-		}
-		v, static := is.Static()
-		if !static {
-			w.dyn = append(w.dyn, soDynField{name: name, is: is})
-			if name == soFieldTopic || name == soFieldQueue || name == soFieldDestinationType {
-				staticDest = false
-			}
-			continue
-		}
-		if err := soApply(&w.tmpl, name, v); err != nil {
-			return err
-		}
-	}
-	if staticDest {
-		if err := soCheckDestination(&w.tmpl); err != nil {
-			return err
-		}
-		w.destChecked = true
-	}
-	return nil
-}
-
-// soEval evaluates the dynamic fields over one batch: one executor per field
-// and batch, rather than TryInterpolatedString's copy of the batch per call.
-type soEval struct {
-	batch service.MessageBatch
-	execs []*service.MessageBatchInterpolationExecutor
-}
-
-func (w *solaceWriter) newEval(batch service.MessageBatch) soEval {
-	e := soEval{batch: batch}
-	if len(w.dyn) > 0 {
-		e.execs = make([]*service.MessageBatchInterpolationExecutor, len(w.dyn))
-		for j, f := range w.dyn {
-			e.execs[j] = batch.InterpolationExecutor(f.is)
-		}
-	}
-	return e
-}
-
-// toOutbound fills o with message i of the batch.
-func (w *solaceWriter) toOutbound(ev *soEval, i int, o *session.Outbound) error {
-	payload, err := ev.batch[i].AsBytes()
-	if err != nil {
-		return err
-	}
-	*o = w.tmpl
-	o.Payload = payload
-	o.AckImmediately = w.ackNow
-	for j, f := range w.dyn {
-		v, err := ev.execs[j].TryString(i)
-		if err != nil {
-			return fmt.Errorf("field %s: %w", f.name, err)
-		}
-		if err := soApply(o, f.name, v); err != nil {
-			return err
-		}
-	}
-	if !w.destChecked {
-		if err := soCheckDestination(o); err != nil {
-			return err
-		}
-	}
-	if w.metaFilter != nil {
-		var props map[string]any
-		_ = w.metaFilter.WalkMut(ev.batch[i], func(k string, v any) error {
-			if props == nil {
-				props = map[string]any{}
-			}
-			props[k] = v // session.Outbound converts the value
-			return nil
-		})
-		o.UserProperties = props
-	}
-	return nil
-}
-
-// soParseInt reads an optional integer in r.
-func soParseInt(s string, r session.Range) (*int, error) {
-	if s = strings.TrimSpace(s); s == "" {
-		return nil, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err == nil {
-		err = r.Check(n)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%q is not an integer from %d to %d", s, r.Min, r.Max)
-	}
-	return &n, nil
 }
 
 // Close closes the pool and waits, until ctx ends, for the pools dropPool is

@@ -43,14 +43,20 @@ func BenchmarkSolaceOutput(b *testing.B) {
 		name       string
 		persistent bool
 		writer     string
-		yaml       string
+		// batch is the size of the batches Benthos hands the output: 1
+		// without a batching policy (the default), else the policy's count.
+		batch int
+		yaml  string
 	}{
-		{name: "batched_persistent", persistent: true, writer: soWriterBatched, yaml: "delivery_mode: persistent\nwriter: batched\n"},
-		{name: "batched_persistent_1client", persistent: true, writer: soWriterBatched, yaml: "delivery_mode: persistent\nwriter: batched\nclients: 1\n"},
-		{name: "streaming_direct", persistent: false, writer: soWriterStreaming, yaml: "delivery_mode: direct\nwriter: streaming\n"},
+		{name: "batched_persistent", persistent: true, writer: soWriterBatched, batch: 1, yaml: "delivery_mode: persistent\nwriter: batched\n"},
+		{name: "batched_persistent_1client", persistent: true, writer: soWriterBatched, batch: 1, yaml: "delivery_mode: persistent\nwriter: batched\nclients: 1\n"},
+		// Not a default: a count policy, the batched writer's only mode
+		// before it gathered concurrent writes itself.
+		{name: "batched_persistent_count50", persistent: true, writer: soWriterBatched, batch: 50, yaml: "delivery_mode: persistent\nwriter: batched\nbatching:\n  count: 50\n"},
+		{name: "streaming_direct", persistent: false, writer: soWriterStreaming, batch: 1, yaml: "delivery_mode: direct\nwriter: streaming\n"},
 		// Not a default: shows what sender timestamps cost the client
 		// (see the sender_timestamp field).
-		{name: "batched_persistent_sender_timestamp", persistent: true, writer: soWriterBatched, yaml: "delivery_mode: persistent\nwriter: batched\nsender_timestamp: true\n"},
+		{name: "batched_persistent_sender_timestamp", persistent: true, writer: soWriterBatched, batch: 1, yaml: "delivery_mode: persistent\nwriter: batched\nsender_timestamp: true\n"},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
@@ -59,11 +65,11 @@ func BenchmarkSolaceOutput(b *testing.B) {
 			svc, raw := benchRawPublisher(b, broker, bc.persistent)
 			// Warm both paths up (publisher flows, first allocations).
 			benchRaw(b, broker, svc, raw, bc.persistent, "bench/raw/"+bc.name, payload, 100)
-			benchOutput(b, broker, w, bc.persistent, "bench/out/"+bc.name, benchBatches(bc.writer, payload, 100), 100, 0)
+			benchOutput(b, broker, w, bc.persistent, "bench/out/"+bc.name, benchBatches(bc.batch, payload, 100), 100, 0)
 			sent := 100
 			outBatch := 0
-			if bc.writer == soWriterBatched {
-				outBatch = soDefaultBatchCount
+			if bc.batch > 1 {
+				outBatch = bc.batch
 			}
 			floor := benchfloor.New(b, benchfloor.Shape{Payload: payload, InputBatch: 1, OutputBatch: outBatch, OutputMaxInFlight: benchWorkers})
 
@@ -79,7 +85,7 @@ func BenchmarkSolaceOutput(b *testing.B) {
 					continue
 				}
 				rawM.Round(k, func() { benchRaw(b, broker, svc, raw, bc.persistent, "bench/raw/"+bc.name, payload, k) })
-				batches := benchBatches(bc.writer, payload, k)
+				batches := benchBatches(bc.batch, payload, k)
 				outM.Round(k, func() { benchOutput(b, broker, w, bc.persistent, "bench/out/"+bc.name, batches, k, sent) })
 				sent += k
 				// Off the clock: the floor is a metric of its own, and b.N
@@ -178,14 +184,10 @@ func benchRaw(b *testing.B, broker *benchbroker.Broker, svc solace.MessagingServ
 }
 
 // benchBatches builds n messages as Benthos would hand them to the output:
-// batches of 50 (batched) or single messages (streaming). They are built
-// before a round, so that the round measures the output, not the making of
-// Benthos messages.
-func benchBatches(writer string, payload []byte, n int) []service.MessageBatch {
-	size := 1
-	if writer == soWriterBatched {
-		size = soDefaultBatchCount
-	}
+// in batches of size (1 without a batching policy). They are built before a
+// round, so that the round measures the output, not the making of Benthos
+// messages.
+func benchBatches(size int, payload []byte, n int) []service.MessageBatch {
 	var out []service.MessageBatch
 	for sent := 0; sent < n; sent += size {
 		batch := make(service.MessageBatch, min(size, n-sent))
@@ -229,7 +231,7 @@ var benchWorkers = func() int {
 	if v, err := strconv.Atoi(os.Getenv("BENCH_WORKERS")); err == nil {
 		return v
 	}
-	return 64
+	return soDefaultMaxInFlight
 }()
 
 // waitFor waits for cond, polling because the broker offers no signal for

@@ -9,11 +9,12 @@ import (
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 )
 
-// This file holds the rules between the solace output's own fields. They
-// live here once: the constructor checks them, and the spec's lint rule
-// reports the same list through the solace_output_lint_config Bloblang
-// method. The values of the interpolated fields have their own rules
-// (soFieldRules), reached by lint through solace_output_lint.
+// This file holds the rules between the solace output's own fields, a static
+// destination's among them. They live here once: the constructor checks
+// them, and the spec's lint rule reports the same list through the
+// solace_output_lint_config Bloblang method. The values of the interpolated
+// fields have their own rules (soRules), reached by lint through
+// solace_output_lint.
 
 // soProblems lists every contradiction between the output's own fields,
 // each naming the field and the fix.
@@ -27,6 +28,13 @@ func soProblems(conf *service.ParsedConfig) ([]error, error) {
 	queue, err := conf.FieldString(soFieldQueue)
 	if err != nil {
 		return nil, err
+	}
+	destType, err := conf.FieldString(soFieldDestinationType)
+	if err != nil {
+		return nil, err
+	}
+	if err := soLintDestination(topic, queue, destType); err != nil {
+		errs = append(errs, err)
 	}
 	switch {
 	case topic == "" && queue == "":

@@ -25,7 +25,7 @@ func BenchmarkSolaceOutputPrepare(b *testing.B) {
 			require.NoError(b, err)
 			w, err := newSolaceWriterFromParsed(pc, service.MockResources())
 			require.NoError(b, err)
-			batch := make(service.MessageBatch, soDefaultBatchCount)
+			batch := make(service.MessageBatch, 50)
 			for i := range batch {
 				batch[i] = service.NewMessage([]byte("payload"))
 				batch[i].MetaSetMut("region", "eu")
@@ -35,9 +35,9 @@ func BenchmarkSolaceOutputPrepare(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				ev := w.newEval(batch)
+				ev := w.fields.Batch(batch)
 				for i := range batch {
-					if err := w.toOutbound(&ev, i, &vals[i]); err != nil {
+					if err := w.toOutbound(batch, &ev, i, &vals[i]); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -517,10 +517,12 @@ func TestSolaceOutputConfigMapping(t *testing.T) {
 		yaml   string
 		bp     string
 		policy service.BatchPolicy
+		groups int // groups published at once
 	}{
-		{name: "defaults", yaml: "", bp: "{false 1000}", policy: service.BatchPolicy{Count: 50, Period: "5s"}},
-		{name: "lower latency streaming", yaml: "submission_mode: lower_latency\nwriter: streaming", bp: "{true 0}"},
-		{name: "custom", yaml: "submission_mode: custom\nback_pressure: { strategy: reject, buffer_capacity: 7 }\nbatching: { count: 3 }", bp: "{true 7}", policy: service.BatchPolicy{Count: 3}},
+		// No batching policy: nothing waits for a batch to fill.
+		{name: "defaults", yaml: "", bp: "{false 1000}", groups: 8},
+		{name: "lower latency streaming", yaml: "submission_mode: lower_latency\nwriter: streaming", bp: "{true 0}", groups: soDefaultMaxInFlight},
+		{name: "custom", yaml: "submission_mode: custom\nback_pressure: { strategy: reject, buffer_capacity: 7 }\nbatching: { count: 3 }\nclients: 1", bp: "{true 7}", policy: service.BatchPolicy{Count: 3}, groups: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -531,6 +533,7 @@ func TestSolaceOutputConfigMapping(t *testing.T) {
 			assert.Equal(t, tt.bp, fmt.Sprint(w.pubOpts.BackPressure))
 			assert.Equal(t, tt.policy.Count, w.batchPolicy.Count)
 			assert.Equal(t, tt.policy.Period, w.batchPolicy.Period)
+			assert.Equal(t, tt.groups, w.gather.max)
 			assert.True(t, w.pubOpts.Persistent)
 		})
 	}

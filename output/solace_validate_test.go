@@ -168,10 +168,10 @@ func FuzzSolaceOutputFieldRules(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		for _, field := range soFieldOrder {
+		for _, r := range soRules {
 			var o session.Outbound
-			_ = soApply(&o, field, v)
-			_ = soLintStatic(field, v)
+			_ = soApply(&o, r.Name, v)
+			_ = soLintStatic(r.Name, v)
 		}
 		for _, queue := range []bool{false, true} {
 			d := session.Destination{Name: v, Queue: queue}

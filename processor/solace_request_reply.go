@@ -42,7 +42,8 @@ properties metadata under their own names; the message's other metadata stays.
 A message whose request fails is kept, unchanged, and flagged with the reason, so that `+"`catch`"+`, `+"`switch`"+` (with
 `+"`errored()`"+`) and `+"`fallback`"+` handle it: no reply within `+"`timeout`"+`, a request the client or broker refused, an invalid
 topic or attribute, or a connection lost while the request waited. A message is never dropped and never waits longer than
-`+"`timeout`"+` for its reply.
+`+"`timeout`"+` for its reply once its request is sent; a request the client cannot send (a stalled connection) fails 250 ms after
+its timeout.
 
 ### Concurrency
 
@@ -107,10 +108,12 @@ func registerSolaceRequestReply(env *service.Environment) error {
 // solaceRequestReply is the solace_request_reply processor. One session and
 // one request publisher serve all its batches.
 type solaceRequestReply struct {
-	log        *service.Logger
-	conn       session.Config
-	topic      *interp.Field
-	attrs      []rrAttr
+	log  *service.Logger
+	conn session.Config
+	// tmpl holds the static topic and attributes, applied once by the
+	// constructor; fields plans the dynamic ones (rrRules).
+	tmpl       session.Outbound
+	fields     *interp.Plan[session.Outbound]
 	metaFilter *service.MetadataFilter
 	timeout    time.Duration
 	slots      chan struct{}
@@ -138,16 +141,14 @@ func newSolaceRequestReplyFromParsed(conf *service.ParsedConfig, mgr *service.Re
 	if p.conn, err = solacecfg.ConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
-	if p.topic, err = interp.Required(conf, rrFieldTopic); err != nil {
+	if p.fields, err = interp.NewPlan(conf, &p.tmpl, rrRules()); err != nil {
 		return nil, err
 	}
-	if v, ok := p.topic.Static(); ok {
-		if err := rrCheckTopic(v); err != nil {
+	if !p.fields.Dynamic(rrFieldTopic) {
+		// Also a static empty topic, which the plan does not apply.
+		if err := rrCheckTopic(p.tmpl.Destination.Name); err != nil {
 			return nil, err
 		}
-	}
-	if p.attrs, err = rrAttrsFromParsed(conf); err != nil {
-		return nil, err
 	}
 	if conf.Contains(rrFieldMetadata) {
 		if p.metaFilter, err = conf.FieldMetadataFilter(rrFieldMetadata); err != nil {
@@ -246,6 +247,8 @@ func (p *solaceRequestReply) dropLocked() {
 type rrOutcome struct {
 	reply *session.Reply
 	err   error
+	// topic is the request's topic, "" when it did not resolve.
+	topic string
 }
 
 func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.MessageBatch) ([]service.MessageBatch, error) {
@@ -264,9 +267,10 @@ func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.Mes
 
 	outs := make([]rrOutcome, len(batch))
 	var wg sync.WaitGroup
-	ev := interp.NewBatch(batch)
+	ev := p.fields.Batch(batch)
 	for i := range batch {
-		o, err := p.toRequest(ev, batch, i)
+		o, err := p.toRequest(&ev, batch, i)
+		outs[i].topic = o.Destination.Name
 		if err != nil {
 			outs[i].err = fmt.Errorf("%w: %w", errInvalidMessage, err)
 			continue
@@ -295,7 +299,7 @@ func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.Mes
 		o := outs[i]
 		if o.err != nil {
 			reason := rrReason(o.err)
-			p.fail(m, reason, fmt.Errorf("solace_request_reply: request to %s failed (%s): %w", p.topicOf(ev, i), reason, o.err))
+			p.fail(m, reason, fmt.Errorf("solace_request_reply: request to %s failed (%s): %w", o.topicName(), reason, o.err))
 			continue
 		}
 		p.mReplies.Incr(1)
@@ -305,13 +309,12 @@ func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.Mes
 	return []service.MessageBatch{batch}, nil
 }
 
-// topicOf names message i's topic in an error.
-func (p *solaceRequestReply) topicOf(ev *interp.Batch, i int) string {
-	t, err := ev.String(p.topic, i)
-	if err != nil {
+// topicName names the request's topic in an error.
+func (o *rrOutcome) topicName() string {
+	if o.topic == "" {
 		return "an uninterpolable topic"
 	}
-	return fmt.Sprintf("topic %q", t)
+	return fmt.Sprintf("topic %q", o.topic)
 }
 
 func (p *solaceRequestReply) fail(m *service.Message, reason string, err error) {
@@ -342,31 +345,20 @@ func rrReason(err error) string {
 	}
 }
 
-// toRequest builds the request of message i.
-func (p *solaceRequestReply) toRequest(ev *interp.Batch, batch service.MessageBatch, i int) (*session.Outbound, error) {
+// toRequest builds the request of message i. On an error the request is
+// as far as it got: its topic is set when that resolved.
+func (p *solaceRequestReply) toRequest(ev *interp.Eval[session.Outbound], batch service.MessageBatch, i int) (*session.Outbound, error) {
 	m := batch[i]
+	o := new(session.Outbound)
+	*o = p.tmpl
+	if err := ev.Apply(o, i); err != nil {
+		return o, err
+	}
 	payload, err := m.AsBytes()
 	if err != nil {
-		return nil, err
+		return o, err
 	}
-	o := &session.Outbound{Payload: payload}
-	if o.Destination.Name, err = ev.String(p.topic, i); err != nil {
-		return nil, err
-	}
-	if _, static := p.topic.Static(); !static {
-		if err := rrCheckTopic(o.Destination.Name); err != nil {
-			return nil, err
-		}
-	}
-	for _, a := range p.attrs {
-		v, err := ev.String(a.field, i)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.apply(o, v); err != nil {
-			return nil, fmt.Errorf("field %s: %w", a.field.Name, err)
-		}
-	}
+	o.Payload = payload
 	if p.metaFilter != nil {
 		_ = p.metaFilter.WalkMut(m, func(k string, v any) error {
 			if o.UserProperties == nil {

@@ -1,12 +1,10 @@
 package processor
 
 import (
-	"fmt"
-
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/interp"
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
 
@@ -74,84 +72,36 @@ func rrAttributeFields() []*service.ConfigField {
 	return fs
 }
 
-// rrAttr is one attribute field the config sets.
-type rrAttr struct {
-	field *interp.Field
-	apply func(o *session.Outbound, v string) error
-}
-
-// rrAttrsFromParsed reads the attribute fields that are set; a bad static
-// value fails start-up as lint reports it.
-func rrAttrsFromParsed(conf *service.ParsedConfig) ([]rrAttr, error) {
-	var attrs []rrAttr
+// rrRules are the processor's interpolated fields for interp.Plan: the
+// topic, checked, then the attribute fields.
+func rrRules() []interp.Rule[session.Outbound] {
+	rules := []interp.Rule[session.Outbound]{{Name: rrFieldTopic, Required: true, Apply: func(o *session.Outbound, v string) error {
+		o.Destination.Name = v
+		return session.ValidateTopic(v)
+	}}}
 	for _, r := range rrAttrRules {
-		f, err := interp.Optional(conf, r.name)
-		if err != nil {
-			return nil, err
-		}
-		if f == nil {
-			continue
-		}
-		if v, ok := f.Static(); ok {
-			if err := r.apply(&session.Outbound{}, v); err != nil {
-				return nil, fmt.Errorf("field %s: %w", r.name, err)
-			}
-		}
-		attrs = append(attrs, rrAttr{field: f, apply: r.apply})
+		rules = append(rules, interp.Rule[session.Outbound]{Name: r.name, Apply: r.apply})
 	}
-	return attrs, nil
+	return rules
 }
 
-// rrLintStatic checks a field's static value as the constructor does.
+// rrLintStatic checks a field's static value as the constructor does: the
+// topic also when it is empty.
 func rrLintStatic(field, raw string) error {
-	is, err := service.NewInterpolatedString(raw)
-	if err != nil {
-		return nil // the interpolation linter reports it
-	}
-	v, ok := is.Static()
-	if !ok {
+	if field == rrFieldTopic {
+		if v, ok := interp.Static(raw); ok {
+			return rrCheckTopic(v)
+		}
 		return nil
 	}
-	if field == rrFieldTopic {
-		return rrCheckTopic(v)
-	}
 	r, _ := rrFieldRule(field)
-	if err := r.apply(&session.Outbound{}, v); err != nil {
-		return fmt.Errorf("field %s: %w", field, err)
-	}
-	return nil
+	return interp.Check(interp.Rule[session.Outbound]{Name: r.name, Apply: r.apply}, raw)
 }
 
-// The lint rules of the interpolated fields call rrLintStatic. Lint mappings
-// run in Benthos's pure Bloblang environment, so the method is registered
-// globally, before init() builds the spec, which parses the rules.
-var _ = func() error {
-	bloblang.MustRegisterMethodV2("solace_request_reply_lint",
-		bloblang.NewPluginSpec().
-			Description("Internal to the solace_request_reply processor's lint rules: the error of a static value of the named field, or null.").
-			Param(bloblang.NewStringParam("field")),
-		func(args *bloblang.ParsedParams) (bloblang.Method, error) {
-			field, err := args.GetString("field")
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := rrFieldRule(field); !ok && field != rrFieldTopic {
-				return nil, fmt.Errorf("unknown field %q", field)
-			}
-			return func(v any) (any, error) {
-				raw, ok := v.(string)
-				if !ok {
-					return nil, nil
-				}
-				if err := rrLintStatic(field, raw); err != nil {
-					return err.Error(), nil
-				}
-				return nil, nil
-			}, nil
-		})
-	return nil
-}()
+// The lint rules of the interpolated fields call rrLintStatic.
+var _ = lintmethod.RegisterValue("solace_request_reply_lint",
+	"Internal to the solace_request_reply processor's lint rules: the error of a static value of the named field, or null.",
+	func(field string) bool { _, ok := rrFieldRule(field); return ok || field == rrFieldTopic },
+	rrLintStatic)
 
-func rrLint(field string) string {
-	return fmt.Sprintf(`this.solace_request_reply_lint(%q)`, field)
-}
+func rrLint(field string) string { return lintmethod.ValueRule("solace_request_reply_lint", field) }

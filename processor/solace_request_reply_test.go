@@ -191,6 +191,7 @@ func TestSolaceRequestReplyFailures(t *testing.T) {
 			return "timeout"
 		}},
 		{"no replier", "svc/nobody", func(int) string { return "timeout" }},
+		{"missing topic metadata", "${! meta(\"nope\") }", func(int) string { return "invalid_message" }},
 		{"invalid topic", "${! if meta(\"idx\").number() == 3 { \"\" } else { \"svc/half\" } }", func(i int) string {
 			switch {
 			case i == 3:
@@ -278,7 +279,7 @@ func TestSolaceRequestReplyConnectionCut(t *testing.T) {
 	}, 15*time.Second, 100*time.Millisecond)
 }
 
-func newRR(t *testing.T, url, yaml string) *solaceRequestReply {
+func newRR(t testing.TB, url, yaml string) *solaceRequestReply {
 	t.Helper()
 	pc, err := solaceRequestReplySpec().ParseYAML(solacekit.ConnectionYAML(url)+yaml, nil)
 	require.NoError(t, err)

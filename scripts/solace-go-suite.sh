@@ -10,6 +10,17 @@
 #     creates on loopback and maps the upstream ports the suite assumes (55555,
 #     55003, 55443) to the devbroker's --extra-listener addresses; TOXIPROXY_* tell
 #     the suite where it is (it skips its network-fault specs without them).
+#   - a Kerberos KDC: Debian's MIT krb5-kdc with a throwaway realm on 127.0.0.1
+#     (.ci/setup.d/30-krb5.sh, stopped at the end unless it was already running);
+#     the suite's client gets a ticket for principal "app" (kinit from its keytab,
+#     KRB5CCNAME, KRB5_CONFIG), the devbroker verifies tickets for solace/127.0.0.1
+#     against the realm's keytab (--kerberos-keytab), and PUBSUB_KDC_HOSTNAME tells
+#     the suite there is a KDC. The suite's remote test context never enables its
+#     Kerberos specs (only its testcontainers context does, after starting a KDC
+#     container), so a copy of the suite gets one change,
+#     scripts/solace-go-suite-kerberos.diff: the remote context enables them when the
+#     config names a KDC. The last line then counts kerberos_test.go in scope:
+#       in-scope with Kerberos: P/T specs pass (F fail, H hang, S skipped)
 #   - --semp-monitor-delay (SEMP_MONITOR_DELAY, default 30ms): a real broker's SEMP
 #     monitor answers take tens of milliseconds, and the request-reply termination
 #     specs depend on that (a request's 5 s reply timeout, started before a SEMP read,
@@ -30,7 +41,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; shift 2 ;;
 	--files) FILES=$2; shift 2 ;;
 	--) shift; EXTRA=("$@"); break ;;
-	-h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) SUITE=$1; shift ;;
 	esac
 done
@@ -38,6 +49,10 @@ done
 F=$(cd "$SUITE/data/fixtures" && pwd)
 
 TMP=$(mktemp -d)
+# The suite with the one change that lets its remote context run the Kerberos specs.
+mkdir -p "$TMP/suite" && cp -a "$SUITE/." "$TMP/suite/"
+patch -p1 -d "$TMP/suite" --forward --batch --no-backup-if-mismatch <"$ROOT/scripts/solace-go-suite-kerberos.diff" >/dev/null
+SUITE=$TMP/suite
 BIN=$TMP/connect-solace
 (cd "$ROOT" && go build -o "$BIN" ./cmd/connect-solace && go build -o "$TMP/toxiproxy-front" ./scripts/toxiproxy-front)
 GOBIN=$TMP GOFLAGS= go install github.com/Shopify/toxiproxy/v2/cmd/server@v2.3.0
@@ -57,6 +72,7 @@ PIDS=()
 cleanup() {
 	local rc=$?
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	[ -n "${KDC_STOP:-}" ] && { eval "$KDC_STOP" || true; }
 	rm -rf "$TMP"
 	exit "$rc"
 }
@@ -92,8 +108,24 @@ if [ -n "${DATA_DIR:-}" ]; then
 	BROKER=("$TMP/devbroker-data-dir")
 fi
 
+# The KDC, and a ticket for the suite's client in a cache of this run's own.
+KDC_DIR=${KRB5_TEST_DIR:-/tmp/connect-solace-krb5}
+if [ -s "$KDC_DIR/kdc.pid" ] && kill -0 "$(cat "$KDC_DIR/kdc.pid")" 2>/dev/null; then
+	on_exit() { :; } # someone else's KDC: leave it running
+else
+	on_exit() { KDC_STOP=$1; }
+fi
+KDC_STOP=""
+# shellcheck source=/dev/null
+source "$ROOT/.ci/setup.d/30-krb5.sh" >>"$OUT.krb5.log"
+unset -f on_exit
+export KRB5CCNAME=FILE:$TMP/krb5cc
+kinit -k -t "$KRB5_TEST_DIR/app.keytab" app
+export PUBSUB_KDC_HOSTNAME=127.0.0.1 PUBSUB_DOMAIN=$KRB5_TEST_REALM
+
 args=(--out "$OUT")
 [ -n "$FILES" ] && args+=(--files "$FILES")
+set +e
 "$HARNESS" "${args[@]}" "${EXTRA[@]}" "$SUITE" -- \
 	"${BROKER[@]}" --smf-addr '127.0.0.1:{smf}' --semp-addr '127.0.0.1:{semp}' \
 	--health-addr '127.0.0.1:{health}' --smf-tls-addr '127.0.0.1:{secure}' \
@@ -103,4 +135,15 @@ args=(--out "$OUT")
 	--oauth-addr "127.0.0.1:$OAUTH_PORT" --oauth-jwks-file "$F/jwks_key_endpoint.json" \
 	--oauth-userinfo-file "$F/userinfo.json" --extra-listener "smf=127.0.0.1:$UP_SMF" \
 	--extra-listener "compressed=127.0.0.1:$UP_COMP" --extra-listener "smf-tls=127.0.0.1:$UP_TLS" \
-	--semp-monitor-delay "${SEMP_MONITOR_DELAY:-30ms}" --log-level debug
+	--semp-monitor-delay "${SEMP_MONITOR_DELAY:-30ms}" --kerberos-keytab "$KRB5_TEST_SERVICE_KEYTAB" \
+	--log-level debug | tee "$OUT.report.txt"
+rc=${PIPESTATUS[0]}
+set -e
+# The harness counts kerberos_test.go out of scope (it assumes no KDC); with one,
+# it is in scope: add its row to the harness's in-scope row.
+awk -F'|' '
+	$1 ~ /^in scope / { for (i = 2; i <= 6; i++) s[i] += $i; seen = 1 }
+	$1 ~ /^kerberos_test.go / { for (i = 2; i <= 6; i++) s[i] += $i }
+	END { if (seen) printf "in-scope with Kerberos: %d/%d specs pass (%d fail, %d hang, %d skipped)\n", s[3], s[2], s[4], s[5], s[6] }
+' "$OUT.report.txt"
+exit "$rc"

@@ -13,16 +13,6 @@ import (
 	"slices"
 )
 
-// ErrUnknownACLProfile reports an ACL profile name the VPN lacks.
-var ErrUnknownACLProfile = errors.New("unknown ACL profile")
-
-// ErrExceptionExists / ErrUnknownException report duplicate and missing ACL
-// exceptions.
-var (
-	ErrExceptionExists  = errors.New("ACL exception already exists")
-	ErrUnknownException = errors.New("unknown ACL exception")
-)
-
 const defaultACLProfile = "default"
 
 // ACL exception kinds.
@@ -61,11 +51,7 @@ func (b *Broker) aclLocked(vpn, name string) (*ACLProfile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := v.acls[name]
-	if p == nil {
-		return nil, fmt.Errorf("%w %q in VPN %q", ErrUnknownACLProfile, name, vpn)
-	}
-	return p, nil
+	return namedIn(v.acls, name, ErrUnknownACLProfile, vpn)
 }
 
 // ACLProfile returns an ACL profile.

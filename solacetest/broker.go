@@ -1,13 +1,13 @@
 package solacetest
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -97,6 +97,8 @@ type Broker struct {
 	certAuthorities map[string]string
 	// oauth is OAuth login's configuration and key cache (oauth.go).
 	oauth *oauthState
+	// krb is Kerberos login's service side (kerberos.go); nil: none.
+	krb *KerberosConfig
 	// st keeps state in Config.DataDir (persist.go); nil without one. It
 	// is set before the listeners open and never changes.
 	st     *persister
@@ -277,51 +279,35 @@ func (b *Broker) serveHTTP(srv *http.Server, ln net.Listener) {
 	}()
 }
 
+// listenerURL is scheme://ln's address, or "" when ln is nil (a listener not
+// configured).
+func listenerURL(scheme string, ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return scheme + "://" + ln.Addr().String()
+}
+
 // SMFURL is the plain SMF address, "tcp://127.0.0.1:PORT".
 func (b *Broker) SMFURL() string { return "tcp://" + b.smfLn.Addr().String() }
 
 // SMFSURL is the TLS SMF address, "tcps://127.0.0.1:PORT", or "" without TLS.
-func (b *Broker) SMFSURL() string {
-	if b.tlsLn == nil {
-		return ""
-	}
-	return "tcps://" + b.tlsLn.Addr().String()
-}
+func (b *Broker) SMFSURL() string { return listenerURL("tcps", b.tlsLn) }
 
 // CompressedURL is the compressed SMF address, "tcp://127.0.0.1:PORT", or ""
 // without a compressed listener. Clients must enable message compression to
 // use it.
-func (b *Broker) CompressedURL() string {
-	if b.compLn == nil {
-		return ""
-	}
-	return "tcp://" + b.compLn.Addr().String()
-}
+func (b *Broker) CompressedURL() string { return listenerURL("tcp", b.compLn) }
 
 // WebURL is the web transport's address, "ws://127.0.0.1:PORT", or "".
-func (b *Broker) WebURL() string {
-	if b.webLn == nil {
-		return ""
-	}
-	return "ws://" + b.webLn.Addr().String()
-}
+func (b *Broker) WebURL() string { return listenerURL("ws", b.webLn) }
 
 // SecureWebURL is the web transport's TLS address, "wss://127.0.0.1:PORT", or
 // "".
-func (b *Broker) SecureWebURL() string {
-	if b.webTLSLn == nil {
-		return ""
-	}
-	return "wss://" + b.webTLSLn.Addr().String()
-}
+func (b *Broker) SecureWebURL() string { return listenerURL("wss", b.webTLSLn) }
 
 // SEMPURL is the SEMP base URL, "http://127.0.0.1:PORT", or "" when disabled.
-func (b *Broker) SEMPURL() string {
-	if b.sempLn == nil {
-		return ""
-	}
-	return "http://" + b.sempLn.Addr().String()
-}
+func (b *Broker) SEMPURL() string { return listenerURL("http", b.sempLn) }
 
 // Close closes the listeners and every client connection and waits for all
 // of the broker's goroutines to end.
@@ -426,6 +412,98 @@ func (b *Broker) HasVPN(vpn string) bool {
 	return ok
 }
 
+// inVPN runs fn on vpn's state with b.mu held: the admin API's calls on one
+// VPN, refused with ErrUnknownVPN when there is no such VPN.
+func inVPN[T any](b *Broker, vpn string, fn func(v *vpnState) (T, error)) (T, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.vpnLocked(vpn)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return fn(v)
+}
+
+// changeInVPN is inVPN for a call that returns only an error.
+func changeInVPN(b *Broker, vpn string, fn func(v *vpnState) error) error {
+	_, err := inVPN(b, vpn, func(v *vpnState) (struct{}, error) { return struct{}{}, fn(v) })
+	return err
+}
+
+// onQueue runs fn on vpn's queue name with b.mu held, refused with
+// ErrUnknownQueue (or ErrUnknownVPN) when there is no such queue.
+func onQueue[T any](b *Broker, vpn, name string, fn func(q *queue) (T, error)) (T, error) {
+	return inVPN(b, vpn, func(v *vpnState) (T, error) {
+		q, err := namedIn(v.queues, name, ErrUnknownQueue, vpn)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(q)
+	})
+}
+
+// changeQueue is onQueue for a call that returns only an error.
+func changeQueue(b *Broker, vpn, name string, fn func(q *queue) error) error {
+	_, err := onQueue(b, vpn, name, func(q *queue) (struct{}, error) { return struct{}{}, fn(q) })
+	return err
+}
+
+// The admin API keeps each kind of object in a map by name. namedIn,
+// addNamed and deleteNamed find, add and delete one, refusing a name that
+// is unknown or already taken with the kind's error, which names the VPN
+// when vpn is not "" (broker-wide kinds pass "").
+func namedIn[V comparable](m map[string]V, name string, unknown error, vpn string) (V, error) {
+	v, ok := m[name]
+	var zero V
+	if !ok || v == zero {
+		return zero, errUnknownNamed(unknown, name, vpn)
+	}
+	return v, nil
+}
+
+func addNamed[V any](m map[string]V, name string, v V, exists error, vpn string) error {
+	if _, ok := m[name]; ok {
+		if vpn == "" {
+			return fmt.Errorf("%w: %q", exists, name)
+		}
+		return fmt.Errorf("%w: %q in VPN %q", exists, name, vpn)
+	}
+	m[name] = v
+	return nil
+}
+
+func deleteNamed[V any](m map[string]V, name string, unknown error, vpn string) error {
+	if _, ok := m[name]; !ok {
+		return errUnknownNamed(unknown, name, vpn)
+	}
+	delete(m, name)
+	return nil
+}
+
+func errUnknownNamed(unknown error, name, vpn string) error {
+	if vpn == "" {
+		return fmt.Errorf("%w %q", unknown, name)
+	}
+	return fmt.Errorf("%w %q in VPN %q", unknown, name, vpn)
+}
+
+// sortedValues lists m's values, each through conv, sorted by name (m's
+// keys).
+func sortedValues[V, T any](m map[string]V, conv func(V) T) []T {
+	out := make([]T, 0, len(m))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, conv(m[name]))
+	}
+	return out
+}
+
+// same and deref are sortedValues' conversions for maps of values and of
+// pointers.
+func same[T any](v T) T   { return v }
+func deref[T any](p *T) T { return *p }
+
 func (b *Broker) vpnLocked(vpn string) (*vpnState, error) {
 	v, ok := b.vpns[vpn]
 	if !ok {
@@ -439,11 +517,7 @@ func (b *Broker) queueLocked(vpn, name string) (*queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, ok := v.queues[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q in VPN %q", ErrUnknownQueue, name, vpn)
-	}
-	return q, nil
+	return namedIn(v.queues, name, ErrUnknownQueue, vpn)
 }
 
 // CreateQueue creates a durable queue. An AccessType of "" means exclusive.
@@ -492,48 +566,40 @@ func dedupe(ss []string) []string {
 // UpdateQueue changes a queue's configuration in place. The name cannot be
 // changed. Enabling egress or changing the access type restarts delivery.
 func (b *Broker) UpdateQueue(vpn, name string, update func(*QueueConfig)) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, name)
-	if err != nil {
-		return err
-	}
-	cfg := q.cfg
-	cfg.Subscriptions = slices.Clone(cfg.Subscriptions)
-	update(&cfg)
-	cfg.Name = name
-	if cfg.AccessType == "" {
-		cfg.AccessType = AccessExclusive
-	}
-	cfg.Subscriptions = dedupe(cfg.Subscriptions)
-	wasEgress := q.cfg.EgressEnabled
-	q.cfg = cfg
-	b.st.configChanged()
-	if !cfg.EgressEnabled {
-		// Consumer flows stay bound but become inactive until egress is
-		// enabled again, as on a real broker.
-		if wasEgress {
-			b.log.Info("queue egress disabled", "vpn", vpn, "queue", name)
+	return changeQueue(b, vpn, name, func(q *queue) error {
+		cfg := q.cfg
+		cfg.Subscriptions = slices.Clone(cfg.Subscriptions)
+		update(&cfg)
+		cfg.Name = name
+		if cfg.AccessType == "" {
+			cfg.AccessType = AccessExclusive
 		}
-		b.passivateFlows(q)
+		cfg.Subscriptions = dedupe(cfg.Subscriptions)
+		wasEgress := q.cfg.EgressEnabled
+		q.cfg = cfg
+		b.st.configChanged()
+		if !cfg.EgressEnabled {
+			// Consumer flows stay bound but become inactive until egress is
+			// enabled again, as on a real broker.
+			if wasEgress {
+				b.log.Info("queue egress disabled", "vpn", vpn, "queue", name)
+			}
+			b.passivateFlows(q)
+			return nil
+		}
+		b.repartition(q)
+		b.dispatch(q)
 		return nil
-	}
-	b.repartition(q)
-	b.dispatch(q)
-	return nil
+	})
 }
 
 // DeleteQueue deletes a queue and its messages. Bound consumers stop
 // receiving.
 func (b *Broker) DeleteQueue(vpn, name string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, name)
-	if err != nil {
-		return err
-	}
-	b.deleteQueueLocked(q)
-	return nil
+	return changeQueue(b, vpn, name, func(q *queue) error {
+		b.deleteQueueLocked(q)
+		return nil
+	})
 }
 
 // Queue returns a queue's configuration and live statistics.
@@ -549,55 +615,38 @@ func (b *Broker) Queue(vpn, name string) (QueueConfig, QueueStats, error) {
 
 // Queues lists a VPN's queues, temporary ones included, sorted by name.
 func (b *Broker) Queues(vpn string) ([]QueueConfig, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]QueueConfig, 0, len(v.queues))
-	for _, q := range v.queues {
-		out = append(out, q.config())
-	}
-	slices.SortFunc(out, func(a, b QueueConfig) int { return cmp.Compare(a.Name, b.Name) })
-	return out, nil
+	return inVPN(b, vpn, func(v *vpnState) ([]QueueConfig, error) {
+		return sortedValues(v.queues, (*queue).config), nil
+	})
 }
 
 // AddQueueSubscription adds a topic subscription to a queue.
-func (b *Broker) AddQueueSubscription(vpn, queue, topic string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, queue)
-	if err != nil {
-		return err
-	}
-	if topic == "" {
-		return fmt.Errorf("adding subscription to queue %q: empty topic", queue)
-	}
-	if slices.Contains(q.cfg.Subscriptions, topic) {
-		return fmt.Errorf("%w: %q on queue %q", ErrSubscriptionExists, topic, queue)
-	}
-	q.cfg.Subscriptions = append(q.cfg.Subscriptions, topic)
-	b.st.configChanged()
-	return nil
+func (b *Broker) AddQueueSubscription(vpn, queueName, topic string) error {
+	return changeQueue(b, vpn, queueName, func(q *queue) error {
+		if topic == "" {
+			return fmt.Errorf("adding subscription to queue %q: empty topic", queueName)
+		}
+		if slices.Contains(q.cfg.Subscriptions, topic) {
+			return fmt.Errorf("%w: %q on queue %q", ErrSubscriptionExists, topic, queueName)
+		}
+		q.cfg.Subscriptions = append(q.cfg.Subscriptions, topic)
+		b.st.configChanged()
+		return nil
+	})
 }
 
 // RemoveQueueSubscription removes a topic subscription from a queue.
-func (b *Broker) RemoveQueueSubscription(vpn, queue, topic string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, queue)
-	if err != nil {
-		return err
-	}
-	i := slices.Index(q.cfg.Subscriptions, topic)
-	if i < 0 {
-		return fmt.Errorf("%w: %q on queue %q", ErrUnknownSubscription, topic, queue)
-	}
-	q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
-	delete(q.clientSubs, topic)
-	b.st.configChanged()
-	return nil
+func (b *Broker) RemoveQueueSubscription(vpn, queueName, topic string) error {
+	return changeQueue(b, vpn, queueName, func(q *queue) error {
+		i := slices.Index(q.cfg.Subscriptions, topic)
+		if i < 0 {
+			return fmt.Errorf("%w: %q on queue %q", ErrUnknownSubscription, topic, queueName)
+		}
+		q.cfg.Subscriptions = slices.Delete(q.cfg.Subscriptions, i, i+1)
+		delete(q.clientSubs, topic)
+		b.st.configChanged()
+		return nil
+	})
 }
 
 // QueueMessages returns the application payloads of the messages the queue
@@ -667,12 +716,7 @@ func healthHandler(b *Broker) http.Handler {
 
 // HealthURL is the health-check listener's base URL, "http://127.0.0.1:PORT",
 // or "" when Config.HealthAddr was empty.
-func (b *Broker) HealthURL() string {
-	if b.healthLn == nil {
-		return ""
-	}
-	return "http://" + b.healthLn.Addr().String()
-}
+func (b *Broker) HealthURL() string { return listenerURL("http", b.healthLn) }
 
 // ---- further listeners ----
 //

@@ -9,24 +9,12 @@ package solacetest
 // common name, or the one the client gave when the VPN allows that.
 
 import (
-	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
-)
-
-// ErrUnknownCertAuthority / ErrCertAuthorityExists report missing and
-// duplicate client certificate authorities; ErrUnknownClientUsername and
-// ErrClientUsernameExists the same for client usernames.
-var (
-	ErrUnknownCertAuthority  = errors.New("unknown client certificate authority")
-	ErrCertAuthorityExists   = errors.New("client certificate authority already exists")
-	ErrUnknownClientUsername = errors.New("unknown client username")
-	ErrClientUsernameExists  = errors.New("client username already exists")
 )
 
 // ClientUsername is a VPN's client-username object. With basic
@@ -46,22 +34,14 @@ func (b *Broker) AddCertAuthority(name, pemCerts string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.certAuthorities[name]; ok {
-		return fmt.Errorf("%w: %q", ErrCertAuthorityExists, name)
-	}
-	b.certAuthorities[name] = pemCerts
-	return nil
+	return addNamed(b.certAuthorities, name, pemCerts, ErrCertAuthorityExists, "")
 }
 
 // RemoveCertAuthority removes a client certificate authority.
 func (b *Broker) RemoveCertAuthority(name string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.certAuthorities[name]; !ok {
-		return fmt.Errorf("%w %q", ErrUnknownCertAuthority, name)
-	}
-	delete(b.certAuthorities, name)
-	return nil
+	return deleteNamed(b.certAuthorities, name, ErrUnknownCertAuthority, "")
 }
 
 // CertAuthorities returns the authorities' PEM by name.
@@ -76,48 +56,23 @@ func (b *Broker) CreateClientUsername(vpn string, u ClientUsername) error {
 	if u.Name == "" {
 		return errors.New("creating client username: empty name")
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return err
-	}
-	if _, ok := v.usernames[u.Name]; ok {
-		return fmt.Errorf("%w: %q in VPN %q", ErrClientUsernameExists, u.Name, vpn)
-	}
-	v.usernames[u.Name] = u
-	return nil
+	return changeInVPN(b, vpn, func(v *vpnState) error {
+		return addNamed(v.usernames, u.Name, u, ErrClientUsernameExists, vpn)
+	})
 }
 
 // DeleteClientUsername removes a client username.
 func (b *Broker) DeleteClientUsername(vpn, name string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return err
-	}
-	if _, ok := v.usernames[name]; !ok {
-		return fmt.Errorf("%w %q in VPN %q", ErrUnknownClientUsername, name, vpn)
-	}
-	delete(v.usernames, name)
-	return nil
+	return changeInVPN(b, vpn, func(v *vpnState) error {
+		return deleteNamed(v.usernames, name, ErrUnknownClientUsername, vpn)
+	})
 }
 
 // ClientUsernames lists a VPN's client usernames, sorted by name.
 func (b *Broker) ClientUsernames(vpn string) ([]ClientUsername, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ClientUsername, 0, len(v.usernames))
-	for _, u := range v.usernames {
-		out = append(out, u)
-	}
-	slices.SortFunc(out, func(a, b ClientUsername) int { return cmp.Compare(a.Name, b.Name) })
-	return out, nil
+	return inVPN(b, vpn, func(v *vpnState) ([]ClientUsername, error) {
+		return sortedValues(v.usernames, same), nil
+	})
 }
 
 // peerCertificates returns the client's TLS certificate chain, if any.

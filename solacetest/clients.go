@@ -7,16 +7,12 @@ package solacetest
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
 	"sync/atomic"
 	"time"
 )
-
-// ErrUnknownClient reports a client name with no live session in the VPN.
-var ErrUnknownClient = errors.New("unknown client")
 
 // ClientCtrl login parameters that describe the client (smf-wire-notes §2.1).
 const (

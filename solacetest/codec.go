@@ -146,8 +146,8 @@ func readFrame(r *bufio.Reader) (*frame, error) { return readFrameInto(r, nil, n
 // reuses, or into a new frame when reuse is nil. The read loop passes the
 // same frame for every frame of a connection: handlers keep parts of the
 // frame's bytes (which are new for every frame) but never the frame itself
-// or its Params, so a frame and a parameter slice per message were garbage
-// the broker had to collect on every publish.
+// or its Params, so reusing them spares the collector a frame and a
+// parameter slice on every publish.
 //
 // With sl set, a small frame's bytes are carved out of sl's chunk rather
 // than allocated on their own (see slab).
@@ -419,13 +419,23 @@ type clientCtrl struct {
 	Params map[byte][]byte
 }
 
-func decodeClientCtrl(b []byte) (*clientCtrl, error) {
+// ctrlPayloadLen reads the length of a 6-byte-headed control payload (what,
+// for errors), the 4 bytes at off, and checks it against b.
+func ctrlPayloadLen(b []byte, off int, what string) (int, error) {
 	if len(b) < 6 {
-		return nil, fmt.Errorf("%w: short ClientCtrl payload", errBadFrame)
+		return 0, fmt.Errorf("%w: short %s payload", errBadFrame, what)
 	}
-	l := binary.BigEndian.Uint32(b[2:6])
+	l := binary.BigEndian.Uint32(b[off : off+4])
 	if l < 6 || uint64(l) > uint64(len(b)) {
-		return nil, fmt.Errorf("%w: ClientCtrl length %d", errBadFrame, l)
+		return 0, fmt.Errorf("%w: %s length %d", errBadFrame, what, l)
+	}
+	return int(l), nil
+}
+
+func decodeClientCtrl(b []byte) (*clientCtrl, error) {
+	l, err := ctrlPayloadLen(b, 2, "ClientCtrl")
+	if err != nil {
+		return nil, err
 	}
 	cc := &clientCtrl{Type: b[1], Params: map[byte][]byte{}}
 	ps := b[6:l]
@@ -482,12 +492,9 @@ type smpMsg struct {
 }
 
 func decodeSMP(b []byte) (*smpMsg, error) {
-	if len(b) < 6 {
-		return nil, fmt.Errorf("%w: short SMP payload", errBadFrame)
-	}
-	l := binary.BigEndian.Uint32(b[1:5])
-	if l < 6 || uint64(l) > uint64(len(b)) {
-		return nil, fmt.Errorf("%w: SMP length %d", errBadFrame, l)
+	l, err := ctrlPayloadLen(b, 1, "SMP")
+	if err != nil {
+		return nil, err
 	}
 	m := &smpMsg{Type: b[0] & 0x7f, Flags: b[5]}
 	rest := b[6:l]

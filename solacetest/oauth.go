@@ -19,7 +19,6 @@ package solacetest
 // when there are none), and cached for endpointJwksRefreshInterval.
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -55,20 +54,6 @@ const (
 const (
 	OAuthRoleClient         = "client"
 	OAuthRoleResourceServer = "resource-server"
-)
-
-// ErrUnknownOAuthProfile / ErrOAuthProfileExists report missing and
-// duplicate OAuth profiles; ErrUnknownAuthorizationGroup and
-// ErrAuthorizationGroupExists the same for authorization groups, and
-// ErrUnknownDomainCertAuthority / ErrDomainCertAuthorityExists for domain
-// certificate authorities.
-var (
-	ErrUnknownOAuthProfile        = errors.New("unknown OAuth profile")
-	ErrOAuthProfileExists         = errors.New("OAuth profile already exists")
-	ErrUnknownAuthorizationGroup  = errors.New("unknown authorization group")
-	ErrAuthorizationGroupExists   = errors.New("authorization group already exists")
-	ErrUnknownDomainCertAuthority = errors.New("unknown domain certificate authority")
-	ErrDomainCertAuthorityExists  = errors.New("domain certificate authority already exists")
 )
 
 // OAuthProfile is a VPN's OAuth profile. NewOAuthProfile gives SEMP's
@@ -192,20 +177,13 @@ func (b *Broker) CreateOAuthProfile(vpn string, p OAuthProfile) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, err := b.vpnLocked(vpn); err != nil {
-		return err
-	}
-	o := b.oauthLocked()
-	if _, ok := o.profiles[vpn][p.Name]; ok {
-		return fmt.Errorf("%w: %q in VPN %q", ErrOAuthProfileExists, p.Name, vpn)
-	}
-	if o.profiles[vpn] == nil {
-		o.profiles[vpn] = map[string]OAuthProfile{}
-	}
-	o.profiles[vpn][p.Name] = p
-	return nil
+	return changeInVPN(b, vpn, func(*vpnState) error {
+		o := b.oauthLocked()
+		if o.profiles[vpn] == nil {
+			o.profiles[vpn] = map[string]OAuthProfile{}
+		}
+		return addNamed(o.profiles[vpn], p.Name, p, ErrOAuthProfileExists, vpn)
+	})
 }
 
 // UpdateOAuthProfile changes an OAuth profile.
@@ -231,36 +209,20 @@ func (b *Broker) UpdateOAuthProfile(vpn, name string, update func(*OAuthProfile)
 
 // DeleteOAuthProfile removes an OAuth profile.
 func (b *Broker) DeleteOAuthProfile(vpn, name string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, err := b.vpnLocked(vpn); err != nil {
-		return err
-	}
-	o := b.oauthLocked()
-	if _, ok := o.profiles[vpn][name]; !ok {
-		return fmt.Errorf("%w %q in VPN %q", ErrUnknownOAuthProfile, name, vpn)
-	}
-	delete(o.profiles[vpn], name)
-	return nil
+	return changeInVPN(b, vpn, func(*vpnState) error {
+		return deleteNamed(b.oauthLocked().profiles[vpn], name, ErrUnknownOAuthProfile, vpn)
+	})
 }
 
 // OAuthProfiles lists a VPN's OAuth profiles, sorted by name.
 func (b *Broker) OAuthProfiles(vpn string) ([]OAuthProfile, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, err := b.vpnLocked(vpn); err != nil {
-		return nil, err
-	}
-	return b.oauthProfilesLocked(vpn), nil
+	return inVPN(b, vpn, func(*vpnState) ([]OAuthProfile, error) {
+		return b.oauthProfilesLocked(vpn), nil
+	})
 }
 
 func (b *Broker) oauthProfilesLocked(vpn string) []OAuthProfile {
-	var out []OAuthProfile
-	for _, p := range b.oauthLocked().profiles[vpn] {
-		out = append(out, p)
-	}
-	slices.SortFunc(out, func(a, b OAuthProfile) int { return cmp.Compare(a.Name, b.Name) })
-	return out
+	return sortedValues(b.oauthLocked().profiles[vpn], same)
 }
 
 // CreateAuthorizationGroup adds an authorization group to a VPN.
@@ -268,50 +230,27 @@ func (b *Broker) CreateAuthorizationGroup(vpn string, g AuthorizationGroup) erro
 	if g.Name == "" {
 		return errors.New("authorization group: empty name")
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, err := b.vpnLocked(vpn); err != nil {
-		return err
-	}
-	o := b.oauthLocked()
-	if _, ok := o.groups[vpn][g.Name]; ok {
-		return fmt.Errorf("%w: %q in VPN %q", ErrAuthorizationGroupExists, g.Name, vpn)
-	}
-	if o.groups[vpn] == nil {
-		o.groups[vpn] = map[string]AuthorizationGroup{}
-	}
-	o.groups[vpn][g.Name] = g
-	return nil
+	return changeInVPN(b, vpn, func(*vpnState) error {
+		o := b.oauthLocked()
+		if o.groups[vpn] == nil {
+			o.groups[vpn] = map[string]AuthorizationGroup{}
+		}
+		return addNamed(o.groups[vpn], g.Name, g, ErrAuthorizationGroupExists, vpn)
+	})
 }
 
 // DeleteAuthorizationGroup removes an authorization group.
 func (b *Broker) DeleteAuthorizationGroup(vpn, name string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, err := b.vpnLocked(vpn); err != nil {
-		return err
-	}
-	o := b.oauthLocked()
-	if _, ok := o.groups[vpn][name]; !ok {
-		return fmt.Errorf("%w %q in VPN %q", ErrUnknownAuthorizationGroup, name, vpn)
-	}
-	delete(o.groups[vpn], name)
-	return nil
+	return changeInVPN(b, vpn, func(*vpnState) error {
+		return deleteNamed(b.oauthLocked().groups[vpn], name, ErrUnknownAuthorizationGroup, vpn)
+	})
 }
 
 // AuthorizationGroups lists a VPN's authorization groups, sorted by name.
 func (b *Broker) AuthorizationGroups(vpn string) ([]AuthorizationGroup, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, err := b.vpnLocked(vpn); err != nil {
-		return nil, err
-	}
-	var out []AuthorizationGroup
-	for _, g := range b.oauthLocked().groups[vpn] {
-		out = append(out, g)
-	}
-	slices.SortFunc(out, func(a, b AuthorizationGroup) int { return cmp.Compare(a.Name, b.Name) })
-	return out, nil
+	return inVPN(b, vpn, func(*vpnState) ([]AuthorizationGroup, error) {
+		return sortedValues(b.oauthLocked().groups[vpn], same), nil
+	})
 }
 
 // AddDomainCertAuthority adds a domain certificate authority: a CA the
@@ -323,24 +262,14 @@ func (b *Broker) AddDomainCertAuthority(name, pemCerts string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	o := b.oauthLocked()
-	if _, ok := o.domainCAs[name]; ok {
-		return fmt.Errorf("%w: %q", ErrDomainCertAuthorityExists, name)
-	}
-	o.domainCAs[name] = pemCerts
-	return nil
+	return addNamed(b.oauthLocked().domainCAs, name, pemCerts, ErrDomainCertAuthorityExists, "")
 }
 
 // RemoveDomainCertAuthority removes a domain certificate authority.
 func (b *Broker) RemoveDomainCertAuthority(name string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	o := b.oauthLocked()
-	if _, ok := o.domainCAs[name]; !ok {
-		return fmt.Errorf("%w %q", ErrUnknownDomainCertAuthority, name)
-	}
-	delete(o.domainCAs, name)
-	return nil
+	return deleteNamed(b.oauthLocked().domainCAs, name, ErrUnknownDomainCertAuthority, "")
 }
 
 // DomainCertAuthorities returns the domain certificate authorities' PEM by
@@ -390,6 +319,9 @@ type oauthResult struct {
 	code uint32
 	text string
 	user string
+	// gssReply is the GSS-API token a Kerberos login answers with
+	// (kerberos.go).
+	gssReply []byte
 }
 
 // Refusal texts of OAuth logins. The Go client maps any 401 it has no

@@ -113,12 +113,7 @@ func StartOAuthServer(cfg OAuthServerConfig) (*OAuthServer, error) {
 // end.
 func NewOAuthServer(t TB, cfg OAuthServerConfig) *OAuthServer {
 	t.Helper()
-	s, err := StartOAuthServer(cfg)
-	if err != nil {
-		t.Fatalf("starting the OAuth server: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return startForTest(t, "OAuth server", func() (*OAuthServer, error) { return StartOAuthServer(cfg) })
 }
 
 // URL is the server's base URL.

@@ -5,14 +5,9 @@ package solacetest
 // "default" profile (the broker has no client-username objects).
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 )
-
-// ErrUnknownClientProfile reports a client profile name the VPN lacks.
-var ErrUnknownClientProfile = errors.New("unknown client profile")
 
 // Endpoint-create durabilities (SEMP's allowGuaranteedEndpointCreateDurability).
 const (
@@ -49,11 +44,7 @@ func (b *Broker) profileLocked(vpn, name string) (*ClientProfile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := v.profiles[name]
-	if p == nil {
-		return nil, fmt.Errorf("%w %q in VPN %q", ErrUnknownClientProfile, name, vpn)
-	}
-	return p, nil
+	return namedIn(v.profiles, name, ErrUnknownClientProfile, vpn)
 }
 
 // ClientProfile returns a client profile's configuration.
@@ -69,18 +60,9 @@ func (b *Broker) ClientProfile(vpn, name string) (ClientProfile, error) {
 
 // ClientProfiles lists a VPN's client profiles, sorted by name.
 func (b *Broker) ClientProfiles(vpn string) ([]ClientProfile, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ClientProfile, 0, len(v.profiles))
-	for _, p := range v.profiles {
-		out = append(out, *p)
-	}
-	slices.SortFunc(out, func(a, b ClientProfile) int { return cmp.Compare(a.Name, b.Name) })
-	return out, nil
+	return inVPN(b, vpn, func(v *vpnState) ([]ClientProfile, error) {
+		return sortedValues(v.profiles, deref), nil
+	})
 }
 
 // UpdateClientProfile changes a client profile; it applies to connected

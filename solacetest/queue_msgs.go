@@ -62,16 +62,12 @@ func (b *Broker) QueueMsgs(vpn, name string) ([]QueueMsg, error) {
 // mapQueueMsgs returns f of every message the queue vpn/name holds,
 // delivered or not, in spool order. f runs with Broker.mu held.
 func mapQueueMsgs[T any](b *Broker, vpn, name string, f func(*qmsg) T) ([]T, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q, err := b.queueLocked(vpn, name)
-	if err != nil {
-		return nil, err
-	}
-	msgs := q.allMessages()
-	out := make([]T, 0, len(msgs))
-	for _, qm := range msgs {
-		out = append(out, f(qm))
-	}
-	return out, nil
+	return onQueue(b, vpn, name, func(q *queue) ([]T, error) {
+		msgs := q.allMessages()
+		out := make([]T, 0, len(msgs))
+		for _, qm := range msgs {
+			out = append(out, f(qm))
+		}
+		return out, nil
+	})
 }

@@ -14,13 +14,6 @@ import (
 	"time"
 )
 
-// ErrReplayLogExists / ErrNoReplayLog report a second replay log and a
-// missing one (a VPN has at most one, as on PubSub+).
-var (
-	ErrReplayLogExists = errors.New("replay log already exists")
-	ErrNoReplayLog     = errors.New("no such replay log")
-)
-
 // ReplayLog is a VPN's replay log configuration.
 type ReplayLog struct {
 	Name string
@@ -163,8 +156,8 @@ func (v *vpnState) logForReplay(m *storedMsg) {
 		v.replayHead++
 	}
 	// Dropping advances replayHead instead of copying the log down on every
-	// message (which cost a full log's worth of copying per message once the
-	// log was full); the dead prefix is reclaimed once it is half the slice.
+	// message (a full log's worth of copying per message once the log is
+	// full); the dead prefix is reclaimed once it is half the slice.
 	if v.replayHead > 0 && v.replayHead >= len(v.replay)/2 {
 		n := copy(v.replay, v.replay[v.replayHead:])
 		clear(v.replay[n:])

@@ -158,13 +158,22 @@ func errNotSupported(format string, args ...any) *sempErr {
 	return &sempErr{http.StatusBadRequest, sempCodeNotSupported, sempStatusNotSupported, fmt.Sprintf(format, args...)}
 }
 
-// adminErr maps a queueAdmin error to SEMP's codes.
+// adminErr maps an admin API error to SEMP's codes: a name taken, a name
+// unknown, a setting the broker cannot honour; anything else is invalid.
 func adminErr(err error) *sempErr {
+	isAny := func(targets ...error) bool {
+		return slices.ContainsFunc(targets, func(t error) bool { return errors.Is(err, t) })
+	}
 	switch {
-	case errors.Is(err, ErrQueueExists), errors.Is(err, ErrSubscriptionExists):
+	case isAny(ErrQueueExists, ErrSubscriptionExists, ErrExceptionExists, ErrCertAuthorityExists, ErrClientUsernameExists,
+		ErrOAuthProfileExists, ErrAuthorizationGroupExists, ErrDomainCertAuthorityExists, ErrReplayLogExists):
 		return &sempErr{http.StatusBadRequest, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
-	case errors.Is(err, ErrUnknownQueue), errors.Is(err, ErrUnknownVPN), errors.Is(err, ErrUnknownSubscription):
+	case isAny(ErrUnknownQueue, ErrUnknownVPN, ErrUnknownSubscription, ErrUnknownClient, ErrUnknownClientProfile,
+		ErrUnknownACLProfile, ErrUnknownException, ErrUnknownCertAuthority, ErrUnknownClientUsername, ErrUnknownOAuthProfile,
+		ErrUnknownAuthorizationGroup, ErrUnknownDomainCertAuthority, ErrNoReplayLog):
 		return errNotFound("%s", err.Error())
+	case errors.Is(err, ErrUnsupportedVPNSetting):
+		return errNotSupported("%s", err.Error())
 	default:
 		return errInvalid("%s", err.Error())
 	}
@@ -539,6 +548,48 @@ func writeEach[T any](c *sempCall, page []T, total int, next string, item func(T
 		links = append(links, l)
 	}
 	return c.writeList(data, links, nil, total, next)
+}
+
+// vpnObjectURI is the URI of a VPN's object:
+// .../msgVpns/{vpn}/{collection}/{name}.
+func (c *sempCall) vpnObjectURI(vpn, collection, name string) string {
+	return c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/" + collection + "/" + url.PathEscape(name)
+}
+
+// unknownAttr refuses an attribute left in attrs once a handler has decoded
+// (and so removed) every attribute it knows.
+func unknownAttr(attrs map[string]json.RawMessage) *sempErr {
+	for attr := range attrs {
+		return errInvalid("unknown attribute %q", attr)
+	}
+	return nil
+}
+
+// required refuses a required attribute that is missing or empty.
+func required(attr string, v *string) *sempErr {
+	if v == nil || *v == "" {
+		return errInvalid("missing required attribute %s", attr)
+	}
+	return nil
+}
+
+// writeAll answers a list request with all, the whole collection, or with
+// err's SEMP error when listing failed.
+func writeAll[T any](c *sempCall, all []T, err error, item func(T) (any, sempURILink)) *sempErr {
+	if err != nil {
+		return adminErr(err)
+	}
+	return writeEach(c, all, len(all), "", item)
+}
+
+// findIn returns the element of all that the request's path value key
+// names (findNamed), or err's SEMP error when listing failed.
+func findIn[T any](c *sempCall, all []T, err error, name func(T) string, kind, key string) (T, *sempErr) {
+	if err != nil {
+		var zero T
+		return zero, adminErr(err)
+	}
+	return findNamed(all, name, kind, c.r.PathValue(key))
 }
 
 // findNamed returns the element of all whose name is want, or SEMP's

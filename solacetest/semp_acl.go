@@ -7,7 +7,6 @@ package solacetest
 // "{syntax},{topic}". Only the "smf" syntax is supported.
 
 import (
-	"errors"
 	"net/url"
 	"strings"
 )
@@ -22,24 +21,14 @@ type sempACLProfile struct {
 	SubscribeTopicDefaultAction     string `json:"subscribeTopicDefaultAction"`
 }
 
-func aclErr(err error) *sempErr {
-	switch {
-	case errors.Is(err, ErrUnknownACLProfile), errors.Is(err, ErrUnknownException):
-		return errNotFound("%s", err.Error())
-	case errors.Is(err, ErrExceptionExists):
-		return &sempErr{400, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
-	}
-	return adminErr(err)
-}
-
 func (c *sempCall) aclURI(vpn, profile string) string {
-	return c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/aclProfiles/" + url.PathEscape(profile)
+	return c.vpnObjectURI(vpn, "aclProfiles", profile)
 }
 
 func getACLProfile(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	p, perr := b.ACLProfile(vpn, c.r.PathValue("profile"))
 	if perr != nil {
-		return aclErr(perr)
+		return adminErr(perr)
 	}
 	return c.writeObject(sempACLProfile{ACLProfileName: p.Name, ClientConnectDefaultAction: "allow", MsgVpnName: vpn,
 		PublishTopicDefaultAction: "allow", SubscribeShareNameDefaultAction: "allow", SubscribeTopicDefaultAction: "allow"},
@@ -60,7 +49,7 @@ func (c *sempCall) exceptionURI(vpn, profile, kind, topic string) string {
 func listACLExceptions(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 	p, perr := b.ACLProfile(vpn, c.r.PathValue("profile"))
 	if perr != nil {
-		return aclErr(perr)
+		return adminErr(perr)
 	}
 	topics := p.Exceptions[kind]
 	page, next, err := c.page(topics)
@@ -87,8 +76,8 @@ func addACLException(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 			return err
 		}
 	}
-	for attr := range attrs {
-		return errInvalid("unknown attribute %q", attr)
+	if e := unknownAttr(attrs); e != nil {
+		return e
 	}
 	switch {
 	case topic == nil || *topic == "":
@@ -100,7 +89,7 @@ func addACLException(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 		return e
 	}
 	if aerr := b.AddACLException(vpn, profile, kind, *topic); aerr != nil {
-		return aclErr(aerr)
+		return adminErr(aerr)
 	}
 	return c.writeObject(exceptionJSON(vpn, profile, kind, *topic), sempURILink{URI: c.exceptionURI(vpn, profile, kind, *topic)}, nil)
 }
@@ -124,7 +113,7 @@ func getACLException(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 	}
 	p, perr := b.ACLProfile(vpn, c.r.PathValue("profile"))
 	if perr != nil {
-		return aclErr(perr)
+		return adminErr(perr)
 	}
 	for _, t := range p.Exceptions[kind] {
 		if t == topic {
@@ -139,5 +128,5 @@ func removeACLException(c *sempCall, b brokerAdmin, vpn, kind string) *sempErr {
 	if err != nil {
 		return err
 	}
-	return c.writeMetaOnlyOr(b.RemoveACLException(vpn, c.r.PathValue("profile"), kind, topic), aclErr)
+	return c.writeMetaOnlyOr(b.RemoveACLException(vpn, c.r.PathValue("profile"), kind, topic), adminErr)
 }

@@ -6,14 +6,114 @@ package solacetest
 // accepted only with revocation checking off.
 
 import (
-	"errors"
+	"maps"
 	"net/url"
+	"slices"
 )
 
 type sempCertAuthority struct {
 	CertAuthorityName      string `json:"certAuthorityName"`
 	CertContent            string `json:"certContent"`
 	RevocationCheckEnabled bool   `json:"revocationCheckEnabled"`
+}
+
+// caCollection is a collection of certificate authorities, PEM by name, as
+// SEMP serves both of the broker's: clientCertAuthorities (for client
+// certificates) and domainCertAuthorities (for the servers the broker calls
+// itself).
+type caCollection struct {
+	path       string // the resource path, "/clientCertAuthorities"
+	kind       string // the object's name in not-found errors
+	revocation bool   // accepts the revocation-checking attributes (off only)
+	add        func(name, pemCerts string) error
+	remove     func(name string) error
+	all        func() map[string]string
+	object     func(name, pemCerts string) any
+}
+
+func (cc caCollection) link(c *sempCall, name string) sempURILink {
+	return sempURILink{URI: c.baseURL() + c.api + cc.path + "/" + url.PathEscape(name)}
+}
+
+// register routes the collection's requests under the config API, and its
+// reads under the monitor API as well when withMonitor is set.
+func (cc caCollection) register(s *sempServer, list, withMonitor bool) {
+	bases := []string{sempConfigBase}
+	if withMonitor {
+		bases = append(bases, sempMonitorBase)
+	}
+	for _, base := range bases {
+		if list {
+			s.handle("GET "+base+cc.path, cc.list)
+		}
+		s.handle("GET "+base+cc.path+"/{name}", cc.get)
+	}
+	s.handle("POST "+sempConfigBase+cc.path, cc.create)
+	s.handle("DELETE "+sempConfigBase+cc.path+"/{name}", func(c *sempCall) *sempErr {
+		return c.writeMetaOnlyOr(cc.remove(c.r.PathValue("name")), adminErr)
+	})
+}
+
+func (cc caCollection) create(c *sempCall) *sempErr {
+	attrs, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	var name, content *string
+	var revocation *bool
+	decoded := []*sempErr{decodeAttr(attrs, "certAuthorityName", &name), decodeAttr(attrs, "certContent", &content)}
+	if cc.revocation {
+		var crlDays, crlTimes, crlURL, ocspURL *string
+		var ocspNonResponder *bool
+		var ocspTimeout *int64
+		decoded = append(decoded,
+			decodeAttr(attrs, "crlDayList", &crlDays), decodeAttr(attrs, "crlTimeList", &crlTimes),
+			decodeAttr(attrs, "crlUrl", &crlURL), decodeAttr(attrs, "ocspOverrideUrl", &ocspURL),
+			decodeAttr(attrs, "revocationCheckEnabled", &revocation), decodeAttr(attrs, "ocspNonResponderCertEnabled", &ocspNonResponder),
+			decodeAttr(attrs, "ocspTimeout", &ocspTimeout))
+	}
+	if e := firstErr(decoded...); e != nil {
+		return e
+	}
+	if e := unknownAttr(attrs); e != nil {
+		return e
+	}
+	if e := firstErr(required("certAuthorityName", name), required("certContent", content)); e != nil {
+		return e
+	}
+	if revocation != nil && *revocation {
+		return errNotSupported("the test broker does not implement revocation checking; set revocationCheckEnabled false")
+	}
+	if aerr := cc.add(*name, *content); aerr != nil {
+		return adminErr(aerr)
+	}
+	return c.writeObject(cc.object(*name, *content), cc.link(c, *name), nil)
+}
+
+func (cc caCollection) get(c *sempCall) *sempErr {
+	name := c.r.PathValue("name")
+	p, ok := cc.all()[name]
+	if !ok {
+		return errNotFound("could not find match for %s %q", cc.kind, name)
+	}
+	return c.writeObject(cc.object(name, p), cc.link(c, name), nil)
+}
+
+func (cc caCollection) list(c *sempCall) *sempErr {
+	all := cc.all()
+	names := slices.Sorted(maps.Keys(all))
+	return writeEach(c, names, len(names), "", func(n string) (any, sempURILink) {
+		return cc.object(n, all[n]), cc.link(c, n)
+	})
+}
+
+// clientCAs is the clientCertAuthorities collection of b.
+func clientCAs(b brokerAdmin) caCollection {
+	return caCollection{path: "/clientCertAuthorities", kind: "clientCertAuthority", revocation: true,
+		add: b.AddCertAuthority, remove: b.RemoveCertAuthority, all: b.CertAuthorities,
+		object: func(name, pemCerts string) any {
+			return sempCertAuthority{CertAuthorityName: name, CertContent: pemCerts}
+		}}
 }
 
 type sempClientUsername struct {
@@ -24,69 +124,8 @@ type sempClientUsername struct {
 	MsgVpnName        string `json:"msgVpnName"`
 }
 
-func certErr(err error) *sempErr {
-	switch {
-	case errors.Is(err, ErrUnknownCertAuthority), errors.Is(err, ErrUnknownClientUsername):
-		return errNotFound("%s", err.Error())
-	case errors.Is(err, ErrCertAuthorityExists), errors.Is(err, ErrClientUsernameExists):
-		return &sempErr{400, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
-	}
-	return adminErr(err)
-}
-
-func (c *sempCall) certAuthorityLink(name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/clientCertAuthorities/" + url.PathEscape(name)}
-}
-
-func createCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
-	attrs, err := c.readBody()
-	if err != nil {
-		return err
-	}
-	var name, content, crlDays, crlTimes, crlURL, ocspURL *string
-	var revocation, ocspNonResponder *bool
-	var ocspTimeout *int64
-	if e := firstErr(
-		decodeAttr(attrs, "certAuthorityName", &name), decodeAttr(attrs, "certContent", &content),
-		decodeAttr(attrs, "crlDayList", &crlDays), decodeAttr(attrs, "crlTimeList", &crlTimes),
-		decodeAttr(attrs, "crlUrl", &crlURL), decodeAttr(attrs, "ocspOverrideUrl", &ocspURL),
-		decodeAttr(attrs, "revocationCheckEnabled", &revocation), decodeAttr(attrs, "ocspNonResponderCertEnabled", &ocspNonResponder),
-		decodeAttr(attrs, "ocspTimeout", &ocspTimeout),
-	); e != nil {
-		return e
-	}
-	for attr := range attrs {
-		return errInvalid("unknown attribute %q", attr)
-	}
-	switch {
-	case name == nil || *name == "":
-		return errInvalid("missing required attribute certAuthorityName")
-	case content == nil || *content == "":
-		return errInvalid("missing required attribute certContent")
-	case revocation != nil && *revocation:
-		return errNotSupported("the test broker does not implement revocation checking; set revocationCheckEnabled false")
-	}
-	if aerr := b.AddCertAuthority(*name, *content); aerr != nil {
-		return certErr(aerr)
-	}
-	return c.writeObject(sempCertAuthority{CertAuthorityName: *name, CertContent: *content}, c.certAuthorityLink(*name), nil)
-}
-
-func getCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
-	name := c.r.PathValue("name")
-	p, ok := b.CertAuthorities()[name]
-	if !ok {
-		return errNotFound("could not find match for clientCertAuthority %q", name)
-	}
-	return c.writeObject(sempCertAuthority{CertAuthorityName: name, CertContent: p}, c.certAuthorityLink(name), nil)
-}
-
-func deleteCertAuthority(c *sempCall, b brokerAdmin) *sempErr {
-	return c.writeMetaOnlyOr(b.RemoveCertAuthority(c.r.PathValue("name")), certErr)
-}
-
 func (c *sempCall) clientUsernameLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/clientUsernames/" + url.PathEscape(name)}
+	return sempURILink{URI: c.vpnObjectURI(vpn, "clientUsernames", name)}
 }
 
 func createClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
@@ -106,8 +145,8 @@ func createClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	for attr := range attrs {
 		return errNotSupported("attribute %q of clientUsername is not supported by the test broker", attr)
 	}
-	if name == nil || *name == "" {
-		return errInvalid("missing required attribute clientUsername")
+	if e := required("clientUsername", name); e != nil {
+		return e
 	}
 	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), onlyDefaultClientProfile(clientProfile), onlyDefaultACLProfile(aclProfile)); e != nil {
 		return e
@@ -117,7 +156,7 @@ func createClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 		u.Password = *password
 	}
 	if cerr := b.CreateClientUsername(vpn, u); cerr != nil {
-		return certErr(cerr)
+		return adminErr(cerr)
 	}
 	return c.writeObject(clientUsernameJSON(vpn, u), c.clientUsernameLink(vpn, u.Name), nil)
 }
@@ -129,10 +168,7 @@ func clientUsernameJSON(vpn string, u ClientUsername) sempClientUsername {
 
 func getClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	all, lerr := b.ClientUsernames(vpn)
-	if lerr != nil {
-		return certErr(lerr)
-	}
-	u, err := findNamed(all, func(u ClientUsername) string { return u.Name }, "clientUsername", c.r.PathValue("name"))
+	u, err := findIn(c, all, lerr, func(u ClientUsername) string { return u.Name }, "clientUsername", "name")
 	if err != nil {
 		return err
 	}
@@ -140,5 +176,5 @@ func getClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 }
 
 func deleteClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteClientUsername(vpn, c.r.PathValue("name")), certErr)
+	return c.writeMetaOnlyOr(b.DeleteClientUsername(vpn, c.r.PathValue("name")), adminErr)
 }

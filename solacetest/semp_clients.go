@@ -5,7 +5,6 @@ package solacetest
 // disconnect.
 
 import (
-	"errors"
 	"net/url"
 	"time"
 
@@ -78,15 +77,8 @@ type sempClientSubscription struct {
 	SubscriptionTopic string `json:"subscriptionTopic"`
 }
 
-func clientErr(err error) *sempErr {
-	if errors.Is(err, ErrUnknownClient) {
-		return errNotFound("%s", err.Error())
-	}
-	return adminErr(err)
-}
-
 func (c *sempCall) clientURI(vpn, name string) string {
-	return c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/clients/" + url.PathEscape(name)
+	return c.vpnObjectURI(vpn, "clients", name)
 }
 
 func (c *sempCall) clientLinks(vpn, name string) sempClientLinks {
@@ -97,7 +89,7 @@ func (c *sempCall) clientLinks(vpn, name string) sempClientLinks {
 func getClient(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	ci, cerr := b.Client(vpn, c.r.PathValue("client"))
 	if cerr != nil {
-		return clientErr(cerr)
+		return adminErr(cerr)
 	}
 	return c.writeObject(monitorClientJSON(ci, time.Now()), c.clientLinks(vpn, ci.Name),
 		sempClientCollections{Subscriptions: sempwire.Count{Count: int64(len(ci.Subscriptions))}, TxFlows: sempwire.Count{Count: int64(ci.Flows)}})
@@ -106,7 +98,7 @@ func getClient(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 func listClients(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	all, cerr := b.Clients(vpn)
 	if cerr != nil {
-		return clientErr(cerr)
+		return adminErr(cerr)
 	}
 	byName := map[string]ClientInfo{}
 	keys := make([]string, 0, len(all))
@@ -132,7 +124,7 @@ func listClients(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 func listClientSubscriptions(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	ci, cerr := b.Client(vpn, c.r.PathValue("client"))
 	if cerr != nil {
-		return clientErr(cerr)
+		return adminErr(cerr)
 	}
 	page, next, err := c.page(ci.Subscriptions)
 	if err != nil {
@@ -152,5 +144,5 @@ func disconnectClient(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	for name := range attrs {
 		return errInvalid("unknown attribute %q", name)
 	}
-	return c.writeMetaOnlyOr(b.DisconnectClient(vpn, c.r.PathValue("client")), clientErr)
+	return c.writeMetaOnlyOr(b.DisconnectClient(vpn, c.r.PathValue("client")), adminErr)
 }

@@ -6,9 +6,6 @@ package solacetest
 
 import (
 	"encoding/json"
-	"errors"
-	"net/url"
-	"slices"
 	"time"
 )
 
@@ -142,20 +139,8 @@ func oauthProfileChanges(c *sempCall, vpn string) (name *string, apply func(*OAu
 	}, nil
 }
 
-func oauthErr(err error) *sempErr {
-	switch {
-	case errors.Is(err, ErrUnknownOAuthProfile), errors.Is(err, ErrUnknownAuthorizationGroup), errors.Is(err, ErrUnknownDomainCertAuthority):
-		return errNotFound("%s", err.Error())
-	case errors.Is(err, ErrOAuthProfileExists), errors.Is(err, ErrAuthorizationGroupExists), errors.Is(err, ErrDomainCertAuthorityExists):
-		return &sempErr{400, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
-	case errors.Is(err, ErrUnsupportedVPNSetting):
-		return errNotSupported("%s", err.Error())
-	}
-	return adminErr(err)
-}
-
 func (c *sempCall) oauthProfileLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/authenticationOauthProfiles/" + url.PathEscape(name)}
+	return sempURILink{URI: c.vpnObjectURI(vpn, "authenticationOauthProfiles", name)}
 }
 
 func createOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
@@ -163,23 +148,20 @@ func createOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	if err != nil {
 		return err
 	}
-	if name == nil || *name == "" {
-		return errInvalid("missing required attribute oauthProfileName")
+	if e := required("oauthProfileName", name); e != nil {
+		return e
 	}
 	p := NewOAuthProfile(*name)
 	apply(&p)
 	if cerr := b.CreateOAuthProfile(vpn, p); cerr != nil {
-		return oauthErr(cerr)
+		return adminErr(cerr)
 	}
 	return c.writeObject(oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name), nil)
 }
 
 func findOAuthProfile(c *sempCall, b oauthAdmin, vpn string) (OAuthProfile, *sempErr) {
 	all, err := b.OAuthProfiles(vpn)
-	if err != nil {
-		return OAuthProfile{}, oauthErr(err)
-	}
-	return findNamed(all, func(p OAuthProfile) string { return p.Name }, "authenticationOauthProfile", c.r.PathValue("profile"))
+	return findIn(c, all, err, func(p OAuthProfile) string { return p.Name }, "authenticationOauthProfile", "profile")
 }
 
 func getOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
@@ -191,11 +173,8 @@ func getOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 }
 
 func listOAuthProfiles(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	all, lerr := b.OAuthProfiles(vpn)
-	if lerr != nil {
-		return oauthErr(lerr)
-	}
-	return writeEach(c, all, len(all), "", func(p OAuthProfile) (any, sempURILink) {
+	all, err := b.OAuthProfiles(vpn)
+	return writeAll(c, all, err, func(p OAuthProfile) (any, sempURILink) {
 		return oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name)
 	})
 }
@@ -209,13 +188,13 @@ func updateOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 		return e
 	}
 	if uerr := b.UpdateOAuthProfile(vpn, c.r.PathValue("profile"), apply); uerr != nil {
-		return oauthErr(uerr)
+		return adminErr(uerr)
 	}
 	return getOAuthProfile(c, b, vpn)
 }
 
 func deleteOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteOAuthProfile(vpn, c.r.PathValue("profile")), oauthErr)
+	return c.writeMetaOnlyOr(b.DeleteOAuthProfile(vpn, c.r.PathValue("profile")), adminErr)
 }
 
 // ---- authorization groups ----
@@ -234,7 +213,7 @@ func authzGroupJSON(vpn string, g AuthorizationGroup) sempAuthorizationGroup {
 }
 
 func (c *sempCall) authzGroupLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/authorizationGroups/" + url.PathEscape(name)}
+	return sempURILink{URI: c.vpnObjectURI(vpn, "authorizationGroups", name)}
 }
 
 func createAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
@@ -252,11 +231,11 @@ func createAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	); e != nil {
 		return e
 	}
-	for attr := range attrs {
-		return errInvalid("unknown attribute %q", attr)
+	if e := unknownAttr(attrs); e != nil {
+		return e
 	}
-	if name == nil || *name == "" {
-		return errInvalid("missing required attribute authorizationGroupName")
+	if e := required("authorizationGroupName", name); e != nil {
+		return e
 	}
 	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), onlyDefaultACLProfile(aclProfile), onlyDefaultClientProfile(clientProfile)); e != nil {
 		return e
@@ -267,17 +246,14 @@ func createAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	}
 	g := AuthorizationGroup{Name: *name, Enabled: enabled != nil && *enabled}
 	if cerr := b.CreateAuthorizationGroup(vpn, g); cerr != nil {
-		return oauthErr(cerr)
+		return adminErr(cerr)
 	}
 	return c.writeObject(authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name), nil)
 }
 
 func getAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 	all, lerr := b.AuthorizationGroups(vpn)
-	if lerr != nil {
-		return oauthErr(lerr)
-	}
-	g, err := findNamed(all, func(g AuthorizationGroup) string { return g.Name }, "authorizationGroup", c.r.PathValue("group"))
+	g, err := findIn(c, all, lerr, func(g AuthorizationGroup) string { return g.Name }, "authorizationGroup", "group")
 	if err != nil {
 		return err
 	}
@@ -285,17 +261,14 @@ func getAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 }
 
 func listAuthzGroups(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	all, lerr := b.AuthorizationGroups(vpn)
-	if lerr != nil {
-		return oauthErr(lerr)
-	}
-	return writeEach(c, all, len(all), "", func(g AuthorizationGroup) (any, sempURILink) {
+	all, err := b.AuthorizationGroups(vpn)
+	return writeAll(c, all, err, func(g AuthorizationGroup) (any, sempURILink) {
 		return authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name)
 	})
 }
 
 func deleteAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteAuthorizationGroup(vpn, c.r.PathValue("group")), oauthErr)
+	return c.writeMetaOnlyOr(b.DeleteAuthorizationGroup(vpn, c.r.PathValue("group")), adminErr)
 }
 
 // ---- domain certificate authorities ----
@@ -303,62 +276,6 @@ func deleteAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
 type sempDomainCertAuthority struct {
 	CertAuthorityName string `json:"certAuthorityName"`
 	CertContent       string `json:"certContent"`
-}
-
-func (c *sempCall) domainCALink(name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/domainCertAuthorities/" + url.PathEscape(name)}
-}
-
-func createDomainCA(c *sempCall, b oauthAdmin) *sempErr {
-	attrs, err := c.readBody()
-	if err != nil {
-		return err
-	}
-	var name, content *string
-	if e := firstErr(decodeAttr(attrs, "certAuthorityName", &name), decodeAttr(attrs, "certContent", &content)); e != nil {
-		return e
-	}
-	for attr := range attrs {
-		return errInvalid("unknown attribute %q", attr)
-	}
-	switch {
-	case name == nil || *name == "":
-		return errInvalid("missing required attribute certAuthorityName")
-	case content == nil || *content == "":
-		return errInvalid("missing required attribute certContent")
-	}
-	if aerr := b.AddDomainCertAuthority(*name, *content); aerr != nil {
-		if errors.Is(aerr, ErrDomainCertAuthorityExists) {
-			return oauthErr(aerr)
-		}
-		return errInvalid("%s", aerr.Error())
-	}
-	return c.writeObject(sempDomainCertAuthority{CertAuthorityName: *name, CertContent: *content}, c.domainCALink(*name), nil)
-}
-
-func getDomainCA(c *sempCall, b oauthAdmin) *sempErr {
-	name := c.r.PathValue("name")
-	p, ok := b.DomainCertAuthorities()[name]
-	if !ok {
-		return errNotFound("could not find match for domainCertAuthority %q", name)
-	}
-	return c.writeObject(sempDomainCertAuthority{CertAuthorityName: name, CertContent: p}, c.domainCALink(name), nil)
-}
-
-func listDomainCAs(c *sempCall, b oauthAdmin) *sempErr {
-	all := b.DomainCertAuthorities()
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return writeEach(c, names, len(names), "", func(n string) (any, sempURILink) {
-		return sempDomainCertAuthority{CertAuthorityName: n, CertContent: all[n]}, c.domainCALink(n)
-	})
-}
-
-func deleteDomainCA(c *sempCall, b oauthAdmin) *sempErr {
-	return c.writeMetaOnlyOr(b.RemoveDomainCertAuthority(c.r.PathValue("name")), oauthErr)
 }
 
 // oauthAdmin is what this file's resources need; *Broker implements it.
@@ -399,10 +316,10 @@ func (s *sempServer) registerOAuthRoutes(admin brokerAdmin) {
 	inVPN("DELETE "+config+"/authenticationOauthProfiles/{profile}", deleteOAuthProfile)
 	inVPN("POST "+config+"/authorizationGroups", createAuthzGroup)
 	inVPN("DELETE "+config+"/authorizationGroups/{group}", deleteAuthzGroup)
-	for _, base := range []string{sempConfigBase, sempMonitorBase} {
-		s.handle("GET "+base+"/domainCertAuthorities", func(c *sempCall) *sempErr { return listDomainCAs(c, b) })
-		s.handle("GET "+base+"/domainCertAuthorities/{name}", func(c *sempCall) *sempErr { return getDomainCA(c, b) })
-	}
-	s.handle("POST "+sempConfigBase+"/domainCertAuthorities", func(c *sempCall) *sempErr { return createDomainCA(c, b) })
-	s.handle("DELETE "+sempConfigBase+"/domainCertAuthorities/{name}", func(c *sempCall) *sempErr { return deleteDomainCA(c, b) })
+	caCollection{path: "/domainCertAuthorities", kind: "domainCertAuthority",
+		add: b.AddDomainCertAuthority, remove: b.RemoveDomainCertAuthority, all: b.DomainCertAuthorities,
+		object: func(name, pemCerts string) any {
+			return sempDomainCertAuthority{CertAuthorityName: name, CertContent: pemCerts}
+		},
+	}.register(s, true, true)
 }

@@ -4,11 +4,6 @@ package solacetest
 // msgVpns/{vpn}/clientProfiles[/{profile}] (GET in config and monitor,
 // PATCH in config).
 
-import (
-	"errors"
-	"net/url"
-)
-
 // sempClientProfile is MsgVpnClientProfile with the attributes the broker
 // models. Guaranteed send, receive and bridge connections are always
 // allowed.
@@ -37,20 +32,13 @@ func clientProfileJSON(vpn string, p ClientProfile) sempClientProfile {
 }
 
 func (c *sempCall) clientProfileLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/clientProfiles/" + url.PathEscape(name)}
-}
-
-func profileErr(err error) *sempErr {
-	if errors.Is(err, ErrUnknownClientProfile) {
-		return errNotFound("%s", err.Error())
-	}
-	return adminErr(err)
+	return sempURILink{URI: c.vpnObjectURI(vpn, "clientProfiles", name)}
 }
 
 func getClientProfile(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	p, perr := b.ClientProfile(vpn, c.r.PathValue("profile"))
 	if perr != nil {
-		return profileErr(perr)
+		return adminErr(perr)
 	}
 	return c.writeObject(clientProfileJSON(vpn, p), c.clientProfileLink(vpn, p.Name), nil)
 }
@@ -58,7 +46,7 @@ func getClientProfile(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 func listClientProfiles(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	all, perr := b.ClientProfiles(vpn)
 	if perr != nil {
-		return profileErr(perr)
+		return adminErr(perr)
 	}
 	keys := make([]string, len(all))
 	byName := map[string]ClientProfile{}
@@ -129,7 +117,7 @@ func updateClientProfile(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 			p.RejectMsgToSenderOnNoSubscriptionMatch = *rejectNoMatch
 		}
 	}); uerr != nil {
-		return profileErr(uerr)
+		return adminErr(uerr)
 	}
 	return getClientProfile(c, b, vpn)
 }

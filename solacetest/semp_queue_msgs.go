@@ -5,7 +5,6 @@ package solacetest
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 )
@@ -50,8 +49,7 @@ func queueMsgs(c *sempCall, b brokerAdmin, vpn string) (string, []QueueMsg, *sem
 }
 
 func (c *sempCall) queueMsgURI(vpn, queue string, id uint64) string {
-	return c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/queues/" + url.PathEscape(queue) +
-		"/msgs/" + strconv.FormatUint(id, 10)
+	return c.queueURI(vpn, queue) + "/msgs/" + strconv.FormatUint(id, 10)
 }
 
 func listQueueMsgs(c *sempCall, b brokerAdmin, vpn string) *sempErr {

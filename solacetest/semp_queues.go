@@ -376,8 +376,8 @@ func (s *sempServer) createQueue(c *sempCall, vpn string) *sempErr {
 	if err := q.checkIdentity(vpn, ""); err != nil {
 		return err
 	}
-	if q.name == nil || *q.name == "" {
-		return errInvalid("missing required attribute queueName")
+	if e := required("queueName", q.name); e != nil {
+		return e
 	}
 	name := *q.name
 	if err := s.create(vpn, newQueueConfig(name, q)); err != nil {
@@ -552,8 +552,8 @@ func (s *sempServer) addSubscription(c *sempCall, vpn, queue string) *sempErr {
 	for name := range attrs {
 		return errInvalid("unknown attribute %q", name)
 	}
-	if topic == nil || *topic == "" {
-		return errInvalid("missing required attribute subscriptionTopic")
+	if e := required("subscriptionTopic", topic); e != nil {
+		return e
 	}
 	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), matchesPath("queueName", bodyQueue, queue)); e != nil {
 		return e
@@ -588,7 +588,7 @@ func (s *sempServer) removeSubscription(c *sempCall, vpn, queue, topic string) *
 }
 
 func (c *sempCall) queueURI(vpn, name string) string {
-	return c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/queues/" + url.PathEscape(name)
+	return c.vpnObjectURI(vpn, "queues", name)
 }
 
 func (c *sempCall) queueLinks(vpn, name string) sempQueueLinks {

@@ -6,7 +6,6 @@ package solacetest
 
 import (
 	"errors"
-	"net/url"
 	"time"
 )
 
@@ -19,18 +18,8 @@ type sempReplayLog struct {
 	TopicFilterEnabled bool   `json:"topicFilterEnabled"`
 }
 
-func replayErr(err error) *sempErr {
-	switch {
-	case errors.Is(err, ErrNoReplayLog):
-		return errNotFound("%s", err.Error())
-	case errors.Is(err, ErrReplayLogExists):
-		return &sempErr{400, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
-	}
-	return adminErr(err)
-}
-
 func (c *sempCall) replayLogLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.baseURL() + c.api + "/msgVpns/" + url.PathEscape(vpn) + "/replayLogs/" + url.PathEscape(name)}
+	return sempURILink{URI: c.vpnObjectURI(vpn, "replayLogs", name)}
 }
 
 // replayLogChanges reads a MsgVpnReplayLog body.
@@ -88,24 +77,21 @@ func createReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 	if err != nil {
 		return err
 	}
-	if name == nil || *name == "" {
-		return errInvalid("missing required attribute replayLogName")
+	if e := required("replayLogName", name); e != nil {
+		return e
 	}
 	// SEMP's defaults: both switches off.
 	l := ReplayLog{Name: *name}
 	apply(&l)
 	if cerr := b.CreateReplayLog(vpn, l); cerr != nil {
-		return replayErr(cerr)
+		return adminErr(cerr)
 	}
 	return writeReplayLog(c, vpn, l)
 }
 
 func findReplayLog(c *sempCall, b brokerAdmin, vpn string) (ReplayLog, *sempErr) {
 	logs, err := b.ReplayLogs(vpn)
-	if err != nil {
-		return ReplayLog{}, replayErr(err)
-	}
-	return findNamed(logs, func(l ReplayLog) string { return l.Name }, "replayLog", c.r.PathValue("name"))
+	return findIn(c, logs, err, func(l ReplayLog) string { return l.Name }, "replayLog", "name")
 }
 
 func getReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
@@ -117,11 +103,8 @@ func getReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 }
 
 func listReplayLogs(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	logs, lerr := b.ReplayLogs(vpn)
-	if lerr != nil {
-		return replayErr(lerr)
-	}
-	return writeEach(c, logs, len(logs), "", func(l ReplayLog) (any, sempURILink) {
+	logs, err := b.ReplayLogs(vpn)
+	return writeAll(c, logs, err, func(l ReplayLog) (any, sempURILink) {
 		return replayLogJSON(vpn, l), c.replayLogLink(vpn, l.Name)
 	})
 }
@@ -135,13 +118,13 @@ func updateReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 		return e
 	}
 	if uerr := b.UpdateReplayLog(vpn, c.r.PathValue("name"), apply); uerr != nil {
-		return replayErr(uerr)
+		return adminErr(uerr)
 	}
 	return getReplayLog(c, b, vpn)
 }
 
 func deleteReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteReplayLog(vpn, c.r.PathValue("name")), replayErr)
+	return c.writeMetaOnlyOr(b.DeleteReplayLog(vpn, c.r.PathValue("name")), adminErr)
 }
 
 // startReplay is the action msgVpns/{vpn}/queues/{queue}/startReplay.
@@ -156,11 +139,11 @@ func startReplay(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 		decodeAttr(attrs, "fromTime", &fromTime)); e != nil {
 		return e
 	}
-	for attr := range attrs {
-		return errInvalid("unknown attribute %q", attr)
+	if e := unknownAttr(attrs); e != nil {
+		return e
 	}
-	if logName == nil || *logName == "" {
-		return errInvalid("missing required attribute replayLogName")
+	if e := required("replayLogName", logName); e != nil {
+		return e
 	}
 	var from time.Time
 	if fromTime != nil {

@@ -81,9 +81,7 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	inVPN("DELETE "+config+"/replayLogs/{name}", deleteReplayLog)
 	inVPN("PUT "+action+"/queues/{queue}/startReplay", startReplay)
 	// semp_certs.go
-	s.handle("POST "+sempConfigBase+"/clientCertAuthorities", func(c *sempCall) *sempErr { return createCertAuthority(c, b) })
-	s.handle("GET "+sempConfigBase+"/clientCertAuthorities/{name}", func(c *sempCall) *sempErr { return getCertAuthority(c, b) })
-	s.handle("DELETE "+sempConfigBase+"/clientCertAuthorities/{name}", func(c *sempCall) *sempErr { return deleteCertAuthority(c, b) })
+	clientCAs(b).register(s, false, false)
 	inVPN("POST "+config+"/clientUsernames", createClientUsername)
 	inVPN("GET "+config+"/clientUsernames/{name}", getClientUsername)
 	inVPN("DELETE "+config+"/clientUsernames/{name}", deleteClientUsername)

@@ -4,7 +4,6 @@ package solacetest
 // and monitor APIs, PATCH in the config API.
 
 import (
-	"errors"
 	"net/url"
 )
 
@@ -124,9 +123,6 @@ func updateVPN(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 			set(cfg)
 		}
 	}); uerr != nil {
-		if errors.Is(uerr, ErrUnsupportedVPNSetting) {
-			return errNotSupported("%s", uerr.Error())
-		}
 		return adminErr(uerr)
 	}
 	return getVPN(c, b, vpn)

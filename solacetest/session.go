@@ -413,6 +413,9 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 	if v := cc.Params[ccAuthScheme]; len(v) == 1 && v[0] == authSchemeOAuth {
 		res := b.oauthLogin(vpnName, oauthTokensOf(f))
 		oauth = &res
+	} else if len(v) == 1 && v[0] == authSchemeGSSKrb {
+		res := b.kerberosLogin(vpnName, f)
+		oauth = &res
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -433,7 +436,9 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		case oauth.code != 0:
 			return fail(oauth.code, oauth.text)
 		}
-		user = oauth.user
+		if cc.Params[ccAuthScheme][0] != authSchemeGSSKrb || user == "" || !v.cfg.KerberosAllowAPIProvidedUsername {
+			user = oauth.user // else the API-provided username stands (kerberos.go)
+		}
 	} else if _, hasPassword := f.param(pPassword); !hasPassword && len(peerCertificates(c)) > 0 {
 		code, text, certUser := b.certLoginLocked(v, peerCertificates(c), user)
 		if code != 0 {
@@ -480,7 +485,13 @@ func (c *conn) handleClientCtrl(f *frame) bool {
 		{ccRouterCaps, routerCapabilities(c.overTLS())},
 		{ccExtendedCaps, extendedCapabilities},
 	})
-	c.send(reply(protoClientCtrl, nil, 200, "OK", resp))
+	if oauth != nil && oauth.gssReply != nil {
+		c.send((&frame{Proto: protoClientCtrl, TTL: 1, Params: []param{responseParam(200, "OK"),
+			{Type: pExtendedStream, Value: encodeExtStream([]extParam{{Type: extGSSToken, Value: oauth.gssReply}})}},
+			Payload: resp}).encode(nil))
+	} else {
+		c.send(reply(protoClientCtrl, nil, 200, "OK", resp))
+	}
 	if c.overTLS() && beUint(cc.Params[ccConnectionType]) == connCompressedTLS {
 		c.startCompression()
 	}
@@ -502,17 +513,28 @@ func decodeB64(v []byte, ok bool) string {
 	return string(d)
 }
 
+// decodeCtrlFrame decodes the payload of f, a control message (what, of
+// protocol proto), with decode, and returns it with f's correlation tag;
+// one that does not decode is answered with 400 "Bad Request" (ok false).
+func decodeCtrlFrame[T any](c *conn, f *frame, proto byte, what string, decode func([]byte) (T, error)) (m T, tag []byte, ok bool) {
+	tag, _ = f.correlationTag()
+	m, err := decode(f.Payload)
+	if err != nil {
+		c.b.log.Warn("bad "+what+" message", "client", c.clientName, "error", err)
+		c.send(reply(proto, tag, 400, "Bad Request", nil))
+		return m, tag, false
+	}
+	return m, tag, true
+}
+
 // ---- SMP ----
 
 func (c *conn) handleSMP(f *frame) {
-	tag, _ := f.correlationTag()
-	m, err := decodeSMP(f.Payload)
-	b := c.b
-	if err != nil {
-		b.log.Warn("bad SMP message", "client", c.clientName, "error", err)
-		c.send(reply(protoSMP, tag, 400, "Bad Request", nil))
+	m, tag, ok := decodeCtrlFrame(c, f, protoSMP, "SMP", decodeSMP)
+	if !ok {
 		return
 	}
+	b := c.b
 	code, text := uint32(200), "OK"
 	b.mu.Lock()
 	switch m.Type {
@@ -799,14 +821,11 @@ func (c *conn) flushAck() {
 // ---- AssuredCtrl ----
 
 func (c *conn) handleAdCtrl(f *frame) {
-	tag, _ := f.correlationTag()
-	a, err := decodeAdCtrl(f.Payload)
-	b := c.b
-	if err != nil {
-		b.log.Warn("bad AssuredCtrl message", "client", c.clientName, "error", err)
-		c.send(reply(protoAssuredCtrl, tag, 400, "Bad Request", nil))
+	a, tag, ok := decodeCtrlFrame(c, f, protoAssuredCtrl, "AssuredCtrl", decodeAdCtrl)
+	if !ok {
 		return
 	}
+	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch a.Type {

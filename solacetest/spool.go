@@ -77,26 +77,26 @@ func (l *readyList) Front() *qmsg { return l.head }
 func (l *readyList) Len() int { return l.n }
 
 // PushBack appends qm, which must not be in a list.
-func (l *readyList) PushBack(qm *qmsg) {
-	qm.prev, qm.next, qm.inReady = l.tail, nil, true
-	if l.tail != nil {
-		l.tail.next = qm
-	} else {
-		l.head = qm
-	}
-	l.tail = qm
-	l.n++
-}
+func (l *readyList) PushBack(qm *qmsg) { l.InsertBefore(qm, nil) }
 
-// InsertBefore inserts qm, which must not be in a list, before mark.
+// InsertBefore inserts qm, which must not be in a list, before mark, or at
+// the back when mark is nil.
 func (l *readyList) InsertBefore(qm, mark *qmsg) {
-	qm.prev, qm.next, qm.inReady = mark.prev, mark, true
-	if mark.prev != nil {
-		mark.prev.next = qm
+	prev := l.tail
+	if mark != nil {
+		prev = mark.prev
+	}
+	qm.prev, qm.next, qm.inReady = prev, mark, true
+	if prev != nil {
+		prev.next = qm
 	} else {
 		l.head = qm
 	}
-	mark.prev = qm
+	if mark != nil {
+		mark.prev = qm
+	} else {
+		l.tail = qm
+	}
 	l.n++
 }
 

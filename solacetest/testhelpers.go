@@ -33,12 +33,19 @@ type TB interface {
 // NewTestBroker starts a broker for t and closes it when the test ends.
 func NewTestBroker(t TB, cfg Config) *Broker {
 	t.Helper()
-	b, err := Start(cfg)
+	return startForTest(t, "solacetest broker", func() (*Broker, error) { return Start(cfg) })
+}
+
+// startForTest starts what with start, failing t when it does not start,
+// and closes it when the test ends.
+func startForTest[T interface{ Close() error }](t TB, what string, start func() (T, error)) T {
+	t.Helper()
+	s, err := start()
 	if err != nil {
-		t.Fatalf("starting solacetest broker: %v", err)
+		t.Fatalf("starting the %s: %v", what, err)
 	}
-	t.Cleanup(func() { _ = b.Close() })
-	return b
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
 // QueuePayloads returns the payloads queue holds in vpn, oldest first, as

@@ -72,11 +72,38 @@ type QueueStats struct {
 	Consumers int
 }
 
-// Errors returned by queue administration, mapped by SEMP to its error codes.
+// Errors returned by the admin API (this package's and SEMP's), mapped by
+// SEMP to its error codes (adminErr): the Unknown ones (and ErrNoReplayLog)
+// say a name is missing, the Exists ones that it is taken.
 var (
 	ErrQueueExists         = errors.New("queue already exists")
 	ErrUnknownQueue        = errors.New("unknown queue")
 	ErrUnknownVPN          = errors.New("unknown message VPN")
 	ErrSubscriptionExists  = errors.New("subscription already exists")
 	ErrUnknownSubscription = errors.New("unknown subscription")
+	// ErrUnknownClient is a client name with no live session in the VPN.
+	ErrUnknownClient        = errors.New("unknown client")
+	ErrUnknownClientProfile = errors.New("unknown client profile")
+	ErrUnknownACLProfile    = errors.New("unknown ACL profile")
+	ErrExceptionExists      = errors.New("ACL exception already exists")
+	ErrUnknownException     = errors.New("unknown ACL exception")
+	// ErrUnknownCertAuthority and ErrCertAuthorityExists are about client
+	// certificate authorities.
+	ErrUnknownCertAuthority       = errors.New("unknown client certificate authority")
+	ErrCertAuthorityExists        = errors.New("client certificate authority already exists")
+	ErrUnknownClientUsername      = errors.New("unknown client username")
+	ErrClientUsernameExists       = errors.New("client username already exists")
+	ErrUnknownOAuthProfile        = errors.New("unknown OAuth profile")
+	ErrOAuthProfileExists         = errors.New("OAuth profile already exists")
+	ErrUnknownAuthorizationGroup  = errors.New("unknown authorization group")
+	ErrAuthorizationGroupExists   = errors.New("authorization group already exists")
+	ErrUnknownDomainCertAuthority = errors.New("unknown domain certificate authority")
+	ErrDomainCertAuthorityExists  = errors.New("domain certificate authority already exists")
+	// ErrReplayLogExists and ErrNoReplayLog report a second replay log and a
+	// missing one (a VPN has at most one, as on PubSub+).
+	ErrReplayLogExists = errors.New("replay log already exists")
+	ErrNoReplayLog     = errors.New("no such replay log")
+	// ErrUnsupportedVPNSetting reports a setting (of a VPN or an OAuth
+	// profile) the broker cannot honour.
+	ErrUnsupportedVPNSetting = errors.New("unsupported message VPN setting")
 )

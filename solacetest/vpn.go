@@ -4,7 +4,6 @@ package solacetest
 // its clients authenticate, as SEMP's msgVpns/{vpn} resource sets them.
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -16,9 +15,6 @@ const (
 	// AuthBasicNone accepts any username and password.
 	AuthBasicNone = "none"
 )
-
-// ErrUnsupportedVPNSetting reports a VPN setting the broker cannot honour.
-var ErrUnsupportedVPNSetting = errors.New("unsupported message VPN setting")
 
 // VPNConfig is a message VPN's configuration.
 type VPNConfig struct {
@@ -33,9 +29,8 @@ type VPNConfig struct {
 	BasicAuthType string
 	// ClientCertAuthEnabled and ClientCertAllowAPIProvidedUsername govern
 	// client-certificate login (certauth.go), OAuthEnabled OAuth login
-	// (oauth.go), TLSAllowDowngradeToPlainText TLS downgrade (tls.go).
-	// The Kerberos settings are kept so that SEMP round trips them; they
-	// change nothing.
+	// (oauth.go), TLSAllowDowngradeToPlainText TLS downgrade (tls.go),
+	// the Kerberos settings Kerberos login (kerberos.go).
 	ClientCertAuthEnabled              bool
 	ClientCertAllowAPIProvidedUsername bool
 	TLSAllowDowngradeToPlainText       bool

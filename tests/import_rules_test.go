@@ -27,8 +27,9 @@ func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, d
 
 // TestSolaceLayerImportRules checks the layering the README's Layout states
 // for the Solace side, on the packages' own (non-test) imports: only
-// internal/session and its subpackages import the Solace Go client, and
-// internal/session, a protocol layer, imports nothing of Benthos.
+// internal/session and its subpackages import the Solace Go client,
+// internal/session, a protocol layer, imports nothing of Benthos, and its
+// subpackages (the native path, ccsmp) do not import it: data flows down.
 func TestSolaceLayerImportRules(t *testing.T) {
 	out, err := exec.CommandContext(t.Context(), "go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "../...").CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -46,6 +47,8 @@ func TestSolaceLayerImportRules(t *testing.T) {
 			if under(pkg, session) {
 				require.False(t, under(imp, "github.com/redpanda-data/benthos/v4"),
 					"%s imports %s: the session layer speaks Solace, not Benthos", pkg, imp)
+				require.False(t, pkg != session && imp == session,
+					"%s imports %s, the layer above it", pkg, imp)
 			}
 		}
 	}

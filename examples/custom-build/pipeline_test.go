@@ -25,8 +25,8 @@ func TestOrdersRoundTrip(t *testing.T) {
 	defer cancel()
 
 	// Publish three orders, each confirmed by the broker (persistent).
-	// writer: streaming publishes each message as it comes; the default
-	// batched writer would wait up to its 5 s batching period per send.
+	// writer: streaming publishes each message as it comes (the default
+	// batched writer does too, and groups messages under load).
 	publish := service.NewStreamBuilder()
 	send, err := publish.AddProducerFunc()
 	if err != nil {

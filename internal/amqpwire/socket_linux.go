@@ -20,11 +20,10 @@ import (
 // net.Conn uses) wakes the runtime's monitor thread when it ends while the
 // process was idle, and the monitor then polls every 20 us for a
 // millisecond, handing Ps to other threads; a connection pipelining to a
-// broker goes idle and wakes up every few milliseconds. In a jms output
-// pipeline at a broker-bound rate (generate to RabbitMQ, 1 KiB persistent
-// messages) that was a twentieth of the process's CPU, and raw calls cut its
-// context switches from 30 000 to 9 000 and its CPU per message by about a
-// tenth. Other connections (TLS) use nc.
+// broker goes idle and wakes up every few milliseconds, so at a
+// broker-bound rate that polling is a real share of the process's CPU and of
+// its context switches, which raw calls do not pay. Other connections (TLS)
+// use nc.
 func socketIO(nc net.Conn) (read, write func([]byte) (int, error)) {
 	tc, ok := nc.(*net.TCPConn)
 	if !ok {

@@ -27,9 +27,9 @@ import (
 )
 
 // DefaultFloor is the binary's floor: 64 MiB of allocation between
-// collections, some ten thousand 1 KiB messages' worth of Benthos pipeline.
-// At 32 MiB a 40 000-message jms run still collected five times (about
-// 1 us of CPU per message with the stop-the-world phases); at 64 MiB twice.
+// collections, some ten thousand 1 KiB messages' worth of Benthos pipeline,
+// so that a run of tens of thousands of messages pays for a collection's
+// stop-the-world phases only a few times.
 const DefaultFloor = 64 << 20
 
 // minBase stands in for a live heap not measured yet (before the first

@@ -13,7 +13,6 @@ package lintmethod
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -43,11 +42,11 @@ func Register(name, description string, spec func() *service.ConfigSpec, check f
 func Rule(name string) string { return "root = this." + name + "()" }
 
 // RegisterValue registers the Bloblang method name, whose one parameter
-// names a field of fields. On the field's value it returns the message of
-// the error check reports for it, or null: also for a value that is not a
-// string, which the field's type check reports. Register it as Register
-// says; ValueRule gives a field's rule.
-func RegisterValue(name, description string, fields []string, check func(field, value string) error) bool {
+// names a field that known accepts. On the field's value it returns the
+// message of the error check reports for it, or null: also for a value that
+// is not a string, which the field's type check reports. Register it as
+// Register says; ValueRule gives a field's rule.
+func RegisterValue(name, description string, known func(field string) bool, check func(field, value string) error) bool {
 	bloblang.MustRegisterMethodV2(name,
 		bloblang.NewPluginSpec().Description(description).Param(bloblang.NewStringParam("field")),
 		func(args *bloblang.ParsedParams) (bloblang.Method, error) {
@@ -55,7 +54,7 @@ func RegisterValue(name, description string, fields []string, check func(field, 
 			if err != nil {
 				return nil, err
 			}
-			if !slices.Contains(fields, field) {
+			if !known(field) {
 				return nil, fmt.Errorf("unknown field %q", field)
 			}
 			return func(v any) (any, error) {

@@ -48,3 +48,31 @@ func TestRegisteredMethodReportsTheCheck(t *testing.T) {
 		assert.Equal(t, tc.want, got, "%v", tc.in)
 	}
 }
+
+var _ = RegisterValue("lintmethod_test_value", "test only",
+	func(field string) bool { return field == "n" },
+	func(field, value string) error {
+		if value == "bad" {
+			return fmt.Errorf("field %s: bad", field)
+		}
+		return nil
+	})
+
+func TestRegisteredValueMethodReportsTheCheck(t *testing.T) {
+	exec, err := bloblang.Parse("root = " + ValueRule("lintmethod_test_value", "n"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		in   any
+		want any
+	}{
+		{"fine", nil},
+		{"bad", "field n: bad"},
+		{5, nil}, // not a string: the field's type check reports it
+	} {
+		got, err := exec.Query(tc.in)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "%v", tc.in)
+	}
+	_, err = bloblang.Parse("root = " + ValueRule("lintmethod_test_value", "other"))
+	require.ErrorContains(t, err, `unknown field "other"`)
+}

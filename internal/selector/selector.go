@@ -180,55 +180,57 @@ func (p *parser) accept(kind tokKind, text string) bool {
 	return false
 }
 
-func (p *parser) or() (expr, error) {
-	l, err := p.and()
+// leftAssoc parses operand {op operand}, left-associative, for the
+// operators isOp accepts, joining each pair with join.
+func (p *parser) leftAssoc(operand func() (expr, error), isOp func(token) bool, join func(op string, a, b expr) expr) (expr, error) {
+	l, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	for p.accept(tKeyword, "OR") {
-		r, err := p.and()
+	for isOp(p.peek()) {
+		op := p.next().text
+		r, err := operand()
 		if err != nil {
 			return nil, err
 		}
-		a, b := l, r
-		l = func(env Env) any {
-			x, y := a(env), b(env)
-			if x == true || y == true {
-				return true
-			}
-			if x == false && y == false {
-				return false
-			}
-			return nil
-		}
+		l = join(op, l, r)
 	}
 	return l, nil
 }
 
-func (p *parser) and() (expr, error) {
-	l, err := p.not()
-	if err != nil {
-		return nil, err
-	}
-	for p.accept(tKeyword, "AND") {
-		r, err := p.not()
-		if err != nil {
-			return nil, err
-		}
-		a, b := l, r
-		l = func(env Env) any {
+func isKeyword(k string) func(token) bool {
+	return func(t token) bool { return t.kind == tKeyword && t.text == k }
+}
+
+func isOp(a, b string) func(token) bool {
+	return func(t token) bool { return t.kind == tOp && (t.text == a || t.text == b) }
+}
+
+// logic joins two operands by SQL's three-valued OR (dominant true) or AND
+// (dominant false): dominant when either side is, the other truth value when
+// both sides are, unknown otherwise.
+func logic(dominant bool) func(string, expr, expr) expr {
+	return func(_ string, a, b expr) expr {
+		return func(env Env) any {
 			x, y := a(env), b(env)
-			if x == false || y == false {
-				return false
+			if x == dominant || y == dominant {
+				return dominant
 			}
-			if x == true && y == true {
-				return true
+			if x == !dominant && y == !dominant {
+				return !dominant
 			}
 			return nil
 		}
 	}
-	return l, nil
 }
+
+func arithmetic(op string, a, b expr) expr {
+	return func(env Env) any { return arith(op, a(env), b(env)) }
+}
+
+func (p *parser) or() (expr, error) { return p.leftAssoc(p.and, isKeyword("OR"), logic(true)) }
+
+func (p *parser) and() (expr, error) { return p.leftAssoc(p.not, isKeyword("AND"), logic(false)) }
 
 func (p *parser) not() (expr, error) {
 	if p.accept(tKeyword, "NOT") {
@@ -390,43 +392,11 @@ func likeRegexp(pat, esc string) (*regexp.Regexp, error) {
 }
 
 func (p *parser) additive() (expr, error) {
-	l, err := p.multiplicative()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		t := p.peek()
-		if t.kind != tOp || (t.text != "+" && t.text != "-") {
-			return l, nil
-		}
-		p.next()
-		r, err := p.multiplicative()
-		if err != nil {
-			return nil, err
-		}
-		a, b, op := l, r, t.text
-		l = func(env Env) any { return arith(op, a(env), b(env)) }
-	}
+	return p.leftAssoc(p.multiplicative, isOp("+", "-"), arithmetic)
 }
 
 func (p *parser) multiplicative() (expr, error) {
-	l, err := p.unary()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		t := p.peek()
-		if t.kind != tOp || (t.text != "*" && t.text != "/") {
-			return l, nil
-		}
-		p.next()
-		r, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		a, b, op := l, r, t.text
-		l = func(env Env) any { return arith(op, a(env), b(env)) }
-	}
+	return p.leftAssoc(p.unary, isOp("*", "/"), arithmetic)
 }
 
 func (p *parser) unary() (expr, error) {

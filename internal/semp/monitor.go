@@ -72,10 +72,7 @@ func queueStatus(m sempwire.MonitorQueue, col sempwire.MonitorQueueCollections) 
 // QueueStatus returns a queue's live state from
 // GET /SEMP/v2/monitor/msgVpns/{vpn}/queues/{queue}.
 func (c *Client) QueueStatus(ctx context.Context, vpn, name string) (*QueueStatus, error) {
-	if err := checkNames("queue status", vpn, name); err != nil {
-		return nil, err
-	}
-	env, err := c.do(ctx, c.newRequest(http.MethodGet, monitorBase, nil, nil, "msgVpns", seg(vpn), "queues", seg(name)))
+	env, err := c.onQueue(ctx, "queue status", http.MethodGet, monitorBase, vpn, name, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,12 @@ type Queue struct {
 	// MaxMsgSpoolUsage is the spool quota in megabytes.
 	MaxMsgSpoolUsage  *int64 `json:"maxMsgSpoolUsage,omitempty"`
 	RespectTTLEnabled *bool  `json:"respectTtlEnabled,omitempty"`
-	MsgVpnName        string `json:"msgVpnName,omitempty"`
+	// MaxTTL is the longest a message stays (with RespectTTLEnabled), in
+	// seconds; 0 disables expiry.
+	MaxTTL *int64 `json:"maxTtl,omitempty"`
+	// PartitionCount > 0 partitions a non-exclusive queue.
+	PartitionCount *int32 `json:"partitionCount,omitempty"`
+	MsgVpnName     string `json:"msgVpnName,omitempty"`
 }
 
 // Bool and Int64 return pointers for Queue's optional fields.
@@ -56,13 +61,20 @@ func checkNames(what string, names ...string) error {
 	return nil
 }
 
+// onQueue sends method, with body unless it is nil, to
+// msgVpns/{vpn}/queues/{name} of the API at base, once the names are
+// checked (what names the call in errors).
+func (c *Client) onQueue(ctx context.Context, what, method, base, vpn, name string, body any) (*envelope, error) {
+	if err := checkNames(what, vpn, name); err != nil {
+		return nil, err
+	}
+	return c.do(ctx, c.newRequest(method, base, nil, body, "msgVpns", seg(vpn), "queues", seg(name)))
+}
+
 // GetQueue returns a queue's configuration. A missing queue is an error for
 // which IsNotFound is true.
 func (c *Client) GetQueue(ctx context.Context, vpn, name string) (*Queue, error) {
-	if err := checkNames("get queue", vpn, name); err != nil {
-		return nil, err
-	}
-	env, err := c.do(ctx, c.newRequest(http.MethodGet, configBase, nil, nil, "msgVpns", seg(vpn), "queues", seg(name)))
+	env, err := c.onQueue(ctx, "get queue", http.MethodGet, configBase, vpn, name, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +117,7 @@ func (c *Client) CreateQueue(ctx context.Context, vpn string, q Queue) (*Queue, 
 
 // UpdateQueue changes the set fields of q (PATCH) and returns the result.
 func (c *Client) UpdateQueue(ctx context.Context, vpn string, q Queue) (*Queue, error) {
-	if err := checkNames("update queue", vpn, q.QueueName); err != nil {
-		return nil, err
-	}
-	env, err := c.do(ctx, c.newRequest(http.MethodPatch, configBase, nil, q, "msgVpns", seg(vpn), "queues", seg(q.QueueName)))
+	env, err := c.onQueue(ctx, "update queue", http.MethodPatch, configBase, vpn, q.QueueName, q)
 	if err != nil {
 		return nil, err
 	}
@@ -117,10 +126,7 @@ func (c *Client) UpdateQueue(ctx context.Context, vpn string, q Queue) (*Queue, 
 
 // DeleteQueue deletes a queue and the messages on it.
 func (c *Client) DeleteQueue(ctx context.Context, vpn, name string) error {
-	if err := checkNames("delete queue", vpn, name); err != nil {
-		return err
-	}
-	_, err := c.do(ctx, c.newRequest(http.MethodDelete, configBase, nil, nil, "msgVpns", seg(vpn), "queues", seg(name)))
+	_, err := c.onQueue(ctx, "delete queue", http.MethodDelete, configBase, vpn, name, nil)
 	if IsNotFound(err) && maybeApplied(err) {
 		return nil
 	}

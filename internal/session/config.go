@@ -25,6 +25,7 @@ const (
 	AuthBasic             = "basic"
 	AuthClientCertificate = "client_certificate"
 	AuthOAuth2            = "oauth2"
+	AuthKerberos          = "kerberos"
 )
 
 // TLSConfig mirrors the Solace client's file-based TLS settings. The client
@@ -101,6 +102,10 @@ type Config struct {
 	TLS        TLSConfig
 	AuthScheme string
 	OAuth2     OAuth2Config
+	// KerberosServiceName is the first part of the broker's service
+	// principal, <name>/<host>@REALM, for auth.scheme kerberos; empty
+	// means the client's default, "solace".
+	KerberosServiceName string
 
 	// ReconnectAttempts is how often the client re-establishes a session that
 	// dropped after it was up; -1 means forever, 0 never.
@@ -212,6 +217,7 @@ func (c Config) Problems() []error {
 			errs = append(errs, errors.New("field auth.scheme: oauth2 needs auth.oauth2.access_token or auth.oauth2.id_token (or their _file fields), or auth.oauth2.token_url for the client_credentials grant"))
 		}
 		errs = append(errs, c.oauthProblems()...)
+	case AuthKerberos:
 	default:
 		errs = append(errs, fmt.Errorf("field auth.scheme: unknown scheme %q", c.AuthScheme))
 	}
@@ -317,6 +323,14 @@ func (c Config) serviceProperties() config.ServicePropertyMap {
 		}
 		if c.OAuth2.Issuer != "" {
 			p[config.AuthenticationPropertySchemeOAuth2IssuerIdentifier] = c.OAuth2.Issuer
+		}
+	case AuthKerberos:
+		p[config.AuthenticationPropertyScheme] = config.AuthenticationSchemeKerberos
+		if c.KerberosServiceName != "" {
+			p[config.AuthenticationPropertySchemeKerberosInstanceName] = c.KerberosServiceName
+		}
+		if c.Username != "" {
+			p[config.AuthenticationPropertySchemeKerberosUserName] = c.Username
 		}
 	default:
 		p[config.AuthenticationPropertyScheme] = config.AuthenticationSchemeBasic

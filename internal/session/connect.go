@@ -253,6 +253,20 @@ func (s *Session) Connected() bool { return s.connected.Load() && s.svc.IsConnec
 // Down is closed when the session ended for good.
 func (s *Session) Down() <-chan struct{} { return s.down }
 
+// downWith calls markDown with ErrReceiverDown and the session's cause when
+// the session goes down before closed is: a receiver on it goes down with it.
+func (s *Session) downWith(closed <-chan struct{}, markDown func(error)) {
+	select {
+	case <-s.Down():
+		cause := s.Err()
+		if cause == nil {
+			cause = ErrSessionDown
+		}
+		markDown(fmt.Errorf("%w: %w", ErrReceiverDown, cause))
+	case <-closed:
+	}
+}
+
 // Err returns why the session ended, or nil while it lives.
 func (s *Session) Err() error {
 	if v := s.downErr.Load(); v != nil {

@@ -141,17 +141,7 @@ func (s *Session) NewDirectReceiver(ctx context.Context, cfg DirectReceiverConfi
 		}()
 		return nil, ctx.Err()
 	}
-	go func() {
-		select {
-		case <-s.Down():
-			cause := s.Err()
-			if cause == nil {
-				cause = ErrSessionDown
-			}
-			r.markDown(fmt.Errorf("%w: %w", ErrReceiverDown, cause))
-		case <-r.closed:
-		}
-	}()
+	go s.downWith(r.closed, r.markDown)
 	return r, nil
 }
 

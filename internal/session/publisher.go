@@ -73,8 +73,8 @@ type Publisher struct {
 	// messages on this publisher (waits for room or for the connection
 	// happen without it). Benthos calls WriteBatch from max_in_flight
 	// goroutines (64 by default), and that many senders in the client's C
-	// library at once cost about a tenth more CPU per message, in the
-	// library's own contention, than one after another. It orders nothing:
+	// library at once contend in the library itself, costing more CPU per
+	// message than one after another. It orders nothing:
 	// the confirmations are waited for without it. Direct messages go
 	// through sender instead.
 	sendMu sync.Mutex
@@ -347,8 +347,8 @@ func (p *Publisher) PublishBatch(ctx context.Context, msgs []*Outbound) []Result
 
 // PublishBatchInto is PublishBatch writing the results into dst's room
 // (grown when too small), so that a caller that keeps its scratch space
-// across batches pays no allocation for them: for the streaming writer, a
-// batch of one message, that was one allocation per message. Nothing writes
+// across batches pays no allocation for them: for the streaming writer,
+// whose batches hold one message, that would be one allocation per message. Nothing writes
 // to the returned slice once PublishBatchInto has returned.
 func (p *Publisher) PublishBatchInto(ctx context.Context, msgs []*Outbound, dst []Result) []Result {
 	var results []Result

@@ -221,17 +221,7 @@ func NewReceiver[T any](ctx context.Context, s *Session, cfg ReceiverConfig) (*R
 	if err != nil {
 		return nil, err
 	}
-	go func() {
-		select {
-		case <-s.Down():
-			cause := s.Err()
-			if cause == nil {
-				cause = ErrSessionDown
-			}
-			r.markDown(fmt.Errorf("%w: %w", ErrReceiverDown, cause))
-		case <-r.closed:
-		}
-	}()
+	go s.downWith(r.closed, r.markDown)
 	return r, nil
 }
 

@@ -144,7 +144,13 @@ func (c Config) withTokens(ctx context.Context) (Config, error) {
 // could not be renewed) or the broker refused a token that was still valid.
 func (c Config) explainLogin(err error) error {
 	var ae *solace.AuthenticationError
-	if c.AuthScheme != AuthOAuth2 || !errors.As(err, &ae) {
+	if !errors.As(err, &ae) {
+		return err
+	}
+	if c.AuthScheme == AuthKerberos {
+		return fmt.Errorf("the Kerberos login failed (the client reads its tickets from the credentials cache KRB5CCNAME or a client keytab KRB5_CLIENT_KTNAME, and the realm from KRB5_CONFIG; renew the ticket with kinit when it expired): %w", err)
+	}
+	if c.AuthScheme != AuthOAuth2 {
 		return err
 	}
 	ts := c.OAuth2.Sources

@@ -112,8 +112,8 @@ func ConnectionFields() []*service.ConfigField {
 		).Description("TLS settings, mapped to the file-based settings of the Solace client. A Go TLS configuration (in-memory certificates, custom cipher objects) cannot be passed to the client.").
 			Advanced(),
 		service.NewObjectField(FieldAuth,
-			service.NewStringEnumField(FieldAuthScheme, session.AuthBasic, session.AuthClientCertificate, session.AuthOAuth2).
-				Description("The authentication scheme: `basic` (username and password), `client_certificate` (needs `tls.enabled`, `tls.client_certificate_file` and `tls.client_key_file`) or `oauth2` (needs `auth.oauth2.access_token` or `auth.oauth2.id_token`).").
+			service.NewStringEnumField(FieldAuthScheme, session.AuthBasic, session.AuthClientCertificate, session.AuthOAuth2, session.AuthKerberos).
+				Description("The authentication scheme: `basic` (username and password), `client_certificate` (needs `tls.enabled`, `tls.client_certificate_file` and `tls.client_key_file`), `oauth2` (needs TLS and `auth.oauth2.access_token`, `auth.oauth2.id_token`, their `_file` fields or `auth.oauth2.token_url`) or `kerberos` (a ticket from the host's Kerberos credentials cache; `username`, when set, is sent as the API-provided username, which the broker uses only where its VPN allows it). See `auth.kerberos` for what the host needs.").
 				Default(session.AuthBasic),
 			service.NewObjectField(FieldAuthOAuth2, append([]*service.ConfigField{
 				service.NewStringField(FieldOAuth2AccessToken).
@@ -127,6 +127,7 @@ func ConnectionFields() []*service.ConfigField {
 				service.NewStringField(FieldOAuth2IssuerIDName).
 					Description("The issuer identifier the broker uses to pick its OAuth profile; empty means the VPN's default profile.").Default(""),
 			}, oauth2GrantFields()...)...).Description("OAuth2 credentials for `scheme: oauth2`."),
+			kerberosField(),
 		).Description("How the client authenticates.").Advanced(),
 		service.NewIntField(FieldReconnectAttempts).
 			Description("How often the client itself tries to restore a session that dropped after it was up, before giving up and letting Benthos reconnect; `-1` retries forever, `0` never. While the client reconnects, unconfirmed persistent messages are re-sent by the client, not lost.").
@@ -270,6 +271,9 @@ func readConfig(conf *service.ParsedConfig) (session.Config, error) {
 		return c, err
 	}
 	if c.OAuth2.Grant, err = readGrant(o); err != nil {
+		return c, err
+	}
+	if c.KerberosServiceName, err = a.FieldString(FieldAuthKerberos, FieldKerberosServiceName); err != nil {
 		return c, err
 	}
 	if c.ReconnectAttempts, err = conf.FieldInt(FieldReconnectAttempts); err != nil {

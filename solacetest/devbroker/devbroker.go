@@ -30,7 +30,8 @@ addresses, --extra-listener), serve PubSub+'s health-check endpoints, and run a 
 OAuth provider for OAuth logins (--oauth-addr): it serves a given key set, or
 signs tokens with its own key, issues them to --oauth-client clients with the
 client_credentials grant at /token (lifetime --oauth-token-ttl), and rotates
-its key on POST /rotate-key. Messages live
+its key on POST /rotate-key. With --kerberos-keytab it verifies Kerberos logins
+(GSS-API tickets) against the keytab. Messages live
 in memory only and are lost when it stops. It is meant for development and
 tests, never production.
 
@@ -51,6 +52,8 @@ Example:
 			&cli.GenericFlag{Name: "extra-listener", Value: &repeated{}, Usage: "also serve `TRANSPORT=ADDR`, TRANSPORT one of smf, compressed, smf-tls (needs --tls-cert); repeatable, e.g. smf=127.0.0.1:55556"},
 			&cli.StringFlag{Name: "oauth-addr", Usage: "address for a test OAuth provider serving its key set at /jwks (for OAuth profiles' endpointJwks), --oauth-userinfo-file at /userinfo and, without --oauth-jwks-file, the client_credentials grant at /token and key rotation at POST /rotate-key (https with --tls-cert); none by default"},
 			&cli.StringFlag{Name: "oauth-jwks-file", Usage: "JSON Web Key Set `FILE` the --oauth-addr provider serves (the public keys of the tokens clients log in with); without it the provider generates its own key"},
+			&cli.StringFlag{Name: "kerberos-keytab", Usage: "keytab `FILE` (MIT format) with the keys of the broker's Kerberos service principal (e.g. solace/<host>@REALM), to accept Kerberos logins; a VPN must also enable them (SEMP authenticationKerberosEnabled)"},
+			&cli.StringFlag{Name: "kerberos-principal", Usage: "the one service principal `NAME` (e.g. solace/broker.example.com) tickets must be for; default: any principal of --kerberos-keytab"},
 			&cli.GenericFlag{Name: "oauth-client", Value: &repeated{}, Usage: "client `ID:SECRET` of the --oauth-addr provider's token endpoint (client_credentials grant), repeatable"},
 			&cli.DurationFlag{Name: "oauth-token-ttl", Value: time.Hour, Usage: "lifetime of the tokens the --oauth-addr provider's token endpoint issues"},
 			&cli.StringFlag{Name: "oauth-userinfo-file", Usage: "JSON `FILE` the --oauth-addr provider serves as userinfo (default {})"},
@@ -107,6 +110,16 @@ func runDevbroker(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var krb *solacetest.KerberosConfig
+	if path := c.String("kerberos-keytab"); path != "" {
+		kt, err := solacetest.LoadKerberosKeytab(path)
+		if err != nil {
+			return fmt.Errorf("--kerberos-keytab: %w", err)
+		}
+		krb = &solacetest.KerberosConfig{Keytab: kt, Principal: c.String("kerberos-principal")}
+	} else if c.String("kerberos-principal") != "" {
+		return errors.New("--kerberos-principal needs --kerberos-keytab, the keytab holding its keys")
+	}
 	var extra [][2]string
 	for _, v := range c.Generic("extra-listener").(*repeated).values {
 		transport, addr, ok := strings.Cut(v, "=")
@@ -140,6 +153,11 @@ func runDevbroker(c *cli.Context) error {
 		return err
 	}
 	defer func() { _ = b.Close() }()
+	if krb != nil {
+		if err := b.EnableKerberos(*krb); err != nil {
+			return fmt.Errorf("--kerberos-keytab: %w", err)
+		}
+	}
 	for _, l := range extra {
 		if _, err := b.ListenAlso(l[0], l[1]); err != nil {
 			return fmt.Errorf("--extra-listener %s=%s: %w", l[0], l[1], err)

@@ -24,6 +24,8 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 		{name: "extra listener of unknown transport", args: []string{"--extra-listener", "mqtt=127.0.0.1:0"}, want: `unknown transport "mqtt"`},
 		{name: "oauth clients with a given key set", args: []string{"--oauth-addr", "127.0.0.1:0", "--oauth-jwks-file", "jwks.json", "--oauth-client", "a:b"}, want: "leave --oauth-jwks-file out"},
 		{name: "oauth client without secret", args: []string{"--oauth-addr", "127.0.0.1:0", "--oauth-client", "a"}, want: `--oauth-client "a": want ID:SECRET`},
+		{name: "kerberos principal without keytab", args: []string{"--kerberos-principal", "solace/localhost"}, want: "--kerberos-principal needs --kerberos-keytab"},
+		{name: "kerberos keytab missing", args: []string{"--kerberos-keytab", "/nonexistent/solace.keytab"}, want: "--kerberos-keytab: reading keytab"},
 		{name: "oauth files without address", args: []string{"--oauth-jwks-file", "jwks.json"}, want: "need --oauth-addr"},
 		{name: "oauth key set missing", args: []string{"--oauth-addr", "127.0.0.1:0", "--oauth-jwks-file", "/nonexistent/jwks.json"}, want: "--oauth-jwks-file"},
 	}

@@ -355,20 +355,29 @@ func (e *Exporter) collector(name string, labels []string, mk func() prom.Collec
 	return c
 }
 
+// vecCtor returns the constructor of name's children: build makes the
+// vector collector when the name is new (collector), child makes the metric
+// for one set of label values. Where the name is taken by another kind of
+// collector, or registering failed, the children are none.
+func vecCtor[V prom.Collector, M any](e *Exporter, name string, labels []string, build func() V, child func(V, []string) M, none M) func(labelValues ...string) M {
+	vec, ok := e.collector(name, labels, func() prom.Collector { return build() }).(V)
+	return func(labelValues ...string) M {
+		if !ok {
+			return none
+		}
+		return child(vec, labelValues)
+	}
+}
+
 // NewCounterCtor implements service.MetricsExporter.
 func (e *Exporter) NewCounterCtor(name string, labelKeys ...string) service.MetricsExporterCounterCtor {
 	name = e.fullName(name)
 	labels := sanitiseLabels(labelKeys)
-	c := e.collector(name, labels, func() prom.Collector {
+	return vecCtor(e, name, labels, func() *prom.CounterVec {
 		return prom.NewCounterVec(prom.CounterOpts{Name: name, Help: "Benthos Counter metric"}, labels)
-	})
-	vec, _ := c.(*prom.CounterVec)
-	return func(labelValues ...string) service.MetricsExporterCounter {
-		if vec == nil {
-			return noop{}
-		}
-		return &counter{c: vec.WithLabelValues(labelValues...)}
-	}
+	}, func(vec *prom.CounterVec, lv []string) service.MetricsExporterCounter {
+		return &counter{c: vec.WithLabelValues(lv...)}
+	}, service.MetricsExporterCounter(noop{}))
 }
 
 // NewTimerCtor implements service.MetricsExporter.
@@ -376,43 +385,28 @@ func (e *Exporter) NewTimerCtor(name string, labelKeys ...string) service.Metric
 	name = e.fullName(name)
 	labels := sanitiseLabels(labelKeys)
 	if e.useHistogram {
-		c := e.collector(name, labels, func() prom.Collector {
+		return vecCtor(e, name, labels, func() *prom.HistogramVec {
 			return prom.NewHistogramVec(prom.HistogramOpts{Name: name, Help: "Benthos Timing metric (seconds)", Buckets: e.buckets}, labels)
-		})
-		vec, _ := c.(*prom.HistogramVec)
-		return func(labelValues ...string) service.MetricsExporterTimer {
-			if vec == nil {
-				return noop{}
-			}
-			return &histogramTimer{o: vec.WithLabelValues(labelValues...)}
-		}
+		}, func(vec *prom.HistogramVec, lv []string) service.MetricsExporterTimer {
+			return &histogramTimer{o: vec.WithLabelValues(lv...)}
+		}, service.MetricsExporterTimer(noop{}))
 	}
-	c := e.collector(name, labels, func() prom.Collector {
+	return vecCtor(e, name, labels, func() *prom.SummaryVec {
 		return prom.NewSummaryVec(prom.SummaryOpts{Name: name, Help: "Benthos Timing metric (nanoseconds)", Objectives: e.quantiles}, labels)
-	})
-	vec, _ := c.(*prom.SummaryVec)
-	return func(labelValues ...string) service.MetricsExporterTimer {
-		if vec == nil {
-			return noop{}
-		}
-		return &summaryTimer{o: vec.WithLabelValues(labelValues...)}
-	}
+	}, func(vec *prom.SummaryVec, lv []string) service.MetricsExporterTimer {
+		return &summaryTimer{o: vec.WithLabelValues(lv...)}
+	}, service.MetricsExporterTimer(noop{}))
 }
 
 // NewGaugeCtor implements service.MetricsExporter.
 func (e *Exporter) NewGaugeCtor(name string, labelKeys ...string) service.MetricsExporterGaugeCtor {
 	name = e.fullName(name)
 	labels := sanitiseLabels(labelKeys)
-	c := e.collector(name, labels, func() prom.Collector {
+	return vecCtor(e, name, labels, func() *prom.GaugeVec {
 		return prom.NewGaugeVec(prom.GaugeOpts{Name: name, Help: "Benthos Gauge metric"}, labels)
-	})
-	vec, _ := c.(*prom.GaugeVec)
-	return func(labelValues ...string) service.MetricsExporterGauge {
-		if vec == nil {
-			return noop{}
-		}
-		return &gauge{g: vec.WithLabelValues(labelValues...)}
-	}
+	}, func(vec *prom.GaugeVec, lv []string) service.MetricsExporterGauge {
+		return &gauge{g: vec.WithLabelValues(lv...)}
+	}, service.MetricsExporterGauge(noop{}))
 }
 
 // Close stops the push loop and, when a Pushgateway is configured, pushes

@@ -76,6 +76,8 @@ func serve(in io.Reader, out io.Writer) int {
 		return 1
 	}
 	defer br.Close()
+	var injecting sync.WaitGroup
+	defer injecting.Wait()
 	w := bufio.NewWriter(out)
 	fmt.Fprintf(w, "ok %s\n", br.SMFURL())
 	_ = w.Flush()
@@ -109,6 +111,20 @@ func serve(in io.Reader, out io.Writer) int {
 		case "resume":
 			br.Faults().ResumeDelivery()
 			reply = "ok"
+		case "direct":
+			// In the background, after the previous batch: the reply
+			// must not wait for a consumer the caller has yet to read
+			// with.
+			n, err := strconv.Atoi(f[2])
+			if err == nil {
+				injecting.Wait()
+				injecting.Add(1)
+				go func() {
+					defer injecting.Done()
+					_ = br.InjectDirect("default", f[1], make([]byte, 1024), n)
+				}()
+			}
+			reply = okOrErr(err)
 		default:
 			reply = "error unknown command " + f[0]
 		}
@@ -140,11 +156,11 @@ type Broker struct {
 // It also gives this process, the clients' side, the connect-solace
 // binary's collector floor (internal/gcfloor, installed by gcfloor/atinit in
 // cmd/connect-solace): the plugins are measured as users run them, and the
-// raw loops, sharing the process, get the same floor. Without it a 4 000
-// message round of the input, which allocates about 8.7 MB against some 6 MB
-// of headroom over the test binary's live heap, paid for a collection
-// (6-8 ms of CPU) that the raw loop's 4.6 MB did not trigger, and that the
-// binary, 64 MiB between collections, does not make. As everywhere, GOGC or
+// raw loops, sharing the process, get the same floor. Without it a round of
+// the input that allocates more than the test binary's small headroom over
+// its live heap pays for a collection that the raw loop, allocating less,
+// does not trigger, and that the binary, 64 MiB between collections, does
+// not make. As everywhere, GOGC or
 // GOMEMLIMIT in the environment turns the floor off: `GOGC=100 go test
 // -bench ...` gives the figures of Go's default collector.
 func Start(tb testing.TB) *Broker {
@@ -224,6 +240,12 @@ func (b *Broker) callInt(cmd string) int {
 	}
 	return n
 }
+
+// PublishDirect has the child's broker send n 1 KiB direct messages on topic
+// to its subscribers (solacetest's InjectDirect), and returns at once: no
+// publisher runs in this process, so a benchmark of a direct consumer meters
+// the consumer alone.
+func (b *Broker) PublishDirect(topic string, n int) { b.call(fmt.Sprintf("direct %s %d", topic, n)) }
 
 // SMFURL is the broker's tcp:// address.
 func (b *Broker) SMFURL() string { return b.url }

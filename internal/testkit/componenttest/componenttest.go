@@ -1,7 +1,7 @@
 // Package componenttest holds the test helpers that the input and output
 // plugin packages share: the checks each makes of its registration and of its
-// lint rules, and connecting a component for a test. Both packages ran copies
-// of these; one copy keeps the two checks the same.
+// lint rules, and connecting a component for a test. One copy keeps the two
+// packages' checks the same.
 //
 // The package imports testing and testify, so only _test.go files may import
 // it: TestBinaryLinksNoTestCode in tests/ keeps both out of the binary.

@@ -102,54 +102,58 @@ func init() {
 	})
 }
 
+// exporters makes an exporter, with newExp, for each collector that the list
+// field names (kind is its protocol, for errors), each behind a batcher.
+func exporters(ctx context.Context, conf *service.ParsedConfig, field, kind string,
+	newExp func(ctx context.Context, addr string, secure bool) (sdktrace.SpanExporter, error),
+) ([]sdktrace.TracerProviderOption, error) {
+	confs, err := conf.FieldObjectList(field)
+	if err != nil {
+		return nil, err
+	}
+	var opts []sdktrace.TracerProviderOption
+	for i, c := range confs {
+		addr, secure, err := collectorConf(c)
+		if err != nil {
+			return nil, err
+		}
+		exp, err := newExp(ctx, addr, secure)
+		if err != nil {
+			return nil, fmt.Errorf("creating OTLP/%s exporter %s[%d] for %q: %w", kind, field, i, addr, err)
+		}
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	return opts, nil
+}
+
 // NewFromParsed builds a tracer provider from a parsed
 // `open_telemetry_collector` config. Benthos calls Shutdown on the returned
 // provider when the process stops, which flushes the pending spans.
 func NewFromParsed(ctx context.Context, conf *service.ParsedConfig) (*sdktrace.TracerProvider, error) {
-	var opts []sdktrace.TracerProviderOption
-
-	httpConfs, err := conf.FieldObjectList(ocFieldHTTP)
+	httpOpts, err := exporters(ctx, conf, ocFieldHTTP, "HTTP", func(ctx context.Context, addr string, secure bool) (sdktrace.SpanExporter, error) {
+		opts := []otlptracehttp.Option{otlptracehttp.WithEndpoint(addr)}
+		if !secure {
+			opts = append(opts, otlptracehttp.WithInsecure())
+		}
+		return otlptracehttp.New(ctx, opts...)
+	})
 	if err != nil {
 		return nil, err
 	}
-	for i, hc := range httpConfs {
-		addr, secure, err := collectorConf(hc)
-		if err != nil {
-			return nil, err
-		}
-		hOpts := []otlptracehttp.Option{otlptracehttp.WithEndpoint(addr)}
+	grpcOpts, err := exporters(ctx, conf, ocFieldGRPC, "gRPC", func(ctx context.Context, addr string, secure bool) (sdktrace.SpanExporter, error) {
+		opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpoint(addr)}
 		if !secure {
-			hOpts = append(hOpts, otlptracehttp.WithInsecure())
-		}
-		exp, err := otlptracehttp.New(ctx, hOpts...)
-		if err != nil {
-			return nil, fmt.Errorf("creating OTLP/HTTP exporter %s[%d] for %q: %w", ocFieldHTTP, i, addr, err)
-		}
-		opts = append(opts, sdktrace.WithBatcher(exp))
-	}
-
-	grpcConfs, err := conf.FieldObjectList(ocFieldGRPC)
-	if err != nil {
-		return nil, err
-	}
-	for i, gc := range grpcConfs {
-		addr, secure, err := collectorConf(gc)
-		if err != nil {
-			return nil, err
-		}
-		gOpts := []otlptracegrpc.Option{otlptracegrpc.WithEndpoint(addr)}
-		if !secure {
-			gOpts = append(gOpts, otlptracegrpc.WithInsecure())
+			opts = append(opts, otlptracegrpc.WithInsecure())
 		}
 		// The gRPC client connects lazily, so a collector that is down at
 		// start-up does not stop the pipeline; spans are retried and then
 		// dropped with a log line from the SDK.
-		exp, err := otlptracegrpc.New(ctx, gOpts...)
-		if err != nil {
-			return nil, fmt.Errorf("creating OTLP/gRPC exporter %s[%d] for %q: %w", ocFieldGRPC, i, addr, err)
-		}
-		opts = append(opts, sdktrace.WithBatcher(exp))
+		return otlptracegrpc.New(ctx, opts...)
+	})
+	if err != nil {
+		return nil, err
 	}
+	opts := append(httpOpts, grpcOpts...)
 
 	res, err := resourceFromConf(conf)
 	if err != nil {

@@ -1,0 +1,329 @@
+package output
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging/pkg/solace"
+	"solace.dev/go/messaging/pkg/solace/message"
+	"solace.dev/go/messaging/pkg/solace/resource"
+
+	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
+)
+
+// BenchmarkSolaceLatency measures what a connect-solace hop adds to the
+// latency of a message, against a hand-written bridge on the Solace Go
+// client. Both bridges run in this process against the broker in its own
+// (benchbroker); a probe publishes 1 KiB messages stamped with their send
+// time into each bridge at the offered rate and receives them behind it, so
+// one clock times both ends. Guaranteed cases: publisher → queue → bridge →
+// topic → queue → receiver, persistent; direct cases: publisher → topic →
+// bridge → topic → receiver, direct.
+//
+//   - raw: receives with client acks, republishes each message persistent,
+//     and acks it on the broker's confirmation (direct: receives on the
+//     topic and republishes direct).
+//   - solace: a stream of the solace input and the solace output, with the
+//     case's output settings (beyond the delivery mode, none: the defaults).
+//
+// Rounds of the two alternate, so that load from other processes hits both
+// alike. Per bridge it reports p50, p99 and p99.9 in milliseconds
+// (<bridge>_p50_ms, ...), the achieved rate at the receiver
+// (<bridge>_msgs/s) against offered_msgs/s, the direct messages lost
+// (<bridge>_lost), and the ratios solace/raw of
+// each percentile (p50_ratio, p99_ratio, p999_ratio; goals with the
+// defaults: p50 ≤ 1.2, p99 ≤ 1.5, achieved = offered within 2%). With
+// CONNECT_SOLACE_BENCH_PLOT_DIR set, it writes each case's latency by
+// percentile of both bridges as <dir>/<case>_<rate>.svg.
+//
+// Run it alone: go test -run '^$' -bench BenchmarkSolaceLatency ./output
+func BenchmarkSolaceLatency(b *testing.B) {
+	cases := []struct {
+		name string
+		// direct: topic → topic with direct messages (the input subscribed
+		// to the topic, the output publishing direct); else queue → queue
+		// with persistent ones.
+		direct bool
+		// extra are the output fields of the solace bridge beyond its
+		// destination.
+		extra string
+	}{
+		{name: "guaranteed"},
+		{name: "guaranteed_streaming", extra: "writer: streaming\n"},
+		{name: "direct", direct: true, extra: "delivery_mode: direct\n"},
+		{name: "direct_streaming", direct: true, extra: "delivery_mode: direct\nwriter: streaming\n"},
+	}
+	rates := []int{10, 1000, 10000}
+	for _, bc := range cases {
+		for _, rate := range rates {
+			b.Run(fmt.Sprintf("%s/rate=%d", bc.name, rate), func(b *testing.B) {
+				broker := benchbroker.Start(b)
+				url := broker.SMFURL()
+				source := func(side string) string { return "topic_subscriptions: [ lat/" + side + "/in ]" }
+				out := func(side string) string { return "lat/" + side + "/out" }
+				if !bc.direct {
+					for _, side := range []string{"raw", "solace"} {
+						broker.CreateQueue("lat_"+side+"_in", "lat/"+side+"/in")
+						broker.CreateQueue("lat_"+side+"_out", "lat/"+side+"/out")
+					}
+					source = func(side string) string { return "queue: lat_" + side + "_in" }
+					out = func(side string) string { return "lat_" + side + "_out" }
+				}
+				latRawBridge(b, url, bc.direct, "lat_raw_in", "lat/raw/in", "lat/raw/out")
+				latStreamBridge(b, url, source("solace"), "lat/solace/out", bc.extra)
+				sides := []*latSide{
+					{name: "raw", direct: bc.direct, probe: newLatProbe(b, url, "lat/raw/in", out("raw"), bc.direct)},
+					{name: "solace", direct: bc.direct, probe: newLatProbe(b, url, "lat/solace/in", out("solace"), bc.direct)},
+				}
+				for _, s := range sides {
+					s.stalled = func() string {
+						if bc.direct {
+							return ""
+						}
+						in, out := "lat_"+s.name+"_in", "lat_"+s.name+"_out"
+						return fmt.Sprintf("; %s holds %d (%s), %s holds %d (%s)", in, broker.Spooled(in), broker.State(in), out, broker.Spooled(out), broker.State(out))
+					}
+				}
+				// Warm both paths up (flows, first allocations).
+				for _, s := range sides {
+					s.round(b, 1000, 50, nil)
+				}
+				perRound, rounds := latRoundSize(rate)
+				b.ResetTimer()
+				for r := 0; r < rounds; r++ {
+					for _, s := range sides {
+						s.round(b, rate, perRound, s.hist())
+					}
+				}
+				b.StopTimer()
+				raw, ours := sides[0], sides[1]
+				b.ReportMetric(float64(rate), "offered_msgs/s")
+				for _, s := range sides {
+					s.report(b)
+				}
+				for _, q := range latQuantiles {
+					b.ReportMetric(ours.quantile(q.q)/raw.quantile(q.q), q.name+"_ratio")
+				}
+				if dir := os.Getenv("CONNECT_SOLACE_BENCH_PLOT_DIR"); dir != "" {
+					name := fmt.Sprintf("%s_%d", bc.name, rate)
+					title := fmt.Sprintf("%s, %d msg/s offered: latency by percentile", bc.name, rate)
+					require.NoError(b, os.WriteFile(filepath.Join(dir, name+".svg"), latPlot(title, sides), 0o644))
+				}
+			})
+		}
+	}
+}
+
+// latRoundSize is the messages per round and the rounds per bridge at rate:
+// about a second a round, at least 25 messages, so that the 10 msg/s case
+// takes some 10 s a bridge and the others a few seconds.
+func latRoundSize(rate int) (perRound, rounds int) {
+	if rate < 100 {
+		return 25, 4
+	}
+	return rate, 3
+}
+
+var latQuantiles = []struct {
+	name string
+	q    float64
+}{{"p50", 50}, {"p99", 99}, {"p999", 99.9}}
+
+// latSide is one bridge with its probe and what its rounds measured.
+type latSide struct {
+	name    string
+	direct  bool          // direct messages: a round ends when arrivals stop, and counts the lost
+	stalled func() string // describes the bridge's queues when a round stalls
+	probe   *latProbe
+	h       *hdrhistogram.Histogram
+	msgs    int
+	lost    int           // direct messages that never arrived
+	busy    time.Duration // first to last receipt, summed over rounds
+}
+
+func (s *latSide) hist() *hdrhistogram.Histogram {
+	if s.h == nil {
+		// 1 µs to 1 min, 3 significant digits.
+		s.h = hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
+	}
+	return s.h
+}
+
+// round sends n messages at rate through the bridge and records their
+// latencies in h (none: a warm-up), waiting until all arrived.
+func (s *latSide) round(b *testing.B, rate, n int, h *hdrhistogram.Histogram) {
+	p := s.probe
+	p.span()
+	interval := time.Second / time.Duration(rate)
+	start := time.Now()
+	got := 0
+	record := func(d time.Duration) {
+		got++
+		if h != nil {
+			_ = h.RecordValue(max(1, d.Microseconds()))
+		}
+	}
+	for i := range n {
+		// Paced from the start of the round, so that a late wake-up is
+		// made up for by the next sends rather than lowering the rate.
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
+			time.Sleep(d)
+		}
+		p.send(b)
+		for drained := false; !drained; {
+			select {
+			case d := <-p.arrived:
+				record(d)
+			default:
+				drained = true
+			}
+		}
+	}
+	deadline := time.After(time.Minute)
+	for got < n {
+		// Direct messages can be lost: the round ends when none arrived
+		// for a second.
+		var quiet <-chan time.Time
+		if s.direct {
+			quiet = time.After(time.Second)
+		}
+		select {
+		case d := <-p.arrived:
+			record(d)
+		case <-quiet:
+			if h != nil {
+				s.lost += n - got
+			}
+			n = got
+		case <-deadline:
+			b.Fatalf("%s bridge: %d of %d messages arrived within a minute%s", s.name, got, n, s.stalled())
+		}
+	}
+	if h != nil {
+		first, last := p.span()
+		s.msgs += n - 1
+		s.busy += last.Sub(first)
+	}
+}
+
+// quantile is the latency at percentile q in milliseconds.
+func (s *latSide) quantile(q float64) float64 {
+	return float64(s.h.ValueAtQuantile(q)) / 1000
+}
+
+func (s *latSide) report(b *testing.B) {
+	for _, q := range latQuantiles {
+		b.ReportMetric(s.quantile(q.q), s.name+"_"+q.name+"_ms")
+	}
+	b.ReportMetric(float64(s.msgs)/s.busy.Seconds(), s.name+"_msgs/s")
+	if s.direct {
+		b.ReportMetric(float64(s.lost), s.name+"_lost")
+	}
+}
+
+// latRawBridge is the hand-written bridge. Guaranteed: it receives from the
+// queue in with client acks, republishes each message persistent to the
+// topic out and acks it once the broker confirmed the copy. Direct: it
+// receives on the topic inTopic and republishes each message direct.
+func latRawBridge(b *testing.B, url string, direct bool, in, inTopic, out string) {
+	svc := latConnect(b, url)
+	topic := resource.TopicOf(out)
+	builder := svc.MessageBuilder()
+	if direct {
+		pub, err := svc.CreateDirectMessagePublisherBuilder().OnBackPressureWait(soHigherThroughputBuffer).Build()
+		require.NoError(b, err)
+		require.NoError(b, pub.Start())
+		b.Cleanup(func() { _ = pub.Terminate(time.Second) })
+		recv, err := svc.CreateDirectMessageReceiverBuilder().WithSubscriptions(resource.TopicSubscriptionOf(inTopic)).Build()
+		require.NoError(b, err)
+		require.NoError(b, recv.Start())
+		b.Cleanup(func() { _ = recv.Terminate(time.Second) })
+		require.NoError(b, recv.ReceiveAsync(func(m message.InboundMessage) {
+			payload, _ := m.GetPayloadAsBytes()
+			if o, err := builder.BuildWithByteArrayPayload(payload); err == nil {
+				_ = pub.Publish(o, topic)
+				o.Dispose()
+			}
+		}))
+		return
+	}
+	recv, err := svc.CreatePersistentMessageReceiverBuilder().WithMessageClientAcknowledgement().Build(resource.QueueDurableExclusive(in))
+	require.NoError(b, err)
+	pub, err := svc.CreatePersistentMessagePublisherBuilder().OnBackPressureWait(soHigherThroughputBuffer).Build()
+	require.NoError(b, err)
+	pub.SetMessagePublishReceiptListener(func(r solace.PublishReceipt) {
+		if m := r.GetMessage(); m != nil {
+			m.Dispose()
+		}
+		if m, ok := r.GetUserContext().(message.InboundMessage); ok && r.GetError() == nil {
+			_ = recv.Ack(m)
+		}
+	})
+	require.NoError(b, pub.Start())
+	b.Cleanup(func() { _ = pub.Terminate(time.Second) })
+	require.NoError(b, recv.Start())
+	b.Cleanup(func() { _ = recv.Terminate(time.Second) })
+	require.NoError(b, recv.ReceiveAsync(func(m message.InboundMessage) {
+		payload, _ := m.GetPayloadAsBytes()
+		if o, err := builder.BuildWithByteArrayPayload(payload); err == nil {
+			_ = pub.Publish(o, topic, nil, m)
+			o.Dispose()
+		}
+	}))
+}
+
+// latPlot draws the latency of each side by percentile, on the usual
+// logarithmic axis of 1/(1-q) (0%, 90%, 99%, 99.9%, ...), as an SVG.
+func latPlot(title string, sides []*latSide) []byte {
+	const w, h, left, right, top, bottom = 720.0, 420.0, 70.0, 20.0, 40.0, 50.0
+	maxX := 4.0 // up to 99.99%
+	// Latency on a logarithmic axis in whole decades of milliseconds, so
+	// that medians below a millisecond and tails of tens show together.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range sides {
+		lo = min(lo, math.Floor(math.Log10(max(float64(s.h.Min()), 1)/1000)))
+		hi = max(hi, math.Ceil(math.Log10(max(float64(s.h.Max()), 1)/1000)))
+	}
+	hi = max(hi, lo+1)
+	x := func(q float64) float64 { return left + (w-left-right)*min(math.Log10(1/(1-q/100)), maxX)/maxX }
+	y := func(ms float64) float64 { return h - bottom - (h-top-bottom)*(math.Log10(max(ms, 1e-3))-lo)/(hi-lo) }
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", w, h)
+	fmt.Fprintf(&sb, `<rect width="100%%" height="100%%" fill="white"/><text x="%.0f" y="22" font-size="14">%s</text>`+"\n", left, title)
+	for i := 0; i <= int(maxX); i++ {
+		q := 100 * (1 - math.Pow(10, -float64(i)))
+		fmt.Fprintf(&sb, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.1f" y="%.1f" text-anchor="middle">%s%%</text>`+"\n",
+			x(q), top, x(q), h-bottom, x(q), h-bottom+16, strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", q), "0"), "."))
+	}
+	for d := lo; d <= hi; d++ {
+		ms := math.Pow(10, d)
+		fmt.Fprintf(&sb, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.1f" y="%.1f" text-anchor="end">%g</text>`+"\n",
+			left, y(ms), w-right, y(ms), left-6, y(ms)+4, ms)
+	}
+	fmt.Fprintf(&sb, `<text x="%.1f" y="%.1f" text-anchor="middle">percentile</text>`+"\n", (left+w-right)/2, h-12)
+	fmt.Fprintf(&sb, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">latency (ms)</text>`+"\n", (top+h-bottom)/2)
+	colors := []string{"#1f77b4", "#d62728", "#2ca02c"}
+	for i, s := range sides {
+		var pts []string
+		for _, br := range s.h.CumulativeDistribution() {
+			q := br.Quantile
+			if q >= 100 {
+				q = 100 * (1 - math.Pow(10, -maxX))
+			}
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(q), y(float64(br.ValueAt)/1000)))
+		}
+		c := colors[i%len(colors)]
+		fmt.Fprintf(&sb, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", c, strings.Join(pts, " "))
+		fmt.Fprintf(&sb, `<text x="%.1f" y="%.1f" fill="%s">%s: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms</text>`+"\n",
+			left+10, top+16+16*float64(i), c, s.name, s.quantile(50), s.quantile(99), s.quantile(99.9))
+	}
+	sb.WriteString("</svg>\n")
+	return []byte(sb.String())
+}

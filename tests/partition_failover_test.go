@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,14 +42,21 @@ input:
       meta key = $key
       root = $key + " " + $id.string()
 output:
-  solace: { urls: [ %s ], username: default, password: default, queue: pq, partition_key: '${! meta("key") }' }
+  solace: { urls: [ %s ], username: default, password: default, queue: pq, partition_key: '${! meta("key") }',
+    clients: 1, max_in_flight: 1, batching: { count: 100 } }
 logger: { level: warn }
 `, n, keys, b.SMFURL())))
+	// One session and one batch in flight: the broker spools the messages
+	// in id order, which is what "publish order" means below (with the
+	// defaults, four sessions and 256 batches in flight publish
+	// concurrently, and a key's ids reach its partition out of order).
 	out, err := run(t, "run", producer)
 	require.NoError(t, err, "producer:\n%s", out)
 
 	// One pipeline thread and one write in flight, so that each file's
-	// order is the order the consumer received its messages in.
+	// order is the order the consumer received its messages in; each line
+	// carries the time it was processed, to order deliveries across
+	// consumers.
 	consumer := func(i int) (*proc, string) {
 		outFile := filepath.Join(dir, fmt.Sprintf("consumer-%d.txt", i))
 		path := filepath.Join(dir, fmt.Sprintf("consumer-%d.yaml", i))
@@ -59,7 +67,7 @@ pipeline:
   threads: 1
   processors:
     - sleep: { duration: 1ms }
-    - mapping: 'root = content().string() + " " + (@solace_redelivered | "false").string()'
+    - mapping: 'root = content().string() + " " + (@solace_redelivered | "false").string() + " " + now().ts_unix_nano().string()'
 output:
   file: { path: %s, codec: lines }
 logger: { level: warn }
@@ -79,7 +87,7 @@ logger: { level: warn }
 	total := func() int {
 		c := 0
 		for _, f := range files {
-			c += len(lines(f)) / 3
+			c += len(lines(f)) / 4
 		}
 		return c
 	}
@@ -109,29 +117,42 @@ logger: { level: warn }
 		require.NoError(t, p.wait(t, 30*time.Second), "%s", p.out.String())
 	}
 
-	// Per key, the first deliveries (not flagged redelivered) come in
-	// publish order in each consumer's file, and a key's first deliveries
-	// that reached a survivor after the kill continue where the killed
-	// consumer's stopped.
+	// Per key, the first deliveries (not flagged redelivered) across all
+	// consumers, in the order they were processed, come in publish order:
+	// a partition moves only once its old owner settled what it held, so a
+	// survivor continues where the killed consumer (or the previous owner)
+	// stopped.
+	type delivery struct {
+		at      int64
+		id      int
+		file    string
+		flagged bool
+	}
 	seen := map[int]int{}
 	dups := 0
+	perKey := map[string][]delivery{}
 	for _, f := range files {
-		last := map[string]int{}
-		history := map[string][]string{} // for the failure message
 		l := lines(f)
-		for i := 0; i+2 < len(l); i += 3 {
-			key, idS, redelivered := l[i], l[i+1], l[i+2]
-			id, err := strconv.Atoi(idS)
+		for i := 0; i+3 < len(l); i += 4 {
+			id, err := strconv.Atoi(l[i+1])
+			require.NoError(t, err)
+			at, err := strconv.ParseInt(l[i+3], 10, 64)
 			require.NoError(t, err)
 			if seen[id]++; seen[id] > 1 {
 				dups++
 			}
-			history[key] = append(history[key], idS+"/"+redelivered)
-			if redelivered == "true" {
+			perKey[l[i]] = append(perKey[l[i]], delivery{at, id, filepath.Base(f), l[i+2] == "true"})
+		}
+	}
+	for key, ds := range perKey {
+		slices.SortStableFunc(ds, func(a, b delivery) int { return cmp.Compare(a.at, b.at) })
+		last := 0
+		for i, d := range ds {
+			if d.flagged {
 				continue
 			}
-			require.Greater(t, id, last[key], "%s: key %s first-delivered out of order: %v", filepath.Base(f), key, history[key][max(0, len(history[key])-8):])
-			last[key] = id
+			require.Greater(t, d.id, last, "key %s first-delivered out of order: %v", key, ds[max(0, i-8):i+1])
+			last = d.id
 		}
 	}
 	var missing []int

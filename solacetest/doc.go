@@ -363,7 +363,8 @@
 //   - A queue with egress disabled refuses new binds ("Queue Shutdown").
 //   - Partitioned queues rebalance after their rebalance delay and hand a
 //     moved partition over once its old owner settled what it held, or after
-//     3 s (partitionRebalanceMaxHandoffTime is stored, not applied).
+//     3 s, when what it still holds is redelivered, flagged, to the new
+//     owner (partitionRebalanceMaxHandoffTime is stored, not applied).
 //   - The replay log keeps at most 100 000 guaranteed messages (64 MiB of
 //     payload) of its VPN, whatever their topic; its quota is not enforced.
 //   - Messages moved to a DMQ lose their TTL. Delivered-but-unsettled

@@ -7,13 +7,17 @@ package solacetest
 // are active and share the partitions evenly; further flows are inactive
 // (told so when they asked for flow updates) until a partition is free.
 // Messages of one key therefore reach one consumer, in order. As on
-// PubSub+, the first consumer gets every partition at once; when consumers
-// come or go, a partition whose consumer left waits (its messages stay
-// queued) and the partitions are rebalanced once the queue's
-// PartitionRebalanceDelay has passed, moving as few as possible. A moved
+// PubSub+, when consumers come or go (the first one included), a partition
+// without a consumer waits (its messages stay queued) and the partitions
+// are rebalanced once the queue's PartitionRebalanceDelay has passed,
+// moving as few as possible: consumers that bind together share the
+// partitions from the start (the vendor suite's partitioned-queue spec
+// counts every message received exactly once across three receivers). A moved
 // partition's new owner gets its messages only once the old owner has
-// settled those it holds (the handoff), or after partitionHandoffMax, so
-// that a key's messages still reach the application in order.
+// settled those it holds (the handoff), so that a key's messages still
+// reach the application in order; after partitionHandoffMax the broker
+// takes back what the old owner still holds and redelivers it, flagged, to
+// the new owner before the partition's later messages (revokeMoved).
 // It is also what consumers see when a queue's egress is switched off and
 // on: flows stay bound but become inactive (passivateFlows), told both ways
 // when they asked for flow-change updates.
@@ -21,6 +25,7 @@ package solacetest
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"time"
 )
@@ -68,6 +73,7 @@ func (b *Broker) dispatchPartitioned(q *queue) {
 	if !q.handoffUntil.IsZero() {
 		if now.After(q.handoffUntil) {
 			q.handoffUntil = time.Time{}
+			b.revokeMoved(q)
 		} else {
 			held = map[int]bool{}
 			for _, f := range q.flows {
@@ -94,15 +100,30 @@ func (b *Broker) dispatchPartitioned(q *queue) {
 	}
 }
 
+// revokeMoved takes back, once the handoff time is up, the messages of
+// moved partitions that their old owners still hold: as on PubSub+, they
+// go to the new owner flagged redelivered, ahead of the partition's later
+// messages, and the old owner's late settlement of them is ignored.
+func (b *Broker) revokeMoved(q *queue) {
+	for _, f := range q.flows {
+		for _, id := range slices.Sorted(maps.Keys(f.unsettled)) {
+			qm := f.unsettled[id]
+			if qm.partition >= 0 && qm.partition < len(q.partOwners) && q.partOwners[qm.partition] != f {
+				b.redeliver(q, qm, "partition handed off")
+			}
+		}
+	}
+}
+
 // partitionHandoffMax bounds how long a moved partition waits for its old
 // owner to settle what it holds (PubSub+'s partitionRebalanceMaxHandoffTime
 // default).
 const partitionHandoffMax = 3 * time.Second
 
 // checkOwners forgets partition owners that are no longer active and
-// rebalances: at once when no partition has an owner (the first consumer)
-// or the queue has no rebalance delay, otherwise once the delay has passed
-// since the imbalance was first seen (the janitor calls dispatch then).
+// rebalances: at once when the queue has no rebalance delay, otherwise once
+// the delay has passed since the imbalance was first seen (the janitor
+// calls dispatch then).
 func (b *Broker) checkOwners(q *queue, now time.Time) {
 	n := q.cfg.PartitionCount
 	if len(q.partOwners) != n {
@@ -135,10 +156,10 @@ func (b *Broker) checkOwners(q *queue, now time.Time) {
 	case balanced || len(active) == 0:
 		q.rebalanceAt = time.Time{}
 		return
-	case owned > 0 && delay > 0 && q.rebalanceAt.IsZero():
+	case delay > 0 && q.rebalanceAt.IsZero():
 		q.rebalanceAt = now.Add(delay)
 		return
-	case owned > 0 && delay > 0 && now.Before(q.rebalanceAt):
+	case delay > 0 && now.Before(q.rebalanceAt):
 		return
 	}
 	q.rebalanceAt = time.Time{}

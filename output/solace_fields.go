@@ -26,8 +26,8 @@ import (
 // bad one fails that message); see interp.Plan. An empty value leaves the
 // attribute unset.
 var soRules = []interp.Rule[session.Outbound]{
-	{Name: soFieldTopic, Apply: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil }},
-	{Name: soFieldQueue, Apply: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil }},
+	{Name: soFieldTopic, Required: true, Apply: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil }},
+	{Name: soFieldQueue, Required: true, Apply: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil }},
 	{Name: soFieldDestinationType, Apply: func(o *session.Outbound, v string) error {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "":
@@ -172,6 +172,11 @@ func (w *solaceWriter) toOutbound(batch service.MessageBatch, ev *interp.Eval[se
 	*o = w.tmpl
 	o.Payload = payload
 	o.AckImmediately = w.ackNow
+	if o.PayloadType = w.payloadType; o.PayloadType >= session.PayloadMap {
+		if err := structuredPayload(batch[i], o); err != nil {
+			return err
+		}
+	}
 	if err := ev.Apply(o, i); err != nil {
 		return err
 	}

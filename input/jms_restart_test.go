@@ -21,6 +21,17 @@ import (
 // jmsinTestMetrics records what the streams of these tests report.
 var jmsinTestMetrics = jmskit.RegisterMetrics("jmsin_test_metrics")
 
+// jmsinStream is a stream, quiet and reporting to jmsinTestMetrics, whose
+// input is the jms input on b with the fields of yaml.
+func jmsinStream(t *testing.T, b jmskit.Broker, yaml string) *service.StreamBuilder {
+	t.Helper()
+	sb := service.NewStreamBuilder()
+	require.NoError(t, sb.SetLoggerYAML("level: none"))
+	require.NoError(t, sb.SetMetricsYAML("jmsin_test_metrics: {}"))
+	require.NoError(t, sb.AddInputYAML("jms:\n"+indent(b.YAML()+yaml)))
+	return sb
+}
+
 // TestIntegrationJMSInputBrokerRestart consumes a queue of persistent
 // messages in a real stream while RabbitMQ is restarted: the input
 // reconnects through Benthos's connect loop and every message arrives (some
@@ -45,10 +56,7 @@ func TestIntegrationJMSInputBrokerRestart(t *testing.T) {
 		stopped  = make(chan struct{})
 		complete = make(chan struct{})
 	)
-	sb := service.NewStreamBuilder()
-	require.NoError(t, sb.SetLoggerYAML("level: none"))
-	require.NoError(t, sb.SetMetricsYAML("jmsin_test_metrics: {}"))
-	require.NoError(t, sb.AddInputYAML("jms:\n"+indent(b.YAML()+"queue: "+queue+"\nprefetch: 8\n")))
+	sb := jmsinStream(t, b, "queue: "+queue+"\nprefetch: 8\n")
 	require.NoError(t, sb.AddConsumerFunc(func(ctx context.Context, m *service.Message) error {
 		body, err := m.AsBytes()
 		if err != nil {
@@ -136,10 +144,7 @@ func TestIntegrationJMSInputBadMessageMetrics(t *testing.T) {
 		kept      any
 		complete  = make(chan struct{})
 	)
-	sb := service.NewStreamBuilder()
-	require.NoError(t, sb.SetLoggerYAML("level: none"))
-	require.NoError(t, sb.SetMetricsYAML("jmsin_test_metrics: {}"))
-	require.NoError(t, sb.AddInputYAML("jms:\n"+indent(b.YAML()+"queue: "+queue+"\nnack_outcome: released\nmax_property_bytes: 1024\n")))
+	sb := jmsinStream(t, b, "queue: "+queue+"\nnack_outcome: released\nmax_property_bytes: 1024\n")
 	require.NoError(t, sb.AddConsumerFunc(func(_ context.Context, m *service.Message) error {
 		body, err := m.AsBytes()
 		if err != nil {

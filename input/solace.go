@@ -135,6 +135,7 @@ overwritten by it.
 - `+"`solace_input_reconnects`"+`: client reconnections.`+siDirectMetrics).
 		Fields(solacecfg.ConnectionFields()...).
 		Fields(siDirectFields()...).
+		Fields(siQueueSettingsField()).
 		Fields(
 			service.NewStringField(siFieldQueue).
 				Description("The durable queue to consume. Exactly one of `queue` and `topic` must be set.").
@@ -309,6 +310,10 @@ type solaceReader struct {
 	// connection then.
 	direct *siDirect
 
+	// qs is queue_settings; qsWarned makes its mismatch warning once.
+	qs       *siQueueSettings
+	qsWarned atomic.Bool
+
 	mu      sync.Mutex
 	sess    *session.Session
 	recv    *siReceiver
@@ -382,6 +387,7 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")
 	r.directFromFields(&f, m)
+	r.qs = f.qs
 	return r, nil
 }
 
@@ -435,18 +441,7 @@ func (r *solaceReader) current() *siReceiver {
 // disconnect drops a receiver whose flows went down, so that Benthos calls
 // Connect again (with its backoff) and a fresh session and flows are built.
 func (r *solaceReader) disconnect(recv *siReceiver) {
-	r.mu.Lock()
-	if r.recv != recv {
-		r.mu.Unlock()
-		return
-	}
-	sess := r.sess
-	r.recv, r.sess = nil, nil
-	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = recv.Close(ctx)
-	_ = sess.Close(ctx)
+	dropIfCurrent(&r.mu, &r.recv, &r.sess, recv)
 }
 
 func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {

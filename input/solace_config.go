@@ -46,6 +46,9 @@ type siFields struct {
 	shareName          string
 	bpBuffer           int
 	bpStrategy         string
+
+	// qs is queue_settings (solace_queue_settings.go), nil when unset.
+	qs *siQueueSettings
 }
 
 // siFieldsFromParsed reads the input's own fields. It checks no rule; see
@@ -116,6 +119,9 @@ func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 	if err == nil {
 		err = f.directFromParsed(conf)
 	}
+	if err == nil {
+		err = f.queueSettingsFromParsed(conf)
+	}
 	return f, err
 }
 
@@ -137,6 +143,7 @@ func (f *siFields) problems() []error {
 		add("field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue")
 	}
 	errs = append(errs, f.directProblems()...)
+	errs = append(errs, f.queueSettingsProblems()...)
 	if f.sempPassword != "" && f.sempPasswordFile != "" {
 		errs = append(errs, secretfile.BothSetError(siFieldSEMP+"."+siFieldSEMPPassword, siFieldSEMP+"."+siFieldSEMPPasswordFile))
 	}

@@ -164,25 +164,32 @@ func (f *dedupInFlight) dropAll() []heldCopy {
 // A key leaves the in-flight set only after settleBatch remembered it, so a
 // copy that finds its key no longer in flight finds it in the window.
 func (r *solaceReader) dropDuplicates(ctx context.Context, recv *siReceiver, ins []*siDelivery) []*siDelivery {
-	kept := ins[:0]
 	now := time.Now()
-	for _, in := range ins {
-		key := in.DedupKey()
-		if key == "" {
-			kept = append(kept, in)
-			continue
-		}
+	return dropKeyed(ins, func(in *siDelivery, key string) bool {
 		if !r.inFlight.claim(key, recv, in) {
-			continue
+			return true
 		}
 		if !r.seen(ctx, key, now) {
-			kept = append(kept, in)
-			continue
+			return false
 		}
 		r.mDuplicates.Incr(1)
 		_ = r.settle(recv, in, session.Accepted)
 		r.endFlight(key, true)
+		return true
+	})
+}
+
+// dropKeyed filters ins in place, keeping the messages without a
+// de-duplication key and those of the others for which drop says false,
+// and clears the slots it freed.
+func dropKeyed[T interface{ DedupKey() string }](ins []T, drop func(in T, key string) bool) []T {
+	kept := ins[:0]
+	for _, in := range ins {
+		if key := in.DedupKey(); key == "" || !drop(in, key) {
+			kept = append(kept, in)
+		}
 	}
+	clear(ins[len(kept):])
 	return kept
 }
 

@@ -350,14 +350,8 @@ func (r *solaceReader) directNacked(n int, err error) {
 // processed, or is processing, counting them.
 func (r *solaceReader) dropDirectDuplicates(ctx context.Context, ins []*session.Inbound) []*session.Inbound {
 	d := r.direct
-	kept := ins[:0]
 	now := time.Now()
-	for _, in := range ins {
-		key := in.DedupKey()
-		if key == "" {
-			kept = append(kept, in)
-			continue
-		}
+	return dropKeyed(ins, func(in *session.Inbound, key string) bool {
 		d.flyMu.Lock()
 		_, flying := d.flying[key]
 		if !flying {
@@ -365,16 +359,14 @@ func (r *solaceReader) dropDirectDuplicates(ctx context.Context, ins []*session.
 		}
 		d.flyMu.Unlock()
 		if !flying && !r.seen(ctx, key, now) {
-			kept = append(kept, in)
-			continue
+			return false
 		}
 		if !flying {
 			d.land([]*session.Inbound{in})
 		}
 		r.mDuplicates.Incr(1)
-	}
-	clear(ins[len(kept):])
-	return kept
+		return true
+	})
 }
 
 // land ends the flight of the keys of ins.

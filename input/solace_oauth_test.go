@@ -57,7 +57,7 @@ func TestSolaceOAuthThroughExpiryResetsAndRotation(t *testing.T) {
   connect_timeout: 5s
 `, p.Addr(), trustDir, auth)
 			}
-			const n = 300
+			const n = 500 // 15 s of publishing: room for both resets under load
 			logs := &logLines{}
 			out := service.NewStreamBuilder()
 			out.SetLogger(slog.New(logs))

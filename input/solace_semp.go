@@ -66,21 +66,25 @@ func (r *solaceReader) connectSEMP() error {
 // a queue or subscription deleted by an operator in the meantime.
 func (r *solaceReader) prepareQueue(ctx context.Context, rc *session.ReceiverConfig) error {
 	if r.topic != "" {
-		created, err := r.sempCli.EnsureQueue(ctx, r.sempVPN, semp.Queue{
-			QueueName:      r.queue,
-			AccessType:     semp.AccessTypeNonExclusive,
-			Permission:     semp.PermissionConsume,
-			IngressEnabled: semp.Bool(true),
-			EgressEnabled:  semp.Bool(true),
-		})
+		want := r.qs.sempQueue(r.queue)
+		created, err := r.sempCli.EnsureQueue(ctx, r.sempVPN, want)
 		if err != nil {
 			return fmt.Errorf("provisioning queue %q for topic %q over SEMP: %w", r.queue, r.topic, err)
+		}
+		if !created {
+			q, err := r.sempCli.GetQueue(ctx, r.sempVPN, r.queue)
+			if err != nil {
+				return fmt.Errorf("reading queue %q over SEMP: %w", r.queue, err)
+			}
+			if err := r.checkExisting(q); err != nil {
+				return err
+			}
 		}
 		if err := r.sempCli.AddSubscription(ctx, r.sempVPN, r.queue, r.topic); err != nil {
 			return fmt.Errorf("subscribing queue %q to topic %q over SEMP: %w", r.queue, r.topic, err)
 		}
 		if created {
-			r.log.Infof("Provisioned durable non-exclusive queue %q subscribed to %q", r.queue, r.topic)
+			r.log.Infof("Provisioned durable %s queue %q subscribed to %q", want.AccessType, r.queue, r.topic)
 		}
 	}
 	q, err := r.sempCli.GetQueue(ctx, r.sempVPN, r.queue)

@@ -228,18 +228,30 @@ func (s *solaceServer) send(req *session.Request, o *session.Outbound) {
 
 // drop forgets a server whose session ended, so that Benthos reconnects.
 func (s *solaceServer) drop(srv *session.Server) {
-	s.mu.Lock()
-	if s.srv != srv {
-		s.mu.Unlock()
+	dropIfCurrent(&s.mu, &s.srv, &s.sess, srv)
+}
+
+// dropIfCurrent forgets cur, the receiver or server that *held names under
+// mu, and the session under it, unless a reconnect replaced it already, and
+// closes both (allowing 10 s), so that Benthos's next Connect builds them
+// anew.
+func dropIfCurrent[T interface {
+	comparable
+	Close(context.Context) error
+}](mu *sync.Mutex, held *T, sess **session.Session, cur T) {
+	mu.Lock()
+	if *held != cur {
+		mu.Unlock()
 		return
 	}
-	sess := s.sess
-	s.srv, s.sess = nil, nil
-	s.mu.Unlock()
+	s := *sess
+	var none T
+	*held, *sess = none, nil
+	mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = srv.Close(ctx)
-	_ = sess.Close(ctx)
+	_ = cur.Close(ctx)
+	_ = s.Close(ctx)
 }
 
 func (s *solaceServer) Close(ctx context.Context) error {

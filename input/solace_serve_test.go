@@ -81,6 +81,7 @@ func TestSolaceInputServesRequests(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	siServePipeline(t, b, "[ svc/upper/> ]",
 		`mutation: 'meta out_n = content().string().length()'`,
+		`mutation: 'meta out_reply_to = meta("solace_reply_to")'`,
 		`mapping: 'root = "answer:" + content().string().uppercase() + ":" + meta("solace_application_message_id")'`)
 	// The input subscribes once it connected; a request before that gets
 	// no reply, so wait for one answer first.
@@ -123,6 +124,9 @@ func TestSolaceInputServesRequests(t *testing.T) {
 		p, ok := r.reply.GetProperty("out_n")
 		require.True(t, ok, "reply_metadata carries out_n")
 		assert.EqualValues(t, len(fmt.Sprint("req-", r.i)), p)
+		// The request's reply-to is the requester's P2P inbox.
+		rt, _ := r.reply.GetProperty("out_reply_to")
+		assert.Regexp(t, `^#P2P/v:[^/]+/`, rt)
 	}
 	t.Logf("2000 requests answered in %v", time.Since(start))
 }

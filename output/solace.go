@@ -130,6 +130,7 @@ follows the peak number of messages it holds, with the defaults 4 × (1000 + 255
 
 Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).`).
 		Fields(solacecfg.ConnectionFields()...).
+		Field(soPayloadTypeField()).
 		Fields(
 			service.NewInterpolatedStringField(soFieldTopic).
 				Description("The topic to publish to. Exactly one of `topic` and `queue` must be set.").
@@ -261,8 +262,10 @@ type solaceWriter struct {
 	batchPolicy service.BatchPolicy
 	// ackNow marks messages of the streaming persistent writer "ack
 	// immediately", so the broker does not hold back their confirmation.
-	ackNow  bool
-	latency bool
+	ackNow bool
+	// payloadType is payload_type (solace_payload.go).
+	payloadType session.PayloadType
+	latency     bool
 
 	// tmpl holds every static attribute, resolved and checked once by the
 	// constructor; each message starts as a copy of it.
@@ -308,6 +311,11 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		return nil, err
 	}
 
+	pt, err := conf.FieldString(soFieldPayloadType)
+	if err != nil {
+		return nil, err
+	}
+	w.payloadType = soPayloadType(pt)
 	if err = w.planFields(conf); err != nil {
 		return nil, err
 	}

@@ -172,6 +172,11 @@ func (w *solaceWriter) toOutbound(batch service.MessageBatch, ev *interp.Eval[se
 	*o = w.tmpl
 	o.Payload = payload
 	o.AckImmediately = w.ackNow
+	if o.PayloadType = w.payloadType; o.PayloadType >= session.PayloadMap {
+		if err := structuredPayload(batch[i], o); err != nil {
+			return err
+		}
+	}
 	if err := ev.Apply(o, i); err != nil {
 		return err
 	}

@@ -42,7 +42,8 @@ properties metadata under their own names; the message's other metadata stays.
 A message whose request fails is kept, unchanged, and flagged with the reason, so that `+"`catch`"+`, `+"`switch`"+` (with
 `+"`errored()`"+`) and `+"`fallback`"+` handle it: no reply within `+"`timeout`"+`, a request the client or broker refused, an invalid
 topic or attribute, or a connection lost while the request waited. A message is never dropped and never waits longer than
-`+"`timeout`"+` for its reply.
+`+"`timeout`"+` for its reply once its request is sent; a request the client cannot send (a stalled connection) fails 250 ms after
+its timeout.
 
 ### Concurrency
 

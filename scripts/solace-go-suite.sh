@@ -25,6 +25,8 @@
 #     monitor answers take tens of milliseconds, and the request-reply termination
 #     specs depend on that (a request's 5 s reply timeout, started before a SEMP read,
 #     must expire before a 5 s grace period started after it).
+#   - DATA_DIR=DIR runs every broker start with a fresh --data-dir under DIR, so that
+#     the suite measures the broker with persistence on (every ack waits for fsync).
 #
 # usage: scripts/solace-go-suite.sh [--out DIR] [--files "a_test.go ..."] [SUITE_TEST_DIR]
 #   SUITE_TEST_DIR defaults to /tmp/solace-go-suite/test (see the harness README for
@@ -39,7 +41,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; shift 2 ;;
 	--files) FILES=$2; shift 2 ;;
 	--) shift; EXTRA=("$@"); break ;;
-	-h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) SUITE=$1; shift ;;
 	esac
 done
@@ -95,6 +97,17 @@ PIDS+=($!); wait_tcp "$FRONT" "$!"
 export TOXIPROXY_HOST=127.0.0.1 TOXIPROXY_PORT=$FRONT TOXIPROXY_UPSTREAM=127.0.0.1
 export TOXIPROXY_PLAINTEXT_PORT=$(free_port) TOXIPROXY_COMPRESSED_PORT=$(free_port) TOXIPROXY_SECURE_PORT=$(free_port)
 
+# With DATA_DIR, the broker command is a wrapper that gives each start its own
+# data directory: the harness restarts the broker per file and after stalls.
+BROKER=("$BIN" devbroker)
+if [ -n "${DATA_DIR:-}" ]; then
+	mkdir -p "$DATA_DIR"
+	DATA_DIR=$(cd "$DATA_DIR" && pwd)
+	printf '#!/bin/sh\nexec "%s" devbroker --data-dir "$(mktemp -d "%s/start.XXXXXX")" "$@"\n' "$BIN" "$DATA_DIR" >"$TMP/devbroker-data-dir"
+	chmod +x "$TMP/devbroker-data-dir"
+	BROKER=("$TMP/devbroker-data-dir")
+fi
+
 # The KDC, and a ticket for the suite's client in a cache of this run's own.
 KDC_DIR=${KRB5_TEST_DIR:-/tmp/connect-solace-krb5}
 if [ -s "$KDC_DIR/kdc.pid" ] && kill -0 "$(cat "$KDC_DIR/kdc.pid")" 2>/dev/null; then
@@ -114,7 +127,7 @@ args=(--out "$OUT")
 [ -n "$FILES" ] && args+=(--files "$FILES")
 set +e
 "$HARNESS" "${args[@]}" "${EXTRA[@]}" "$SUITE" -- \
-	"$BIN" devbroker --smf-addr '127.0.0.1:{smf}' --semp-addr '127.0.0.1:{semp}' \
+	"${BROKER[@]}" --smf-addr '127.0.0.1:{smf}' --semp-addr '127.0.0.1:{semp}' \
 	--health-addr '127.0.0.1:{health}' --smf-tls-addr '127.0.0.1:{secure}' \
 	--compressed-addr '127.0.0.1:{compressed}' --web-addr '127.0.0.1:{web}' \
 	--secure-web-addr '127.0.0.1:{secure_web}' --tls-cert "$F/api-server.pem" \

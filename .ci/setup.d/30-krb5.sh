@@ -59,9 +59,19 @@ _krb5_main() {
 	export KRB5_TEST_CLIENT="app"
 	export KRB5_TEST_SERVICE_KEYTAB="$dir/solace.keytab"
 
-	if [ -s "$dir/kdc.pid" ] && kill -0 "$(cat "$dir/kdc.pid")" 2>/dev/null; then
+	# A KDC that is up and issues tickets is reused; one that does not answer
+	# (it may be exiting) is stopped and replaced.
+	if [ -s "$dir/kdc.pid" ] && kill -0 "$(cat "$dir/kdc.pid")" 2>/dev/null &&
+		kinit -k -t "$dir/app.keytab" -c "FILE:$dir/probe.ccache" app >/dev/null 2>&1; then
+		rm -f "$dir/probe.ccache"
 		echo "krb5: reusing running KDC (pid $(cat "$dir/kdc.pid"))"
 	else
+		if [ -s "$dir/kdc.pid" ]; then
+			local old
+			old="$(cat "$dir/kdc.pid")"
+			kill "$old" 2>/dev/null || true
+			for _i in $(seq 50); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+		fi
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		cat >"$dir/kdc.conf" <<-EOF
@@ -128,7 +138,7 @@ _krb5_main() {
 	local pid
 	pid="$(cat "$dir/kdc.pid")"
 	if declare -F on_exit >/dev/null; then
-		on_exit "kill $pid 2>/dev/null"
+		on_exit "kill $pid 2>/dev/null; for _i in \$(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done"
 	else
 		echo "krb5: left running; stop it with: kill $pid"
 	fi

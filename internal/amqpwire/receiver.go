@@ -101,53 +101,29 @@ type Receiver struct {
 // whole session) carrying the broker's condition. The link starts without
 // credit.
 func (s *Session) NewReceiver(ctx context.Context, o ReceiverOptions) (*Receiver, error) {
-	c := s.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s.err != nil {
-		return nil, s.err
-	}
-	h, err := s.allocHandleLocked()
-	if err != nil {
-		return nil, err
-	}
-	name := o.Name
-	if name == "" {
-		name = randomName("receiver-")
-	}
-	if _, dup := s.receiverByName[name]; dup {
-		s.freeHandles = append(s.freeHandles, h)
-		return nil, fmt.Errorf("a receiver link named %q is already attached on the session", name)
-	}
-	r := &Receiver{s: s, name: name, handle: h, closed: make(chan struct{}), wake: make(chan struct{}, 1),
-		maxSize: o.MaxMessageSize}
-	if r.maxSize == 0 {
-		r.maxSize = DefaultMaxMessageSize
-	}
-	if c.wbuf, err = appendReceiverAttach(c.wbuf, s.ch, receiverAttachParams{name: name, handle: h, source: o.Source,
-		durability: o.Durability, expiryPolicy: o.ExpiryPolicy, selector: o.Selector, capabilities: o.Capabilities,
-		maxMessageSize: r.maxSize}); err != nil {
-		s.freeHandles = append(s.freeHandles, h)
-		return nil, err
-	}
-	s.receivers[h], s.receiverByName[name] = r, r
-	c.flushNowLocked()
-	for {
-		if err := ctx.Err(); err != nil {
-			// Detached without closing: closing would delete a durable
-			// subscription the caller only gave up attaching to.
-			r.detachSelfLocked(false)
+	return attachLink(ctx, s, o.Name, "receiver-", func(h uint32, name string) (*Receiver, error) {
+		if _, dup := s.receiverByName[name]; dup {
+			return nil, fmt.Errorf("a receiver link named %q is already attached on the session", name)
+		}
+		r := &Receiver{s: s, name: name, handle: h, closed: make(chan struct{}), wake: make(chan struct{}, 1),
+			maxSize: o.MaxMessageSize}
+		if r.maxSize == 0 {
+			r.maxSize = DefaultMaxMessageSize
+		}
+		var err error
+		c := s.c
+		if c.wbuf, err = appendReceiverAttach(c.wbuf, s.ch, receiverAttachParams{name: name, handle: h, source: o.Source,
+			durability: o.Durability, expiryPolicy: o.ExpiryPolicy, selector: o.Selector, capabilities: o.Capabilities,
+			maxMessageSize: r.maxSize}); err != nil {
 			return nil, err
 		}
-		if r.attached || r.err != nil {
-			break
-		}
-		_ = c.waitLocked(ctx)
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return r, nil
+		s.receivers[h], s.receiverByName[name] = r, r
+		return r, nil
+	}, func(r *Receiver) (bool, error) { return r.attached, r.err }, func(r *Receiver) {
+		// Detached without closing: closing would delete a durable
+		// subscription the caller only gave up attaching to.
+		r.detachSelfLocked(false)
+	})
 }
 
 // receiverAttachedLocked handles the peer's attach (as sender) of one of

@@ -352,44 +352,66 @@ type Sender struct {
 // refusal is a *LinkError (or a *SessionError, when the broker ends the
 // whole session) carrying the broker's condition.
 func (s *Session) NewSender(ctx context.Context, o SenderOptions) (*Sender, error) {
+	return attachLink(ctx, s, o.Name, "sender-", func(h uint32, name string) (*Sender, error) {
+		l := &Sender{s: s, name: name, handle: h}
+		var err error
+		c := s.c
+		if c.wbuf, err = appendAttach(c.wbuf, s.ch, attachParams{name: name, handle: h, target: o.Target,
+			durable: o.Durable, capabilities: o.Capabilities, properties: o.Properties}); err != nil {
+			return nil, err
+		}
+		s.links[h], s.byName[name] = l, l
+		return l, nil
+	}, func(l *Sender) (bool, error) { return l.attached, l.err }, func(l *Sender) {
+		// A caller that gave up gets no link, even one attached meanwhile:
+		// it is detached, and forgotten once the peer answers.
+		l.closeLocked()
+	})
+}
+
+// attachLink attaches a link the way both kinds attach, with the
+// connection's lock held: it takes a handle and a name (prefix and a random
+// suffix when name is ""), has newLink write the attach frame and register
+// the link (the handle is freed again when newLink fails), and waits for the
+// peer's attach or refusal, which state reports. A caller that gives up
+// meanwhile gets nothing, and abandon undoes the link.
+func attachLink[L any](ctx context.Context, s *Session, name, prefix string,
+	newLink func(h uint32, name string) (L, error), state func(L) (attached bool, err error), abandon func(L),
+) (L, error) {
+	var none L
 	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s.err != nil {
-		return nil, s.err
+		return none, s.err
 	}
 	h, err := s.allocHandleLocked()
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	name := o.Name
 	if name == "" {
-		name = randomName("sender-")
+		name = randomName(prefix)
 	}
-	l := &Sender{s: s, name: name, handle: h}
-	if c.wbuf, err = appendAttach(c.wbuf, s.ch, attachParams{name: name, handle: h, target: o.Target,
-		durable: o.Durable, capabilities: o.Capabilities, properties: o.Properties}); err != nil {
+	l, err := newLink(h, name)
+	if err != nil {
 		s.freeHandles = append(s.freeHandles, h)
-		return nil, err
+		return none, err
 	}
-	s.links[h], s.byName[name] = l, l
 	c.flushNowLocked()
 	for {
-		// A caller that gave up gets no link, even one attached meanwhile:
-		// it is detached, and forgotten once the peer answers.
 		if err := ctx.Err(); err != nil {
-			l.closeLocked()
-			return nil, err
+			abandon(l)
+			return none, err
 		}
-		if l.attached || l.err != nil {
-			break
+		attached, err := state(l)
+		if err != nil {
+			return none, err
+		}
+		if attached {
+			return l, nil
 		}
 		_ = c.waitLocked(ctx)
 	}
-	if l.err != nil {
-		return nil, l.err
-	}
-	return l, nil
 }
 
 // Err is why the link ended, nil while it is attached.

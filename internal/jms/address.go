@@ -197,12 +197,8 @@ func (a Addresser) Resolve(kind DestKind, name string) (Destination, error) {
 // capabilityFor returns the target capability Qpid JMS sends for a kind.
 func capabilityFor(k DestKind) string {
 	switch k {
-	case KindTopic:
-		return "topic"
-	case KindTempQueue:
-		return "temporary-queue"
-	case KindTempTopic:
-		return "temporary-topic"
+	case KindTopic, KindTempQueue, KindTempTopic:
+		return k.String()
 	}
 	return "queue"
 }

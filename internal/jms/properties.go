@@ -56,17 +56,12 @@ func ValidatePropertyName(name string) error {
 //   - []byte must be UTF-8 and becomes a string;
 //   - maps, slices and structs become their JSON text.
 func PropertyValue(v any) (any, error) {
+	if w, ok := javaInt(v); ok {
+		return w, nil
+	}
 	switch t := v.(type) {
 	case nil, string, bool, int8, int16, int32, int64, float32, float64:
 		return t, nil
-	case int:
-		return int64(t), nil
-	case uint8:
-		return int16(t), nil
-	case uint16:
-		return int32(t), nil
-	case uint32:
-		return int64(t), nil
 	case uint:
 		return unsignedValue(uint64(t)), nil
 	case uint64:
@@ -127,6 +122,23 @@ func PropertyValue(v any) (any, error) {
 		return nil, fmt.Errorf("value of type %T cannot be carried as a JMS property: %w", v, err)
 	}
 	return string(b), nil
+}
+
+// javaInt widens the Go integers Java has no type of the same width and
+// sign for to the smallest Java type that holds them: int and uint32 to a
+// long, uint8 to a short, uint16 to an int.
+func javaInt(v any) (any, bool) {
+	switch t := v.(type) {
+	case int:
+		return int64(t), true
+	case uint8:
+		return int16(t), true
+	case uint16:
+		return int32(t), true
+	case uint32:
+		return int64(t), true
+	}
+	return nil, false
 }
 
 func unsignedValue(u uint64) any {
@@ -204,17 +216,12 @@ func MapBody(v any) (map[string]any, error) {
 }
 
 func mapValue(v any) (any, error) {
+	if w, ok := javaInt(v); ok {
+		return w, nil
+	}
 	switch t := v.(type) {
 	case nil, string, bool, int8, int16, int32, int64, float32, float64, []byte:
 		return t, nil
-	case int:
-		return int64(t), nil
-	case uint8:
-		return int16(t), nil
-	case uint16:
-		return int32(t), nil
-	case uint32:
-		return int64(t), nil
 	case uint, uint64:
 		u := reflect.ValueOf(t).Uint()
 		if u > math.MaxInt64 {

@@ -40,7 +40,12 @@ type Queue struct {
 	// MaxMsgSpoolUsage is the spool quota in megabytes.
 	MaxMsgSpoolUsage  *int64 `json:"maxMsgSpoolUsage,omitempty"`
 	RespectTTLEnabled *bool  `json:"respectTtlEnabled,omitempty"`
-	MsgVpnName        string `json:"msgVpnName,omitempty"`
+	// MaxTTL is the longest a message stays (with RespectTTLEnabled), in
+	// seconds; 0 disables expiry.
+	MaxTTL *int64 `json:"maxTtl,omitempty"`
+	// PartitionCount > 0 partitions a non-exclusive queue.
+	PartitionCount *int32 `json:"partitionCount,omitempty"`
+	MsgVpnName     string `json:"msgVpnName,omitempty"`
 }
 
 // Bool and Int64 return pointers for Queue's optional fields.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,14 @@ func TestConnectKerberos(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, clients, 1)
 		assert.Equal(t, "app", clients[0].Username, "the client principal without the realm")
+	})
+	t.Run("client keytab, no kinit", func(t *testing.T) {
+		t.Setenv("KRB5CCNAME", "FILE:"+filepath.Join(t.TempDir(), "ccache")) // empty
+		t.Setenv("KRB5_CLIENT_KTNAME", filepath.Join(kdc.Dir, "app.keytab"))
+		b := solacetest.NewKerberosBroker(t, solacetest.Config{}, kdc.Keytab(t, "solace.keytab"))
+		s, err := Connect(t.Context(), kerberosConfig(b), nil, Events{})
+		require.NoError(t, err)
+		require.NoError(t, s.Close(t.Context()))
 	})
 	t.Run("api provided username", func(t *testing.T) {
 		b := solacetest.NewKerberosBroker(t, solacetest.Config{}, kdc.Keytab(t, "solace.keytab"))

@@ -12,6 +12,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/message"
+	"solace.dev/go/messaging/pkg/solace/message/sdt"
 	"solace.dev/go/messaging/pkg/solace/resource"
 )
 
@@ -113,6 +114,11 @@ func (d Destination) Kind() string {
 type Outbound struct {
 	Payload     []byte
 	Destination Destination
+	// PayloadType is the form the payload is sent in (sdt_payload.go);
+	// with PayloadMap or PayloadStream the payload is Body, an SDT map or
+	// stream (see ToSDT), not Payload.
+	PayloadType PayloadType
+	Body        any
 
 	ApplicationMessageID   string
 	ApplicationMessageType string
@@ -283,7 +289,7 @@ func (o *Outbound) plain() bool {
 	return len(o.UserProperties) == 0 && o.ApplicationMessageID == "" && o.ApplicationMessageType == "" &&
 		o.CorrelationID == "" && o.SenderID == "" && o.HTTPContentType == "" && o.HTTPContentEncoding == "" &&
 		o.Priority == nil && o.TTL == 0 && o.DMQEligible == nil && o.ClassOfService == nil &&
-		o.PartitionKey == "" && o.ReplyTo == "" && !o.AckImmediately
+		o.PartitionKey == "" && o.ReplyTo == "" && !o.AckImmediately && o.PayloadType == PayloadBytes
 }
 
 // build turns o into a client message. The caller disposes it once the
@@ -307,10 +313,27 @@ func buildMessage(b solace.OutboundMessageBuilder, o *Outbound) (message.Outboun
 		return nil, err
 	}
 	var m message.OutboundMessage
-	if props == nil {
-		m, err = b.BuildWithByteArrayPayload(o.Payload)
-	} else {
-		m, err = b.BuildWithByteArrayPayload(o.Payload, props)
+	var cfg []config.MessagePropertiesConfigurationProvider
+	if props != nil {
+		cfg = append(cfg, props)
+	}
+	switch o.PayloadType {
+	case PayloadString:
+		m, err = b.BuildWithStringPayload(string(o.Payload), cfg...)
+	case PayloadMap:
+		mp, ok := o.Body.(sdt.Map)
+		if !ok {
+			return nil, fmt.Errorf("building message: an SDT map payload needs a map, not %T", o.Body)
+		}
+		m, err = b.BuildWithMapPayload(mp, cfg...)
+	case PayloadStream:
+		st, ok := o.Body.(sdt.Stream)
+		if !ok {
+			return nil, fmt.Errorf("building message: an SDT stream payload needs a list, not %T", o.Body)
+		}
+		m, err = b.BuildWithStreamPayload(st, cfg...)
+	default:
+		m, err = b.BuildWithByteArrayPayload(o.Payload, cfg...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("building message: %w", err)

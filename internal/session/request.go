@@ -67,7 +67,19 @@ type Requester struct {
 type pendingRequest struct {
 	start time.Time
 	done  func(*Reply, error)
+	// watchdog ends the request should the client never report it: the
+	// client starts its reply timer only once the request went out, and a
+	// send can stall (a full socket on a silent network) until the
+	// connection is given up.
+	watchdog *time.Timer
 }
+
+// watchdogGrace is how much longer than its timeout a request may wait for
+// the client's word before the watchdog ends it.
+const watchdogGrace = 250 * time.Millisecond
+
+// errNoWordFromClient is the watchdog's error.
+var errNoWordFromClient = fmt.Errorf("%w: the request was not sent within the timeout", ErrReplyTimeout)
 
 // NewRequester creates and starts a request publisher on s. buffer is the
 // client's publish buffer in messages (at least 1): Request waits while it
@@ -124,6 +136,8 @@ func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Durat
 		return
 	}
 	r.pending[p] = struct{}{}
+	// Set under mu, which end takes too: the timer's own end sees it.
+	p.watchdog = time.AfterFunc(timeout+watchdogGrace, func() { r.end(p, nil, errNoWordFromClient) })
 	r.mu.Unlock()
 
 	plain := *o
@@ -169,7 +183,7 @@ func (r *Requester) onReply(msg message.InboundMessage, uc any, err error) {
 		r.end(p, nil, err)
 		return
 	}
-	in := readAPI(&Inbound{msg: msg}, nil)
+	in := convertOne(r.sess.svc, msg)
 	msg.Dispose()
 	r.end(p, &Reply{Payload: in.Payload, Meta: in.Meta, Properties: in.Properties, Latency: time.Since(p.start)}, nil)
 }
@@ -205,6 +219,7 @@ func (r *Requester) end(p *pendingRequest, reply *Reply, err error) {
 	delete(r.pending, p)
 	r.mu.Unlock()
 	if ok {
+		p.watchdog.Stop()
 		p.done(reply, err)
 	}
 }
@@ -229,6 +244,7 @@ func (r *Requester) FailOutstanding(err error) {
 	clear(r.pending)
 	r.mu.Unlock()
 	for _, p := range ps {
+		p.watchdog.Stop()
 		p.done(nil, err)
 	}
 }
@@ -257,4 +273,16 @@ func (r *Requester) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// convertOne converts a message taken outside a queue flow (a reply or a
+// request) in one native read when the client allows it (see native.go),
+// which also gives the attributes the Go API hides, else through the Go API.
+// Everything is copied: the caller may dispose of msg at once.
+func convertOne(svc solace.MessagingService, msg message.InboundMessage) *Inbound {
+	in := &Inbound{msg: msg}
+	if nr, err := probeNative(svc); err == nil && nr.read(in, nil) {
+		return in
+	}
+	return readAPI(in, nil)
 }

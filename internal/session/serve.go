@@ -29,8 +29,7 @@ type ServerConfig struct {
 // with the means to answer it.
 type Request struct {
 	Payload []byte
-	// Meta holds the request's attributes, as Inbound.Meta (the client's
-	// API shows no reply-to: the replier uses it).
+	// Meta holds the request's attributes, as Inbound.Meta.
 	Meta       []MetaField
 	Properties map[string]any
 
@@ -105,7 +104,7 @@ func (s *Session) NewServer(cfg ServerConfig, onDropped func()) (*Server, error)
 }
 
 func (srv *Server) onRequest(msg message.InboundMessage, replier solace.Replier) {
-	in := readAPI(&Inbound{msg: msg}, nil)
+	in := convertOne(srv.sess.svc, msg)
 	msg.Dispose()
 	req := &Request{Payload: in.Payload, Meta: in.Meta, Properties: in.Properties, replier: replier, srv: srv}
 	select {

@@ -1,0 +1,40 @@
+package session
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"solace.dev/go/messaging/pkg/solace"
+	"solace.dev/go/messaging/pkg/solace/resource"
+)
+
+// silentPublisher takes every request and never reports on it, as the
+// client does while a send stalls on a full socket.
+type silentPublisher struct {
+	solace.RequestReplyMessagePublisher
+}
+
+func (silentPublisher) PublishBytes([]byte, solace.ReplyMessageHandler, *resource.Topic, time.Duration, any) error {
+	return nil
+}
+
+func TestRequesterWatchdogEndsASilentRequest(t *testing.T) {
+	s := &Session{}
+	s.connected.Store(true)
+	r := &Requester{sess: s, pub: silentPublisher{}, pending: map[*pendingRequest]struct{}{}}
+	done := make(chan error, 1)
+	start := time.Now()
+	const timeout = 100 * time.Millisecond
+	r.Request(t.Context(), &Outbound{Payload: []byte("x"), Destination: Destination{Name: "svc"}}, timeout,
+		func(_ *Reply, err error) { done <- err })
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrReplyTimeout)
+		require.Equal(t, "timeout", ErrorLabel(err))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request never ended")
+	}
+	require.Less(t, time.Since(start), timeout+watchdogGrace+time.Second)
+	require.Zero(t, r.Outstanding())
+}

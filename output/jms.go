@@ -331,8 +331,8 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 // interp.Plan: a static value is applied once to the template, a dynamic one
 // per message.
 var jmsRules = []interp.Rule[jms.Outgoing]{
-	{Name: jmsFieldQueue, Apply: func(p *jms.Outgoing, s string) error { p.DestName = s; return nil }},
-	{Name: jmsFieldTopic, Apply: func(p *jms.Outgoing, s string) error { p.DestName = s; return nil }},
+	{Name: jmsFieldQueue, Required: true, Apply: func(p *jms.Outgoing, s string) error { p.DestName = s; return nil }},
+	{Name: jmsFieldTopic, Required: true, Apply: func(p *jms.Outgoing, s string) error { p.DestName = s; return nil }},
 	{Name: jmsFieldPriority, Apply: func(p *jms.Outgoing, s string) (err error) { p.Priority, err = jms.ParsePriority(s); return }},
 	{Name: jmsFieldTTL, Apply: func(p *jms.Outgoing, s string) (err error) { p.TTL, err = ttl.Parse(s); return }},
 	{Name: jmsFieldMessageID, Apply: func(p *jms.Outgoing, s string) error { p.MessageID = s; return nil }},

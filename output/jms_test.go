@@ -148,6 +148,8 @@ func TestJMSPrepare(t *testing.T) {
 		{name: "dynamic bad group sequence", conf: "queue: q\ngroup_sequence: '${! meta(\"g\") }'", payload: "x", meta: map[string]any{"g": "-1"}, wantErr: "unsigned 32-bit"},
 		{name: "invalid UTF-8 property value", conf: "queue: q\nmetadata:\n  include_prefixes: [ app_ ]", payload: "x", meta: map[string]any{"app_bad": "a\xffb"}, wantErr: `JMS property "app_bad": value is not valid UTF-8`},
 		{name: "empty destination", conf: "queue: '${! meta(\"missing\").or(\"\") }'", payload: "x", wantErr: "empty"},
+		{name: "missing destination metadata", conf: "topic: '${! meta(\"missing\") }'", payload: "x", wantErr: "field topic: evaluated empty"},
+		{name: "empty destination metadata", conf: "queue: '${! @d }'", payload: "x", meta: map[string]any{"d": ""}, wantErr: "field queue: evaluated empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

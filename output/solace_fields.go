@@ -26,8 +26,8 @@ import (
 // bad one fails that message); see interp.Plan. An empty value leaves the
 // attribute unset.
 var soRules = []interp.Rule[session.Outbound]{
-	{Name: soFieldTopic, Apply: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil }},
-	{Name: soFieldQueue, Apply: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil }},
+	{Name: soFieldTopic, Required: true, Apply: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil }},
+	{Name: soFieldQueue, Required: true, Apply: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil }},
 	{Name: soFieldDestinationType, Apply: func(o *session.Outbound, v string) error {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "":

@@ -75,7 +75,7 @@ func rrAttributeFields() []*service.ConfigField {
 // rrRules are the processor's interpolated fields for interp.Plan: the
 // topic, checked, then the attribute fields.
 func rrRules() []interp.Rule[session.Outbound] {
-	rules := []interp.Rule[session.Outbound]{{Name: rrFieldTopic, Apply: func(o *session.Outbound, v string) error {
+	rules := []interp.Rule[session.Outbound]{{Name: rrFieldTopic, Required: true, Apply: func(o *session.Outbound, v string) error {
 		o.Destination.Name = v
 		return session.ValidateTopic(v)
 	}}}

@@ -191,6 +191,7 @@ func TestSolaceRequestReplyFailures(t *testing.T) {
 			return "timeout"
 		}},
 		{"no replier", "svc/nobody", func(int) string { return "timeout" }},
+		{"missing topic metadata", "${! meta(\"nope\") }", func(int) string { return "invalid_message" }},
 		{"invalid topic", "${! if meta(\"idx\").number() == 3 { \"\" } else { \"svc/half\" } }", func(i int) string {
 			switch {
 			case i == 3:

@@ -10,6 +10,9 @@ package interp
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/redpanda-data/benthos/v4/public/bloblang"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 )
@@ -17,9 +20,15 @@ import (
 // Rule is one interpolated field of an output whose messages are of type T:
 // its name and how its value applies to a message. Apply returns the
 // problem with the value, without the field's name (the plan adds it).
+//
+// A Required field (a destination) must not evaluate empty for a message:
+// an empty value, or a lone interpolation whose query gives null (a missing
+// metadata key, which Benthos renders "null"), fails that message with an
+// error naming the field, rather than reaching Apply.
 type Rule[T any] struct {
-	Name  string
-	Apply func(m *T, v string) error
+	Name     string
+	Apply    func(m *T, v string) error
+	Required bool
 }
 
 // apply applies v, naming the field in an error.
@@ -39,6 +48,23 @@ type Plan[T any] struct {
 type dynField[T any] struct {
 	rule *Rule[T]
 	is   *service.InterpolatedString
+	// whole, for a Required field that is one interpolation and nothing
+	// else, says whether its query gives null, to tell null from the text
+	// "null"; nil otherwise.
+	whole *bloblang.Executor
+}
+
+// wholeQuery returns a mapping of whether the query of raw gives null, when
+// raw is one interpolation and nothing else ("${! meta(\"t\") }"), or nil.
+func wholeQuery(raw string) *bloblang.Executor {
+	if !strings.HasPrefix(raw, "${!") || !strings.HasSuffix(raw, "}") || strings.Count(raw, "${") != 1 {
+		return nil
+	}
+	exe, err := bloblang.Parse("root = (" + raw[len("${!"):len(raw)-1] + ") == null")
+	if err != nil {
+		return nil
+	}
+	return exe
 }
 
 // NewPlan reads the fields of rules from conf, in order. A field that is
@@ -58,7 +84,15 @@ func NewPlan[T any](conf *service.ParsedConfig, tmpl *T, rules []Rule[T]) (*Plan
 		v, static := is.Static()
 		switch {
 		case !static:
-			p.dyn = append(p.dyn, dynField[T]{rule: r, is: is})
+			f := dynField[T]{rule: r, is: is}
+			if r.Required {
+				raw, err := conf.FieldString(r.Name)
+				if err != nil {
+					return nil, err
+				}
+				f.whole = wholeQuery(raw)
+			}
+			p.dyn = append(p.dyn, f)
 		case v != "":
 			if err := r.apply(tmpl, v); err != nil {
 				return nil, err
@@ -81,13 +115,14 @@ func (p *Plan[T]) Dynamic(name string) bool {
 // Eval evaluates a plan's dynamic fields over one batch.
 type Eval[T any] struct {
 	p     *Plan[T]
+	b     service.MessageBatch
 	execs []*service.MessageBatchInterpolationExecutor
 }
 
 // Batch prepares to evaluate the dynamic fields over b: one executor per
 // field (none when every field is static).
 func (p *Plan[T]) Batch(b service.MessageBatch) Eval[T] {
-	e := Eval[T]{p: p}
+	e := Eval[T]{p: p, b: b}
 	if len(p.dyn) > 0 {
 		e.execs = make([]*service.MessageBatchInterpolationExecutor, len(p.dyn))
 		for j, f := range p.dyn {
@@ -105,11 +140,29 @@ func (e *Eval[T]) Apply(m *T, i int) error {
 		if err != nil {
 			return fmt.Errorf("field %s: %w", f.rule.Name, err)
 		}
+		if f.rule.Required && (v == "" || v == "null" && f.isNull(e.b[i])) {
+			return fmt.Errorf("field %s: evaluated empty for this message (an empty string or null, such as missing metadata); "+
+				"give every message a value, for example with .or(\"fallback\")", f.rule.Name)
+		}
 		if err := f.rule.apply(m, v); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// isNull reports whether the field's lone query gives null for msg.
+func (f *dynField[T]) isNull(msg *service.Message) bool {
+	if f.whole == nil {
+		return false
+	}
+	// A query (not BloblangQueryValue) sees the message's metadata.
+	res, err := msg.BloblangQuery(f.whole)
+	if err != nil || res == nil {
+		return false
+	}
+	b, err := res.AsBytes()
+	return err == nil && string(b) == "true"
 }
 
 // Check checks a raw config value of rule's field as the constructor

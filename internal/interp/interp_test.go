@@ -87,3 +87,46 @@ func TestCheck(t *testing.T) {
 		require.NoError(t, Check(r, raw), raw)
 	}
 }
+
+// A Required field fails a message whose value is empty or whose lone query
+// gives null (Benthos renders it "null"), naming the field; the text "null"
+// from a literal or inside a longer value is a value like any other.
+func TestPlanRequired(t *testing.T) {
+	type dest struct{ name string }
+	req := []Rule[dest]{{Name: "topic", Required: true, Apply: func(d *dest, v string) error { d.name = v; return nil }}}
+	spec := service.NewConfigSpec().Fields(service.NewInterpolatedStringField("topic"))
+	for _, tc := range []struct {
+		raw, meta string
+		set       bool
+		want      string // "" means refused
+	}{
+		{raw: `${! meta("t") }`, set: true, meta: "a/b", want: "a/b"},
+		{raw: `${! meta("t") }`, set: true, meta: ""},
+		{raw: `${! meta("t") }`},
+		{raw: `${! @t }`},
+		{raw: `${!@t}`},
+		{raw: `${! "null" }`, want: "null"},
+		{raw: `${! @t.or("") }`},
+		{raw: `x/${! @t }`, want: "x/null"},
+		{raw: `${! @t }`, set: true, meta: "null", want: "null"},
+	} {
+		conf, err := spec.ParseYAML("topic: '"+tc.raw+"'", nil)
+		require.NoError(t, err)
+		var tmpl dest
+		p, err := NewPlan(conf, &tmpl, req)
+		require.NoError(t, err)
+		m := service.NewMessage(nil)
+		if tc.set {
+			m.MetaSetMut("t", tc.meta)
+		}
+		ev := p.Batch(service.MessageBatch{m})
+		d := tmpl
+		err = ev.Apply(&d, 0)
+		if tc.want == "" {
+			require.ErrorContains(t, err, "field topic: evaluated empty", "%q with %q", tc.raw, tc.meta)
+			continue
+		}
+		require.NoError(t, err, tc.raw)
+		assert.Equal(t, tc.want, d.name, tc.raw)
+	}
+}

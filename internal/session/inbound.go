@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -220,44 +221,72 @@ func propertiesOf(msg message.InboundMessage) map[string]any {
 }
 
 // payloadOf returns the message body as bytes whatever its SDT form: a
-// string as its text, a map or stream as JSON.
+// string as its text, a map or stream as JSON. Only an attachment that is
+// one whole SDT item (sdtKind) is handed to the client as structured data:
+// the client parses whatever it is asked to, and logs "Bad Length in
+// structured data TLV" for plain bytes that merely start like an SDT tag.
 func payloadOf(msg message.InboundMessage) []byte {
 	b, ok := msg.GetPayloadAsBytes()
-	if ok && !maybeSDT(b) {
-		return b
+	if !ok {
+		return nil
 	}
-	if s, ok := msg.GetPayloadAsString(); ok {
-		return []byte(s)
-	}
-	if m, ok := msg.GetPayloadAsMap(); ok {
-		b, _ := json.Marshal(convertSDT(m))
-		return b
-	}
-	if s, ok := msg.GetPayloadAsStream(); ok {
-		b, _ := json.Marshal(convertSDT(s))
-		return b
+	switch sdtKind(b) {
+	case sdtString:
+		return sdtStringText(b)
+	case sdtMap:
+		if m, ok := msg.GetPayloadAsMap(); ok {
+			j, _ := json.Marshal(convertSDT(m))
+			return j
+		}
+	case sdtStream:
+		if s, ok := msg.GetPayloadAsStream(); ok {
+			j, _ := json.Marshal(convertSDT(s))
+			return j
+		}
 	}
 	return b
 }
 
-// SDT types of a structured payload, the first byte's tag >> 2.
+// SDT types of a structured payload, its tag byte >> 2.
 const (
 	sdtString = 7
 	sdtMap    = 10
 	sdtStream = 11
 )
 
-// maybeSDT reports whether a binary attachment starts like an SDT string,
-// map or stream, which the client then tells apart from plain bytes.
-func maybeSDT(b []byte) bool {
+// sdtKind returns the SDT type of b when b is exactly one SDT string, map
+// or stream item, as the client reads one: the tag byte (type << 2 | the
+// count of length bytes - 1), a big-endian length counting the whole item,
+// and for a string a trailing NUL; otherwise 0. The client tells strings
+// from bytes by this layout alone (a byte payload laid out so is read as a
+// string by every Solace API), so it is the rule here too; it is what makes
+// a plain payload that starts like a tag stay plain bytes.
+func sdtKind(b []byte) int {
 	if len(b) == 0 {
-		return false
+		return 0
 	}
-	switch b[0] >> 2 {
-	case sdtString, sdtMap, sdtStream:
-		return true
+	t, n := int(b[0]>>2), int(b[0]&3)+1
+	if t != sdtString && t != sdtMap && t != sdtStream || len(b) < 1+n {
+		return 0
 	}
-	return false
+	var l uint64
+	for _, c := range b[1 : 1+n] {
+		l = l<<8 | uint64(c)
+	}
+	if l != uint64(len(b)) || t == sdtString && (len(b) == 1+n || b[len(b)-1] != 0) {
+		return 0
+	}
+	return t
+}
+
+// sdtStringText returns the text of b, an SDT string item (sdtKind): up to
+// its first NUL, as the client's string getter does.
+func sdtStringText(b []byte) []byte {
+	text := b[int(b[0]&3)+2:]
+	if i := bytes.IndexByte(text, 0); i >= 0 {
+		text = text[:i]
+	}
+	return text
 }
 
 // convertSDT maps structured data values onto types Benthos and Bloblang

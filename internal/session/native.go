@@ -86,6 +86,9 @@ func readNative(in *Inbound, h uintptr, dc *destCache) *Inbound {
 	has := func(b ccsmp.Has) bool { return m.Has&b != 0 }
 	if has(ccsmp.HasPayload) {
 		in.Payload = m.Payload
+		if sdtKind(in.Payload) == sdtString {
+			in.Payload = sdtStringText(in.Payload)
+		}
 	} else {
 		in.Payload = payloadOf(msg)
 	}

@@ -47,9 +47,14 @@ extern int solClient_msg_getPriority(uintptr_t msg_p, int32_t *v);
 extern int solClient_msg_getClassOfService(uintptr_t msg_p, uint32_t *v);
 extern unsigned char solClient_msg_isRedelivered(uintptr_t msg_p);
 extern int solClient_msg_getBinaryAttachmentPtr(uintptr_t msg_p, void **buf, uint32_t *size);
-extern int solClient_msg_getBinaryAttachmentString(uintptr_t msg_p, const char **buf);
-extern int solClient_msg_getBinaryAttachmentMap(uintptr_t msg_p, uintptr_t *map_p);
-extern int solClient_msg_getBinaryAttachmentStream(uintptr_t msg_p, uintptr_t *stream_p);
+// solClient_field_t: a type, a length and a union whose largest member is a
+// solClient_destination_t.
+typedef struct {
+	int type;
+	uint32_t length;
+	union { uintptr_t container; cs_destination_t dest; } value;
+} cs_field_t;
+extern int solClient_msg_getBinaryAttachmentField(uintptr_t msg_p, cs_field_t *field_p, size_t fieldSize);
 extern int solClient_msg_getUserPropertyMap(uintptr_t msg_p, uintptr_t *map_p);
 extern int solClient_container_closeMapStream(uintptr_t *map_p);
 extern int solClient_msg_getMsgId(uintptr_t msg_p, uint64_t *msgId_p);
@@ -71,8 +76,8 @@ enum {
 	CS_TTL = 1 << 16, CS_DCOUNT = 1 << 17, CS_MSGID = 1 << 18
 };
 
-// SDT types of a structured payload (the first byte's tag >> 2).
-enum { CS_SDT_STRING = 7, CS_SDT_MAP = 10, CS_SDT_STREAM = 11 };
+// The field types of solClient_fieldType_t that are containers.
+enum { CS_FIELD_MAP = 14, CS_FIELD_STREAM = 15 };
 
 // Indexes of the string attributes in cs_attrs_t.str and .len; a NULL
 // pointer means absent.
@@ -133,19 +138,16 @@ static void cs_read_attrs(uintptr_t m, cs_attrs_t *a, int rgmidStr) {
 	a->redelivered = solClient_msg_isRedelivered(m);
 	if (solClient_msg_getBinaryAttachmentPtr(m, &a->payload, &a->payloadLen) == 0) {
 		a->has |= CS_PAYLOAD;
-		// A structured payload is not its bytes: an SDT string gives its
-		// text; a map or stream is left to the Go side (no HasPayload).
-		// The SDT tag (type << 2) of the first byte tells which to ask
-		// CCSMP about, so a plain payload costs no further call.
-		int sdtType = a->payloadLen > 0 ? ((const unsigned char *)a->payload)[0] >> 2 : -1;
-		const char *text = NULL;
-		uintptr_t c = 0;
-		if (sdtType == CS_SDT_STRING && solClient_msg_getBinaryAttachmentString(m, &text) == 0 && text != NULL) {
-			a->payload = (void *)text;
-			a->payloadLen = (uint32_t)strlen(text);
-		} else if ((sdtType == CS_SDT_MAP && solClient_msg_getBinaryAttachmentMap(m, &c) == 0) ||
-		           (sdtType == CS_SDT_STREAM && solClient_msg_getBinaryAttachmentStream(m, &c) == 0)) {
-			solClient_container_closeMapStream(&c);
+		// A map or stream is left to the Go side (no HasPayload), as the
+		// client's own check of the attachment says, which logs nothing for
+		// plain bytes; asking for a map or stream outright makes CCSMP log
+		// "Bad Length in structured data TLV" for bytes that merely start
+		// like one.
+		cs_field_t f;
+		memset(&f, 0, sizeof(f));
+		if (solClient_msg_getBinaryAttachmentField(m, &f, sizeof(f)) == 0 &&
+		    (f.type == CS_FIELD_MAP || f.type == CS_FIELD_STREAM)) {
+			solClient_container_closeMapStream(&f.value.container);
 			a->has &= ~CS_PAYLOAD;
 		}
 	}

@@ -20,17 +20,17 @@ const (
 
 // String returns the lower-case JMS name of the destination type.
 func (k DestKind) String() string {
-	switch k {
-	case KindQueue:
-		return "queue"
-	case KindTopic:
-		return "topic"
-	case KindTempQueue:
-		return "temporary-queue"
-	case KindTempTopic:
-		return "temporary-topic"
+	if k >= 0 && int(k) < len(destKindNames) {
+		return destKindNames[k]
 	}
 	return fmt.Sprintf("kind(%d)", int8(k))
+}
+
+var destKindNames = [...]string{
+	KindQueue:     "queue",
+	KindTopic:     "topic",
+	KindTempQueue: "temporary-queue",
+	KindTempTopic: "temporary-topic",
 }
 
 // isTopic reports whether messages to the kind fan out to subscribers.

@@ -320,6 +320,21 @@ func (t BodyType) boxedName() any {
 	return string(t)
 }
 
+// addID adds the id in raw (the encoded field named field, nil when the
+// message has none) under key k as text read gives, or notes in problems
+// why it cannot.
+func (in *Inbound) addID(k, field string, raw []byte, read func([]byte) (string, error), problems []string) []string {
+	if raw == nil {
+		return problems
+	}
+	id, err := read(raw)
+	if err != nil {
+		return append(problems, field+": "+err.Error())
+	}
+	in.add(k, id)
+	return problems
+}
+
 func (in *Inbound) decodeHeaders(m *rawMessage, o *DecodeOptions, problems []string) []string {
 	priority, persistent, deliveries := int64(DefaultPriority), false, int64(0)
 	var ttl time.Duration
@@ -347,22 +362,8 @@ func (in *Inbound) decodeHeaders(m *rawMessage, o *DecodeOptions, problems []str
 	dest := o.Source
 	var timestamp, expiration int64
 	if m.HasProperties {
-		if m.MessageID != nil {
-			id, err := messageIDString(m.MessageID)
-			if err != nil {
-				problems = append(problems, "message-id: "+err.Error())
-			} else {
-				in.add(MetaMessageID, id)
-			}
-		}
-		if m.CorrelationID != nil {
-			id, err := correlationIDString(m.CorrelationID)
-			if err != nil {
-				problems = append(problems, "correlation-id: "+err.Error())
-			} else {
-				in.add(MetaCorrelationID, id)
-			}
-		}
+		problems = in.addID(MetaMessageID, "message-id", m.MessageID, messageIDString, problems)
+		problems = in.addID(MetaCorrelationID, "correlation-id", m.CorrelationID, correlationIDString, problems)
 		if m.Subject != nil {
 			in.add(MetaType, string(m.Subject))
 		}

@@ -39,6 +39,11 @@ func (r Reader) String(dst *string, path ...string) { read(r, dst, r.conf.FieldS
 // StringList reads the string list field at path into dst.
 func (r Reader) StringList(dst *[]string, path ...string) { read(r, dst, r.conf.FieldStringList, path) }
 
+// StringMap reads the string map field at path into dst.
+func (r Reader) StringMap(dst *map[string]string, path ...string) {
+	read(r, dst, r.conf.FieldStringMap, path)
+}
+
 // Bool reads the bool field at path into dst.
 func (r Reader) Bool(dst *bool, path ...string) { read(r, dst, r.conf.FieldBool, path) }
 
@@ -47,6 +52,11 @@ func (r Reader) Int(dst *int, path ...string) { read(r, dst, r.conf.FieldInt, pa
 
 // Float reads the float field at path into dst.
 func (r Reader) Float(dst *float64, path ...string) { read(r, dst, r.conf.FieldFloat, path) }
+
+// FloatList reads the float list field at path into dst.
+func (r Reader) FloatList(dst *[]float64, path ...string) {
+	read(r, dst, r.conf.FieldFloatList, path)
+}
 
 // Duration reads the duration field at path into dst.
 func (r Reader) Duration(dst *time.Duration, path ...string) {

@@ -19,11 +19,14 @@ const (
 )
 
 // String returns the lower-case JMS name of the destination type.
-func (k DestKind) String() string {
-	if k >= 0 && int(k) < len(destKindNames) {
-		return destKindNames[k]
+func (k DestKind) String() string { return enumName(k, destKindNames[:], "kind") }
+
+// enumName is names[v], or what(v) for a value names has no name for.
+func enumName[T ~int | ~int8](v T, names []string, what string) string {
+	if v >= 0 && int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("kind(%d)", int8(k))
+	return fmt.Sprintf("%s(%d)", what, v)
 }
 
 var destKindNames = [...]string{

@@ -831,26 +831,9 @@ func jsonValue(v any, depth int) (any, any, error) {
 	case amqpwire.Char:
 		return string(rune(t)), "char", nil
 	case map[string]any:
-		out, types := make(map[string]any, len(t)), make(map[string]any, len(t))
-		for k, ev := range t {
-			jv, ty, err := jsonValue(ev, depth+1)
-			if err != nil {
-				return nil, nil, fmt.Errorf("entry %q: %w", k, err)
-			}
-			out[k], types[k] = jv, ty
-		}
-		return out, types, nil
+		return jsonMap(t, depth)
 	case map[any]any:
-		out, types := make(map[string]any, len(t)), make(map[string]any, len(t))
-		for k, ev := range t {
-			ks := fmt.Sprint(k)
-			jv, ty, err := jsonValue(ev, depth+1)
-			if err != nil {
-				return nil, nil, fmt.Errorf("entry %q: %w", ks, err)
-			}
-			out[ks], types[ks] = jv, ty
-		}
-		return out, types, nil
+		return jsonMap(t, depth)
 	case []any:
 		out, types := make([]any, len(t)), make([]any, len(t))
 		for i, ev := range t {
@@ -879,6 +862,24 @@ func jsonValue(v any, depth int) (any, any, error) {
 		return s.String(), fmt.Sprintf("%T", v), nil
 	}
 	return nil, nil, fmt.Errorf("value of type %T has no JSON form", v)
+}
+
+// jsonMap is jsonValue of a map: its keys become text (fmt.Sprint of a key
+// that is not a string).
+func jsonMap[K comparable](m map[K]any, depth int) (any, any, error) {
+	out, types := make(map[string]any, len(m)), make(map[string]any, len(m))
+	for k, ev := range m {
+		ks, ok := any(k).(string)
+		if !ok {
+			ks = fmt.Sprint(k)
+		}
+		jv, ty, err := jsonValue(ev, depth+1)
+		if err != nil {
+			return nil, nil, fmt.Errorf("entry %q: %w", ks, err)
+		}
+		out[ks], types[ks] = jv, ty
+	}
+	return out, types, nil
 }
 
 // floatJSON keeps NaN and the infinities, which JSON has no number for, as

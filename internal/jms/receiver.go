@@ -112,12 +112,7 @@ const (
 	Rejected
 )
 
-func (o Outcome) String() string {
-	if o >= 0 && int(o) < len(outcomeNames) {
-		return outcomeNames[o]
-	}
-	return fmt.Sprintf("outcome(%d)", int(o))
-}
+func (o Outcome) String() string { return enumName(o, outcomeNames[:], "outcome") }
 
 var outcomeNames = [...]string{
 	Accepted: "accepted",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/confread"
 	"github.com/connect-solace/connect-solace/internal/jms"
 	"github.com/connect-solace/connect-solace/internal/jmscfg"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
@@ -262,12 +263,11 @@ func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if r.connConf, err = jmscfg.ConnConfigFromParsed(conf); err != nil {
 		return nil, err
 	}
-	queue, err := conf.FieldString(jiFieldQueue)
-	if err != nil {
-		return nil, err
-	}
-	topic, err := conf.FieldString(jiFieldTopic)
-	if err != nil {
+	rd := confread.New(conf)
+	var queue, topic string
+	rd.String(&queue, jiFieldQueue)
+	rd.String(&topic, jiFieldTopic)
+	if err := rd.Err(); err != nil {
 		return nil, err
 	}
 	switch {
@@ -282,19 +282,12 @@ func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	}
 
 	rc := &r.src.Config
-	if rc.Subscription, err = conf.FieldString(jiFieldSubscriptionName); err != nil {
-		return nil, err
-	}
-	if rc.Durable, err = conf.FieldBool(jiFieldDurable); err != nil {
-		return nil, err
-	}
-	if rc.Shared, err = conf.FieldBool(jiFieldShared); err != nil {
-		return nil, err
-	}
-	if r.src.ContainerID, err = conf.FieldString(jiFieldClientID); err != nil {
-		return nil, err
-	}
-	if r.unsubscribe, err = conf.FieldBool(jiFieldUnsubscribeOnClose); err != nil {
+	rd.String(&rc.Subscription, jiFieldSubscriptionName)
+	rd.Bool(&rc.Durable, jiFieldDurable)
+	rd.Bool(&rc.Shared, jiFieldShared)
+	rd.String(&r.src.ContainerID, jiFieldClientID)
+	rd.Bool(&r.unsubscribe, jiFieldUnsubscribeOnClose)
+	if err := rd.Err(); err != nil {
 		return nil, err
 	}
 	rc.Global = rc.Shared && r.src.ContainerID == ""
@@ -312,30 +305,23 @@ func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	case r.unsubscribe && !rc.Durable:
 		return nil, fmt.Errorf("field %s only applies to a durable subscription (durable: true); other subscriptions end with the connection anyway", jiFieldUnsubscribeOnClose)
 	}
-	if rc.Selector, err = conf.FieldString(jiFieldSelector); err != nil {
-		return nil, err
-	}
-	if rc.Prefetch, err = conf.FieldInt(jiFieldPrefetch); err != nil {
+	var outcome string
+	rd.String(&rc.Selector, jiFieldSelector)
+	rd.Int(&rc.Prefetch, jiFieldPrefetch)
+	rd.Int(&r.batchSize, jiFieldBatchSize)
+	rd.Int(&r.maxPropLen, jiFieldMaxPropertyBytes)
+	rd.String(&outcome, jiFieldNackOutcome)
+	if err := rd.Err(); err != nil {
 		return nil, err
 	}
 	if rc.Prefetch < 1 {
 		return nil, fmt.Errorf("field %s must be at least 1, got %d", jiFieldPrefetch, rc.Prefetch)
 	}
-	if r.batchSize, err = conf.FieldInt(jiFieldBatchSize); err != nil {
-		return nil, err
-	}
 	if r.batchSize < 1 || r.batchSize > rc.Prefetch {
 		return nil, fmt.Errorf("field %s must be from 1 to prefetch (%d), got %d", jiFieldBatchSize, rc.Prefetch, r.batchSize)
 	}
-	if r.maxPropLen, err = conf.FieldInt(jiFieldMaxPropertyBytes); err != nil {
-		return nil, err
-	}
 	if r.maxPropLen < 0 {
 		return nil, fmt.Errorf("field %s cannot be negative", jiFieldMaxPropertyBytes)
-	}
-	outcome, err := conf.FieldString(jiFieldNackOutcome)
-	if err != nil {
-		return nil, err
 	}
 	switch outcome {
 	case jiNackReleased:

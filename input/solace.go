@@ -93,7 +93,9 @@ On shutdown, messages not yet acknowledged are left unsettled; the broker redeli
 connection drops, the client reconnects (`+"`reconnect_attempts`"+`) and the broker redelivers every message of the old
 flows, flagged with `+"`solace_redelivered`"+`; late acknowledgements of the old copies are dropped without failing the
 pipeline, and old copies not yet handed to the pipeline are dropped in favour of the redelivered ones. When the session
-is lost for good, Benthos reconnects the input with backoff for as long as it runs. Delivery is at least once; use
+is lost for good, Benthos reconnects the input with backoff for as long as it runs. A flow on which the Solace Go client
+dropped messages without settling them (a race in its flow control) is found within two seconds of going quiet and
+rebound, so that the broker redelivers them flagged (`+"`solace_input_stall_recoveries`"+`). Delivery is at least once; use
 `+"`deduplicate`"+` to drop copies the pipeline already processed.`+siDirectDescription+`
 
 ### De-duplication
@@ -128,6 +130,7 @@ overwritten by it.
 - `+"`solace_input_stale_settlements`"+`: settlements of messages whose flow was lost (the broker redelivers them).
 - `+"`solace_input_stale_dropped`"+`: messages received before a connection loss and dropped before the pipeline saw them, in favour of the broker's redelivered copies.
 - `+"`solace_input_native_fallback`"+`: messages read through the Solace Go client's API alone, without `+"`solace_time_to_live`"+`, `+"`solace_expiration`"+`, `+"`solace_delivery_count`"+` and `+"`solace_reply_to`"+`, because the input's direct read of the client's C library is not verified for the linked client version (logged once at start-up). Zero with the client this binary was built with.
+- `+"`solace_input_stall_recoveries`"+`: flows rebound because the Solace Go client dropped messages it had received without settling them (the broker redelivers them; each is logged with its numbers).
 - `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
 - `+"`solace_input_reconnects`"+`: client reconnections.`+siDirectMetrics).
 		Fields(solacecfg.ConnectionFields()...).
@@ -378,6 +381,8 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.rcvConf.OnStaleDropped = func() { r.mStaleDrop.Incr(1) }
 	r.mFallback = m.NewCounter("solace_input_native_fallback")
 	r.rcvConf.OnNativeFallback = func() { r.mFallback.Incr(1) }
+	stalls := m.NewCounter("solace_input_stall_recoveries")
+	r.rcvConf.OnStallRecovered = func() { stalls.Incr(1) }
 	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
 	r.mReconnects = m.NewCounter("solace_input_reconnects")

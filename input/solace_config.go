@@ -8,6 +8,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/confread"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/session"
@@ -55,70 +56,55 @@ type siFields struct {
 // problems.
 func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 	var f siFields
-	var err error
-	str := func(dst *string, path ...string) {
-		if err == nil {
-			*dst, err = conf.FieldString(path...)
-		}
-	}
-	integer := func(dst *int, path ...string) {
-		if err == nil {
-			*dst, err = conf.FieldInt(path...)
-		}
-	}
-	duration := func(dst *time.Duration, path ...string) {
-		if err == nil {
-			*dst, err = conf.FieldDuration(path...)
-		}
-	}
-	str(&f.queue, siFieldQueue)
-	str(&f.topic, siFieldTopic)
-	str(&f.queueName, siFieldQueueName)
-	if err == nil {
-		var topics []string
-		topics, err = conf.FieldStringList(siFieldRequests, siFieldRequestsTopics)
-		f.requests = len(topics) > 0
-	}
+	rd := confread.New(conf)
+	rd.String(&f.queue, siFieldQueue)
+	rd.String(&f.topic, siFieldTopic)
+	rd.String(&f.queueName, siFieldQueueName)
+	var topics []string
+	rd.StringList(&topics, siFieldRequests, siFieldRequestsTopics)
+	f.requests = len(topics) > 0
 	if f.hasSEMP = conf.Contains(siFieldSEMP); f.hasSEMP {
-		str(&f.sempURL, siFieldSEMP, siFieldSEMPURL)
-		str(&f.sempUsername, siFieldSEMP, siFieldSEMPUsername)
-		str(&f.sempPassword, siFieldSEMP, siFieldSEMPPassword)
-		str(&f.sempPasswordFile, siFieldSEMP, siFieldSEMPPasswordFile)
-		str(&f.sempVPN, siFieldSEMP, siFieldSEMPVPN)
-		if err == nil {
-			f.sempOAuth2, err = conf.FieldBool(siFieldSEMP, siFieldSEMPOAuth2)
+		semp := rd.In(siFieldSEMP)
+		semp.String(&f.sempURL, siFieldSEMPURL)
+		semp.String(&f.sempUsername, siFieldSEMPUsername)
+		semp.String(&f.sempPassword, siFieldSEMPPassword)
+		semp.String(&f.sempPasswordFile, siFieldSEMPPasswordFile)
+		semp.String(&f.sempVPN, siFieldSEMPVPN)
+		semp.Bool(&f.sempOAuth2, siFieldSEMPOAuth2)
+	}
+	rd.String(&f.nackOutcome, siFieldNackOutcome)
+	rd.Bool(&f.dedup, siFieldDeduplicate)
+	rd.Int(&f.dedupSize, siFieldDedupWindow, siFieldDedupSize)
+	rd.Duration(&f.dedupAge, siFieldDedupWindow, siFieldDedupAge)
+	rd.String(&f.dedupCache, siFieldDedupCache)
+	rd.Int(&f.flows, siFieldFlows)
+	rd.String(&f.selector, siFieldSelector)
+	if rd.Contains(siFieldReplay) {
+		rd.String(&f.replayFrom, siFieldReplay, siFieldReplayFrom)
+		rd.String(&f.replayTime, siFieldReplay, siFieldReplayTime)
+		rd.String(&f.replayMessageID, siFieldReplay, siFieldReplayMessageID)
+	}
+	rd.Int(&f.receiveBuffer, siFieldReceiveBuffer)
+	rd.Int(&f.batchSize, siFieldBatchSize)
+	rd.String(&f.timestamp, siFieldTimestamp)
+	if rd.Contains(siFieldTimestampMapping) {
+		rd.String(&f.timestampMapping, siFieldTimestampMapping)
+	}
+	rd.Duration(&f.backlogPollInterval, siFieldBacklogPollInterval)
+	if err := rd.Err(); err != nil {
+		return f, err
+	}
+	if f.hasSEMP {
+		var on bool
+		var err error
+		if f.sempTLS, on, err = conf.Namespace(siFieldSEMP).FieldTLSToggled(siFieldSEMPTLS); err != nil {
+			return f, err
 		}
-		if err == nil {
-			var on bool
-			if f.sempTLS, on, err = conf.Namespace(siFieldSEMP).FieldTLSToggled(siFieldSEMPTLS); !on {
-				f.sempTLS = nil
-			}
+		if !on {
+			f.sempTLS = nil
 		}
 	}
-	str(&f.nackOutcome, siFieldNackOutcome)
-	if err == nil {
-		f.dedup, err = conf.FieldBool(siFieldDeduplicate)
-	}
-	integer(&f.dedupSize, siFieldDedupWindow, siFieldDedupSize)
-	duration(&f.dedupAge, siFieldDedupWindow, siFieldDedupAge)
-	str(&f.dedupCache, siFieldDedupCache)
-	integer(&f.flows, siFieldFlows)
-	str(&f.selector, siFieldSelector)
-	if conf.Contains(siFieldReplay) {
-		str(&f.replayFrom, siFieldReplay, siFieldReplayFrom)
-		str(&f.replayTime, siFieldReplay, siFieldReplayTime)
-		str(&f.replayMessageID, siFieldReplay, siFieldReplayMessageID)
-	}
-	integer(&f.receiveBuffer, siFieldReceiveBuffer)
-	integer(&f.batchSize, siFieldBatchSize)
-	str(&f.timestamp, siFieldTimestamp)
-	if conf.Contains(siFieldTimestampMapping) {
-		str(&f.timestampMapping, siFieldTimestampMapping)
-	}
-	duration(&f.backlogPollInterval, siFieldBacklogPollInterval)
-	if err == nil {
-		err = f.directFromParsed(conf)
-	}
+	err := f.directFromParsed(conf)
 	if err == nil {
 		err = f.queueSettingsFromParsed(conf)
 	}

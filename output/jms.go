@@ -10,6 +10,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/confread"
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/jms"
 	"github.com/connect-solace/connect-solace/internal/jmscfg"
@@ -286,12 +287,11 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		o.tmpl.DestKind = jms.KindTopic
 	}
 
-	mt, err := conf.FieldString(jmsFieldMessageType)
-	if err != nil {
-		return nil, err
-	}
-	dm, err := conf.FieldString(jmsFieldDeliveryMode)
-	if err != nil {
+	var mt, dm string
+	rd := confread.New(conf)
+	rd.String(&mt, jmsFieldMessageType)
+	rd.String(&dm, jmsFieldDeliveryMode)
+	if err := rd.Err(); err != nil {
 		return nil, err
 	}
 	o.tmpl.Message = jms.Message{Type: jms.BodyType(mt), Persistent: dm == jmsDeliveryPersistent, Priority: jms.DefaultPriority}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/confread"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 )
 
@@ -21,16 +22,13 @@ import (
 func soProblems(conf *service.ParsedConfig) ([]error, error) {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	topic, err := conf.FieldString(soFieldTopic)
-	if err != nil {
-		return nil, err
-	}
-	queue, err := conf.FieldString(soFieldQueue)
-	if err != nil {
-		return nil, err
-	}
-	destType, err := conf.FieldString(soFieldDestinationType)
-	if err != nil {
+	var topic, queue, destType, mode string
+	rd := confread.New(conf)
+	rd.String(&topic, soFieldTopic)
+	rd.String(&queue, soFieldQueue)
+	rd.String(&destType, soFieldDestinationType)
+	rd.String(&mode, soFieldSubmissionMode)
+	if err := rd.Err(); err != nil {
 		return nil, err
 	}
 	if err := soLintDestination(topic, queue, destType); err != nil {
@@ -43,10 +41,6 @@ func soProblems(conf *service.ParsedConfig) ([]error, error) {
 		add("fields topic and queue: both are set; keep one (to choose topic or queue per message, use destination_type)")
 	}
 
-	mode, err := conf.FieldString(soFieldSubmissionMode)
-	if err != nil {
-		return nil, err
-	}
 	strategy, size, ok, err := soBackPressureFields(conf)
 	if err != nil {
 		return nil, err

@@ -51,7 +51,7 @@ func TestSEMPClientRoundTrip(t *testing.T) {
 	assert.Equal(t, &semp.Queue{QueueName: name, MsgVpnName: "default", AccessType: semp.AccessTypeNonExclusive,
 		Permission: semp.PermissionNoAccess, IngressEnabled: semp.Bool(true), EgressEnabled: semp.Bool(true),
 		MaxRedeliveryCount: semp.Int64(3), DeadMsgQueue: "#DEAD_MSG_QUEUE", MaxMsgSpoolUsage: semp.Int64(5000),
-		RespectTTLEnabled: semp.Bool(false)}, q)
+		RespectTTLEnabled: semp.Bool(false), MaxTTL: semp.Int64(0), PartitionCount: new(int32)}, q)
 
 	q, err = c.UpdateQueue(ctx, "default", semp.Queue{QueueName: name, DeadMsgQueue: "dmq", RespectTTLEnabled: semp.Bool(true)})
 	require.NoError(t, err)

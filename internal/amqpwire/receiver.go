@@ -63,22 +63,14 @@ type Incoming struct {
 // its queue; Receive takes them off. Credit is only what IssueCredit (or
 // Settle) grants.
 type Receiver struct {
-	s              *Session
-	name           string
-	handle         uint32
-	remoteHandle   uint32
-	hasRemote      bool
-	remoteDetached bool
-	remoteClosed   bool // the peer's detach closed the link
-	attached       bool
-	refused        bool
-	detachSent     bool
-	closed         chan struct{} // closed once the peer's detach (or the session's end) arrived
-	isClosed       bool
-	err            error  // why the link ended
-	remoteErr      *Error // the peer's detach error
-	filterKeys     []string
-	maxSize        uint64
+	s *Session
+	linkEnds
+	remoteClosed bool          // the peer's detach closed the link
+	closed       chan struct{} // closed once the peer's detach (or the session's end) arrived
+	isClosed     bool
+	remoteErr    *Error // the peer's detach error
+	filterKeys   []string
+	maxSize      uint64
 
 	deliveryCount uint32 // the sender's, as we count it
 	credit        int64  // credit left as we count it (below 0 when the peer sent past it)
@@ -105,7 +97,7 @@ func (s *Session) NewReceiver(ctx context.Context, o ReceiverOptions) (*Receiver
 		if _, dup := s.receiverByName[name]; dup {
 			return nil, fmt.Errorf("a receiver link named %q is already attached on the session", name)
 		}
-		r := &Receiver{s: s, name: name, handle: h, closed: make(chan struct{}), wake: make(chan struct{}, 1),
+		r := &Receiver{s: s, linkEnds: linkEnds{name: name, handle: h}, closed: make(chan struct{}), wake: make(chan struct{}, 1),
 			maxSize: o.MaxMessageSize}
 		if r.maxSize == 0 {
 			r.maxSize = DefaultMaxMessageSize
@@ -131,17 +123,14 @@ func (s *Session) NewReceiver(ctx context.Context, o ReceiverOptions) (*Receiver
 func (s *Session) receiverAttachedLocked(a *attachFrame) error {
 	r := s.receiverByName[a.name]
 	if r == nil || r.hasRemote {
-		return &Error{Condition: CondNotAllowed, Description: fmt.Sprintf("attach of unknown link %q", a.name)}
+		return unknownAttach(a)
 	}
-	r.remoteHandle, r.hasRemote = a.handle, true
 	s.remoteReceivers[a.handle] = r
-	if !a.hasSource {
-		r.refused = true // the detach that follows says why
+	if !r.peerAttachedLocked(a, a.hasSource) {
 		return nil
 	}
 	r.deliveryCount = a.initialDeliveryCount
 	r.filterKeys = a.filterKeys
-	r.attached = true
 	s.c.notifyLocked()
 	return nil
 }
@@ -149,15 +138,8 @@ func (s *Session) receiverAttachedLocked(a *attachFrame) error {
 func (s *Session) receiverDetachedLocked(r *Receiver, dt *closingFrame) {
 	c := s.c
 	delete(s.remoteReceivers, dt.handle)
-	r.hasRemote, r.remoteDetached, r.remoteClosed = false, true, dt.closed
-	if dt.err == nil && r.refused {
-		dt.err = &Error{Condition: "amqp:not-found", Description: "the broker attached the link without a source"}
-	}
-	if !r.detachSent {
-		r.detachSent = true
-		c.wbuf = appendDetach(c.wbuf, s.ch, r.handle, dt.closed)
-		c.kickLocked()
-	}
+	r.remoteClosed = dt.closed
+	r.peerDetachedLocked(s, dt, "source")
 	r.remoteErr = dt.err
 	r.detachLocked(&LinkError{Remote: dt.err})
 	r.markClosed()
@@ -166,13 +148,7 @@ func (s *Session) receiverDetachedLocked(r *Receiver, dt *closingFrame) {
 }
 
 func (s *Session) releaseReceiverLocked(r *Receiver) {
-	if s.receivers[r.handle] == r && r.remoteDetached && r.detachSent {
-		delete(s.receivers, r.handle)
-		if s.receiverByName[r.name] == r {
-			delete(s.receiverByName, r.name)
-		}
-		s.freeHandles = append(s.freeHandles, r.handle)
-	}
+	forgetLinkLocked(s, &r.linkEnds, r, s.receivers, s.receiverByName)
 }
 
 // transferLocked takes one transfer frame of the peer.
@@ -483,11 +459,8 @@ func (r *Receiver) Close(ctx context.Context) error {
 // detachSelfLocked sends a detach (closing with closed) and fails the link
 // at once.
 func (r *Receiver) detachSelfLocked(closed bool) {
-	c := r.s.c
-	if !r.detachSent && r.s.err == nil && c.err == nil {
-		r.detachSent = true
-		c.wbuf = appendDetach(c.wbuf, r.s.ch, r.handle, closed)
-		c.kickLocked()
+	if r.s.err == nil && r.s.c.err == nil {
+		r.sendDetachLocked(r.s, closed)
 	}
 	r.detachLocked(&LinkError{Local: true})
 	r.s.releaseReceiverLocked(r)

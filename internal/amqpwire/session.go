@@ -142,16 +142,13 @@ func (s *Session) handleLocked(fr *frame) error {
 		}
 		l := s.byName[a.name]
 		if l == nil {
-			return &Error{Condition: CondNotAllowed, Description: fmt.Sprintf("attach of unknown link %q", a.name)}
+			return unknownAttach(&a)
 		}
-		l.remoteHandle, l.hasRemote = a.handle, true
 		s.remoteLinks[a.handle] = l
-		if !a.hasTarget {
-			l.refused = true // the detach that follows says why
+		if !l.peerAttachedLocked(&a, a.hasTarget) {
 			return nil
 		}
 		l.maxMessageSize = a.maxMessageSize
-		l.attached = true
 		c.notifyLocked()
 	case codeFlow:
 		fl, err := decodeFlow(fr.fields)
@@ -248,15 +245,7 @@ func (s *Session) handleLocked(fr *frame) error {
 			return nil
 		}
 		delete(s.remoteLinks, dt.handle)
-		l.hasRemote, l.remoteDetached = false, true
-		if dt.err == nil && l.refused {
-			dt.err = &Error{Condition: "amqp:not-found", Description: "the broker attached the link without a target"}
-		}
-		if !l.detachSent {
-			l.detachSent = true
-			c.wbuf = appendDetach(c.wbuf, s.ch, l.handle, dt.closed)
-			c.kickLocked()
-		}
+		l.peerDetachedLocked(s, &dt, "target")
 		l.detachLocked(&LinkError{Remote: dt.err})
 		s.releaseHandleLocked(l)
 		c.notifyLocked()
@@ -310,14 +299,74 @@ func (s *Session) settleLocked(id uint32, st State) {
 }
 
 func (s *Session) releaseHandleLocked(l *Sender) {
-	// The handle and name are free once both sides detached: until the
-	// peer's detach, its attach or flow may still name them.
-	if s.links[l.handle] == l && l.remoteDetached && l.detachSent {
-		delete(s.links, l.handle)
-		if s.byName[l.name] == l {
-			delete(s.byName, l.name)
+	forgetLinkLocked(s, &l.linkEnds, l, s.links, s.byName)
+}
+
+// linkEnds is what sender and receiver links alike keep of their two ends:
+// the handles and name that stand for the link, and how far each side's
+// attach and detach have come.
+type linkEnds struct {
+	name           string
+	handle         uint32
+	remoteHandle   uint32
+	hasRemote      bool
+	remoteDetached bool
+	attached       bool
+	refused        bool
+	detachSent     bool
+	err            error // why the link ended
+}
+
+// peerAttachedLocked takes the peer's attach of the link. An attach without
+// the link's terminus (hasTerminus false) refuses it: the detach that
+// follows says why. It reports whether the link is attached.
+func (e *linkEnds) peerAttachedLocked(a *attachFrame, hasTerminus bool) bool {
+	e.remoteHandle, e.hasRemote = a.handle, true
+	if !hasTerminus {
+		e.refused = true
+		return false
+	}
+	e.attached = true
+	return true
+}
+
+// unknownAttach is the error for a peer's attach that answers no attach of
+// ours.
+func unknownAttach(a *attachFrame) *Error {
+	return &Error{Condition: CondNotAllowed, Description: fmt.Sprintf("attach of unknown link %q", a.name)}
+}
+
+// sendDetachLocked writes our detach of the link, once.
+func (e *linkEnds) sendDetachLocked(s *Session, closed bool) {
+	if !e.detachSent {
+		e.detachSent = true
+		s.c.wbuf = appendDetach(s.c.wbuf, s.ch, e.handle, closed)
+		s.c.kickLocked()
+	}
+}
+
+// peerDetachedLocked takes the peer's detach of the link and answers it
+// with ours, unless ours went first. A link the peer refused (attached
+// without its terminus, named by missing) gets a not-found error when the
+// detach says no more.
+func (e *linkEnds) peerDetachedLocked(s *Session, dt *closingFrame, missing string) {
+	e.hasRemote, e.remoteDetached = false, true
+	if dt.err == nil && e.refused {
+		dt.err = &Error{Condition: "amqp:not-found", Description: "the broker attached the link without a " + missing}
+	}
+	e.sendDetachLocked(s, dt.closed)
+}
+
+// forgetLinkLocked frees the handle and name of link l once both sides
+// detached it: until the peer's detach, its attach or flow may still name
+// them.
+func forgetLinkLocked[L comparable](s *Session, e *linkEnds, l L, byHandle map[uint32]L, byName map[string]L) {
+	if byHandle[e.handle] == l && e.remoteDetached && e.detachSent {
+		delete(byHandle, e.handle)
+		if byName[e.name] == l {
+			delete(byName, e.name)
 		}
-		s.freeHandles = append(s.freeHandles, l.handle)
+		s.freeHandles = append(s.freeHandles, e.handle)
 	}
 }
 
@@ -332,16 +381,8 @@ type SenderOptions struct {
 
 // Sender is a sender link.
 type Sender struct {
-	s              *Session
-	name           string
-	handle         uint32
-	remoteHandle   uint32
-	hasRemote      bool
-	remoteDetached bool
-	attached       bool
-	refused        bool
-	detachSent     bool
-	err            error // why the link ended
+	s *Session
+	linkEnds
 	deliveryCount  uint32
 	credit         uint32
 	maxMessageSize uint64
@@ -353,7 +394,7 @@ type Sender struct {
 // whole session) carrying the broker's condition.
 func (s *Session) NewSender(ctx context.Context, o SenderOptions) (*Sender, error) {
 	return attachLink(ctx, s, o.Name, "sender-", func(h uint32, name string) (*Sender, error) {
-		l := &Sender{s: s, name: name, handle: h}
+		l := &Sender{s: s, linkEnds: linkEnds{name: name, handle: h}}
 		var err error
 		c := s.c
 		if c.wbuf, err = appendAttach(c.wbuf, s.ch, attachParams{name: name, handle: h, target: o.Target,
@@ -434,11 +475,8 @@ func (l *Sender) Close() {
 }
 
 func (l *Sender) closeLocked() {
-	c := l.s.c
-	if !l.detachSent && l.s.err == nil && c.err == nil {
-		l.detachSent = true
-		c.wbuf = appendDetach(c.wbuf, l.s.ch, l.handle, true)
-		c.kickLocked()
+	if l.s.err == nil && l.s.c.err == nil {
+		l.sendDetachLocked(l.s, true)
 	}
 	l.detachLocked(&LinkError{Local: true})
 	l.s.releaseHandleLocked(l)

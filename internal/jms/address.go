@@ -19,18 +19,21 @@ const (
 )
 
 // String returns the lower-case JMS name of the destination type.
-func (k DestKind) String() string {
-	switch k {
-	case KindQueue:
-		return "queue"
-	case KindTopic:
-		return "topic"
-	case KindTempQueue:
-		return "temporary-queue"
-	case KindTempTopic:
-		return "temporary-topic"
+func (k DestKind) String() string { return enumName(k, destKindNames[:], "kind") }
+
+// enumName is names[v], or what(v) for a value names has no name for.
+func enumName[T ~int | ~int8](v T, names []string, what string) string {
+	if v >= 0 && int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("kind(%d)", int8(k))
+	return fmt.Sprintf("%s(%d)", what, v)
+}
+
+var destKindNames = [...]string{
+	KindQueue:     "queue",
+	KindTopic:     "topic",
+	KindTempQueue: "temporary-queue",
+	KindTempTopic: "temporary-topic",
 }
 
 // isTopic reports whether messages to the kind fan out to subscribers.

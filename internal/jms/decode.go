@@ -320,6 +320,21 @@ func (t BodyType) boxedName() any {
 	return string(t)
 }
 
+// addID adds the id in raw (the encoded field named field, nil when the
+// message has none) under key k as text read gives, or notes in problems
+// why it cannot.
+func (in *Inbound) addID(k, field string, raw []byte, read func([]byte) (string, error), problems []string) []string {
+	if raw == nil {
+		return problems
+	}
+	id, err := read(raw)
+	if err != nil {
+		return append(problems, field+": "+err.Error())
+	}
+	in.add(k, id)
+	return problems
+}
+
 func (in *Inbound) decodeHeaders(m *rawMessage, o *DecodeOptions, problems []string) []string {
 	priority, persistent, deliveries := int64(DefaultPriority), false, int64(0)
 	var ttl time.Duration
@@ -347,22 +362,8 @@ func (in *Inbound) decodeHeaders(m *rawMessage, o *DecodeOptions, problems []str
 	dest := o.Source
 	var timestamp, expiration int64
 	if m.HasProperties {
-		if m.MessageID != nil {
-			id, err := messageIDString(m.MessageID)
-			if err != nil {
-				problems = append(problems, "message-id: "+err.Error())
-			} else {
-				in.add(MetaMessageID, id)
-			}
-		}
-		if m.CorrelationID != nil {
-			id, err := correlationIDString(m.CorrelationID)
-			if err != nil {
-				problems = append(problems, "correlation-id: "+err.Error())
-			} else {
-				in.add(MetaCorrelationID, id)
-			}
-		}
+		problems = in.addID(MetaMessageID, "message-id", m.MessageID, messageIDString, problems)
+		problems = in.addID(MetaCorrelationID, "correlation-id", m.CorrelationID, correlationIDString, problems)
 		if m.Subject != nil {
 			in.add(MetaType, string(m.Subject))
 		}
@@ -830,26 +831,9 @@ func jsonValue(v any, depth int) (any, any, error) {
 	case amqpwire.Char:
 		return string(rune(t)), "char", nil
 	case map[string]any:
-		out, types := make(map[string]any, len(t)), make(map[string]any, len(t))
-		for k, ev := range t {
-			jv, ty, err := jsonValue(ev, depth+1)
-			if err != nil {
-				return nil, nil, fmt.Errorf("entry %q: %w", k, err)
-			}
-			out[k], types[k] = jv, ty
-		}
-		return out, types, nil
+		return jsonMap(t, depth)
 	case map[any]any:
-		out, types := make(map[string]any, len(t)), make(map[string]any, len(t))
-		for k, ev := range t {
-			ks := fmt.Sprint(k)
-			jv, ty, err := jsonValue(ev, depth+1)
-			if err != nil {
-				return nil, nil, fmt.Errorf("entry %q: %w", ks, err)
-			}
-			out[ks], types[ks] = jv, ty
-		}
-		return out, types, nil
+		return jsonMap(t, depth)
 	case []any:
 		out, types := make([]any, len(t)), make([]any, len(t))
 		for i, ev := range t {
@@ -878,6 +862,24 @@ func jsonValue(v any, depth int) (any, any, error) {
 		return s.String(), fmt.Sprintf("%T", v), nil
 	}
 	return nil, nil, fmt.Errorf("value of type %T has no JSON form", v)
+}
+
+// jsonMap is jsonValue of a map: its keys become text (fmt.Sprint of a key
+// that is not a string).
+func jsonMap[K comparable](m map[K]any, depth int) (any, any, error) {
+	out, types := make(map[string]any, len(m)), make(map[string]any, len(m))
+	for k, ev := range m {
+		ks, ok := any(k).(string)
+		if !ok {
+			ks = fmt.Sprint(k)
+		}
+		jv, ty, err := jsonValue(ev, depth+1)
+		if err != nil {
+			return nil, nil, fmt.Errorf("entry %q: %w", ks, err)
+		}
+		out[ks], types[ks] = jv, ty
+	}
+	return out, types, nil
 }
 
 // floatJSON keeps NaN and the infinities, which JSON has no number for, as

@@ -112,18 +112,13 @@ const (
 	Rejected
 )
 
-func (o Outcome) String() string {
-	switch o {
-	case Accepted:
-		return "accepted"
-	case Released:
-		return "released"
-	case Modified:
-		return "modified"
-	case Rejected:
-		return "rejected"
-	}
-	return fmt.Sprintf("outcome(%d)", int(o))
+func (o Outcome) String() string { return enumName(o, outcomeNames[:], "outcome") }
+
+var outcomeNames = [...]string{
+	Accepted: "accepted",
+	Released: "released",
+	Modified: "modified",
+	Rejected: "rejected",
 }
 
 // ErrStaleDelivery is returned when settling a message whose link or
@@ -246,14 +241,7 @@ func (r *Receiver) Receive(ctx context.Context) (Delivery, error) {
 }
 
 // Lost reports whether the receiver's connection has ended.
-func (r *Receiver) Lost() bool {
-	select {
-	case <-r.conn.Done():
-		return true
-	default:
-		return false
-	}
-}
+func (r *Receiver) Lost() bool { return r.conn.Lost() }
 
 // TryReceive returns a buffered message without waiting; ok is false when
 // there is none (or the link has ended).

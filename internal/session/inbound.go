@@ -299,20 +299,9 @@ func convertSDT(v sdt.Data) any {
 		return t
 	case []byte:
 		return t
-	case int8:
-		return int64(t)
-	case int16:
-		return int64(t)
-	case int32:
-		return int64(t)
-	case int:
-		return int64(t)
-	case uint8:
-		return int64(t)
-	case uint16:
-		return int64(t)
-	case uint32:
-		return int64(t)
+	case int8, int16, int32, int, uint8, uint16, uint32:
+		i, _ := widenInt(t)
+		return i
 	case uint:
 		return uint64(t)
 	case float32:

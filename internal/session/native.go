@@ -215,7 +215,7 @@ func (r *Receiver[T]) settleNative(ins []*Inbound, o Outcome, errs []error) []er
 	var items [settleChunk]ccsmp.SettleItem
 	var failed [settleChunk]error
 	for i, in := range ins {
-		items[i] = ccsmp.SettleItem{Flow: in.flow.handle, MsgID: in.msgID, Msg: in.msg}
+		items[i] = ccsmp.SettleItem{Flow: in.flow.handle.Load(), MsgID: in.msgID, Msg: in.msg}
 	}
 	ccsmp.Settle(items[:len(ins)], o.ccsmp(), failed[:])
 	for i, err := range failed[:len(ins)] {

@@ -59,11 +59,10 @@ func (d Destination) Validate() error {
 
 // ValidateTopic checks a topic to publish to.
 func ValidateTopic(t string) error {
+	if err := nameLengthError("topic", t, MaxTopicBytes); err != nil {
+		return err
+	}
 	switch {
-	case t == "":
-		return errors.New("the topic is empty")
-	case len(t) > MaxTopicBytes:
-		return fmt.Errorf("the topic is %d bytes long, the maximum is %d", len(t), MaxTopicBytes)
 	case strings.IndexByte(t, 0) >= 0:
 		return fmt.Errorf("the topic contains a NUL byte at offset %d", strings.IndexByte(t, 0))
 	case !utf8.ValidString(t):
@@ -75,13 +74,23 @@ func ValidateTopic(t string) error {
 	return nil
 }
 
-func validateQueueName(q string) error {
+// nameLengthError says why name, a destination's what, is empty or longer
+// than limit bytes; nil when it is neither.
+func nameLengthError(what, name string, limit int) error {
 	switch {
-	case q == "":
-		return errors.New("the queue name is empty")
-	case len(q) > MaxQueueBytes:
-		return fmt.Errorf("the queue name is %d bytes long, the maximum is %d", len(q), MaxQueueBytes)
-	case !utf8.ValidString(q):
+	case name == "":
+		return errors.New("the " + what + " is empty")
+	case len(name) > limit:
+		return fmt.Errorf("the %s is %d bytes long, the maximum is %d", what, len(name), limit)
+	}
+	return nil
+}
+
+func validateQueueName(q string) error {
+	if err := nameLengthError("queue name", q, MaxQueueBytes); err != nil {
+		return err
+	}
+	if !utf8.ValidString(q) {
 		return errors.New("the queue name is not valid UTF-8")
 	}
 	for i, r := range q {

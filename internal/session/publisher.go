@@ -24,6 +24,17 @@ type BackPressure struct {
 	BufferSize uint
 }
 
+// withBackPressure sets bp on a publisher builder of either kind.
+func withBackPressure[B interface {
+	OnBackPressureReject(uint) B
+	OnBackPressureWait(uint) B
+}](b B, bp BackPressure) B {
+	if bp.Reject {
+		return b.OnBackPressureReject(bp.BufferSize)
+	}
+	return b.OnBackPressureWait(bp.BufferSize)
+}
+
 // PublisherOptions configure a Publisher.
 type PublisherOptions struct {
 	// Persistent selects guaranteed (acknowledged) delivery; otherwise
@@ -175,12 +186,7 @@ func NewPublisher(s *Session, opts PublisherOptions) (*Publisher, error) {
 		err error
 	)
 	if opts.Persistent {
-		b := s.svc.CreatePersistentMessagePublisherBuilder()
-		if bp.Reject {
-			b = b.OnBackPressureReject(bp.BufferSize)
-		} else {
-			b = b.OnBackPressureWait(bp.BufferSize)
-		}
+		b := withBackPressure(s.svc.CreatePersistentMessagePublisherBuilder(), bp)
 		if p.persistent, err = b.Build(); err != nil {
 			return nil, fmt.Errorf("creating persistent publisher: %w", err)
 		}
@@ -189,12 +195,7 @@ func NewPublisher(s *Session, opts PublisherOptions) (*Publisher, error) {
 		lc = p.persistent
 		err = p.persistent.Start()
 	} else {
-		b := s.svc.CreateDirectMessagePublisherBuilder()
-		if bp.Reject {
-			b = b.OnBackPressureReject(bp.BufferSize)
-		} else {
-			b = b.OnBackPressureWait(bp.BufferSize)
-		}
+		b := withBackPressure(s.svc.CreateDirectMessagePublisherBuilder(), bp)
 		if p.direct, err = b.Build(); err != nil {
 			return nil, fmt.Errorf("creating direct publisher: %w", err)
 		}

@@ -101,6 +101,16 @@ type ReceiverConfig struct {
 	// such messages lack TTL, expiration, delivery count and reply-to.
 	// Plugins count it in a metric; the receiver logs the reason once.
 	OnNativeFallback func()
+	// StallCheck is how often the receiver compares each flow's receive
+	// count in CCSMP with what the Go client handed over, to find and
+	// rebind a flow whose messages the client stranded (see stall.go); zero
+	// means DefaultStallCheck, a negative value turns the check off. It
+	// needs the native path: on the Go-API fallback there is no check.
+	StallCheck time.Duration
+	// OnStallRecovered, when set, is called for every stalled flow the
+	// receiver rebound. Plugins count it in a metric; the receiver logs
+	// each with its numbers.
+	OnStallRecovered func()
 }
 
 // Errors reported by a Receiver.
@@ -139,7 +149,10 @@ type Delivery[T any] struct {
 type Receiver[T any] struct {
 	svc   solace.MessagingService
 	queue string
-	flows []*flow
+	cfg   ReceiverConfig
+	// flows[i] is flow i; a rebound flow replaces its entry (flowsMu).
+	flowsMu sync.Mutex
+	flows   []*flow
 
 	mu      sync.Mutex
 	waiting []*Delivery[T] // waiting[head:] are not yet handed out
@@ -177,6 +190,12 @@ type Receiver[T any] struct {
 	closeErr   error
 	onStale    func()
 
+	// The stall watch (stall.go): stopWatch ends it, watchDone is closed
+	// when it has ended (nil: not started).
+	onStallRecovered func()
+	stopWatch        context.CancelFunc
+	watchDone        chan struct{}
+
 	conv converter
 }
 
@@ -200,12 +219,21 @@ type flow struct {
 	id   int
 	pr   solace.PersistentMessageReceiver
 	// handle is the flow's CCSMP handle when the native read is on and
-	// flowHandleOf found it (0: settle through the Go API).
-	handle uintptr
+	// flowHandleOf found it (0: settle through the Go API). Atomic: it is
+	// set once the flow has started, and a flow rebound after a stall
+	// (stall.go) may deliver, and have messages settled, before that.
+	handle atomic.Uintptr
 	// dest is used by Read alone, under converter.mu.
 	dest destCache
 	// paused is guarded by the receiver's mu.
 	paused bool
+	// seen counts the messages the client handed to onMessage, for the
+	// stall check, which alone uses stall.
+	seen  atomic.Uint64
+	stall stallDetector
+	// retired is set when the flow is terminated to be rebound: its
+	// messages are then stale (the broker redelivers them).
+	retired atomic.Bool
 }
 
 // NewReceiver binds cfg.Flows flows to cfg.Queue on s and starts them. It
@@ -232,7 +260,8 @@ var fallbackLog sync.Once
 func logFallbackOnce(log Logger, why error) {
 	fallbackLog.Do(func() {
 		log.Warnf("Solace input: reading messages through the Go client's API only, without TTL, expiration, "+
-			"delivery count and reply-to metadata, and at a higher CPU cost: %v", why)
+			"delivery count and reply-to metadata, at a higher CPU cost, and without the check for flows whose messages "+
+			"the client stranded: %v", why)
 	})
 }
 
@@ -251,6 +280,7 @@ func newReceiver[T any](ctx context.Context, svc solace.MessagingService, cfg Re
 	r := &Receiver[T]{
 		svc:     svc,
 		queue:   cfg.Queue,
+		cfg:     cfg,
 		waiting: make([]*Delivery[T], 0, 2*buf),
 		limit:   buf,
 		ready:   make(chan struct{}, 1),
@@ -258,6 +288,8 @@ func newReceiver[T any](ctx context.Context, svc solace.MessagingService, cfg Re
 		down:    make(chan struct{}),
 		onStale: cfg.OnStaleDropped,
 		base:    time.Now(),
+
+		onStallRecovered: cfg.OnStallRecovered,
 
 		conv: converter{native: native, onFallback: cfg.OnNativeFallback, log: log},
 	}
@@ -273,6 +305,15 @@ func newReceiver[T any](ctx context.Context, svc solace.MessagingService, cfg Re
 			return nil, fmt.Errorf("binding flow %d of %d to queue %q: %w", i+1, n, cfg.Queue, err)
 		}
 		r.flows = append(r.flows, f)
+	}
+	if every := cfg.StallCheck; native != nil && every >= 0 {
+		if every == 0 {
+			every = DefaultStallCheck
+		}
+		var wctx context.Context
+		wctx, r.stopWatch = context.WithCancel(context.Background())
+		r.watchDone = make(chan struct{})
+		go r.watchStalls(wctx, every)
 	}
 	return r, nil
 }
@@ -341,7 +382,7 @@ func (r *Receiver[T]) startFlow(ctx context.Context, id int, cfg ReceiverConfig)
 
 func (f *flow) setHandle(h uintptr, ok bool) {
 	if ok {
-		f.handle = h
+		f.handle.Store(h)
 	}
 }
 
@@ -361,7 +402,8 @@ func (f *flow) setHandle(h uintptr, ok bool) {
 // broker flow once, with no startFlow running), and take resumes it once
 // the queue is down to half.
 func (r *Receiver[T]) onMessage(f *flow, msg message.InboundMessage) {
-	if r.isClosed() {
+	f.seen.Add(1)
+	if r.isClosed() || f.retired.Load() {
 		msg.Dispose()
 		return
 	}
@@ -546,7 +588,10 @@ func (r *Receiver[T]) fresh(in *Delivery[T]) bool {
 // loss. A message dispatched after the loss but before the listener ran is
 // fresh, and so is, until then, an old copy: the listener's delay can only
 // let a duplicate through, never strand a message of the new binding.
-func (r *Receiver[T]) stale(in *Inbound) bool { return in.at < r.lostAt.Load() }
+// A message of a flow rebound after a stall is stale too.
+func (r *Receiver[T]) stale(in *Inbound) bool {
+	return in.at < r.lostAt.Load() || (in.flow != nil && in.flow.retired.Load())
+}
 
 // noteLoss records a connection loss that the client reported at t.
 func (r *Receiver[T]) noteLoss(t time.Time) {
@@ -602,7 +647,7 @@ func (r *Receiver[T]) settle(ins []*Delivery[T], o Outcome, errs []error) []erro
 			continue
 		}
 		f := in.flow
-		if f.handle != 0 && in.hasMsgID && !closed && f.pr.IsRunning() {
+		if f.handle.Load() != 0 && in.hasMsgID && !closed && f.pr.IsRunning() {
 			// Through CCSMP directly (see settleNative). Only while the
 			// flow runs, as the Go API checks too; a handle whose flow was
 			// destroyed since is refused by CCSMP (its handles carry a
@@ -681,9 +726,22 @@ func (r *Receiver[T]) Close(ctx context.Context) error {
 	r.closeOnce.Do(func() {
 		close(r.closed)
 		r.svc.RemoveReconnectionAttemptListener(r.listenerID)
+		var errs []error
+		if r.stopWatch != nil {
+			r.stopWatch()
+			select {
+			case <-r.watchDone:
+			case <-ctx.Done():
+				errs = append(errs, ctx.Err())
+			}
+		}
+		r.flowsMu.Lock()
+		flows := slices.Clone(r.flows)
+		r.flowsMu.Unlock()
 		var wg sync.WaitGroup
-		errs := make([]error, len(r.flows))
-		for i, f := range r.flows {
+		off := len(errs)
+		errs = append(errs, make([]error, len(flows))...)
+		for i, f := range flows {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -691,7 +749,7 @@ func (r *Receiver[T]) Close(ctx context.Context) error {
 				// period then drops (without acking) what the API buffered.
 				_ = f.pr.Pause()
 				if err := f.pr.Terminate(0); err != nil && !isIncompleteDelivery(err) && !isIllegalState(err) {
-					errs[i] = fmt.Errorf("terminating flow %d: %w", f.id, err)
+					errs[off+i] = fmt.Errorf("terminating flow %d: %w", f.id, err)
 				}
 			}()
 		}

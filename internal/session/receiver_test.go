@@ -477,7 +477,7 @@ func TestReceiverFindsNativeFlowHandle(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	for _, fl := range r.flows {
-		require.NotZero(t, fl.handle, "flow %d", fl.id)
+		require.NotZero(t, fl.handle.Load(), "flow %d", fl.id)
 	}
 	for _, in := range receiveN(t, r, 2) {
 		require.True(t, in.hasMsgID)
@@ -491,15 +491,15 @@ func TestReceiverFindsNativeFlowHandle(t *testing.T) {
 	// A handle that names another queue's flow, or none, is refused.
 	_, ok := ccsmp.FlowHandleOf(r.flows[0].pr, "q-other")
 	require.False(t, ok)
-	old := r.flows[0].handle
+	old := r.flows[0].handle.Load()
 	require.NoError(t, r.Close(context.Background()))
 	// A flow bound later gets a handle of its own, never the old one
 	// again (CCSMP's handles carry a generation).
 	r2, err := NewReceiver[struct{}](t.Context(), f.sess, ReceiverConfig{Queue: "q-handle"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r2.Close(context.Background()) })
-	require.NotZero(t, r2.flows[0].handle)
-	require.NotEqual(t, old, r2.flows[0].handle)
+	require.NotZero(t, r2.flows[0].handle.Load())
+	require.NotEqual(t, old, r2.flows[0].handle.Load())
 }
 
 // The flow's handler only queues a message: it is converted when the caller
@@ -545,7 +545,7 @@ func TestReceiverSettleBatch(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	for _, fl := range r.flows {
-		require.NotZero(t, fl.handle, "flow %d settles natively", fl.id)
+		require.NotZero(t, fl.handle.Load(), "flow %d settles natively", fl.id)
 	}
 	// Published once both flows are bound, so that the broker spreads them.
 	f.publish(t, "batch/a", n, func(i int, b solace.OutboundMessageBuilder) solace.OutboundMessageBuilder {

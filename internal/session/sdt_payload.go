@@ -40,20 +40,9 @@ func toSDT(v any, path string) (sdt.Data, error) {
 	switch t := v.(type) {
 	case nil, bool, string, int64, []byte:
 		return t, nil
-	case int:
-		return int64(t), nil
-	case int32:
-		return int64(t), nil
-	case int16:
-		return int64(t), nil
-	case int8:
-		return int64(t), nil
-	case uint8:
-		return int64(t), nil
-	case uint16:
-		return int64(t), nil
-	case uint32:
-		return int64(t), nil
+	case int, int32, int16, int8, uint8, uint16, uint32:
+		i, _ := widenInt(t)
+		return i, nil
 	case uint64:
 		return t, nil
 	case float32:
@@ -107,4 +96,26 @@ func pathOr(p string) string {
 		return "the payload"
 	}
 	return "the payload at " + p[min(1, len(p)):]
+}
+
+// widenInt returns v as an int64 when it is one of the Go integer types
+// every value of which an int64 holds.
+func widenInt(v any) (int64, bool) {
+	switch t := v.(type) {
+	case int:
+		return int64(t), true
+	case int8:
+		return int64(t), true
+	case int16:
+		return int64(t), true
+	case int32:
+		return int64(t), true
+	case uint8:
+		return int64(t), true
+	case uint16:
+		return int64(t), true
+	case uint32:
+		return int64(t), true
+	}
+	return 0, false
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connect-solace/connect-solace/internal/confread"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/session"
@@ -201,105 +202,49 @@ func ConfigFromParsed(conf *service.ParsedConfig) (session.Config, error) {
 // readConfig reads the fields of ConnectionFields.
 func readConfig(conf *service.ParsedConfig) (session.Config, error) {
 	var c session.Config
+	r := confread.New(conf)
+	if r.Contains(FieldURLs) { // required: Validate reports it missing
+		r.StringList(&c.URLs, FieldURLs)
+	}
+	r.String(&c.VPN, FieldVPN)
+	r.String(&c.Username, FieldUsername)
+	r.String(&c.Password, FieldPassword)
+	r.String(&c.PasswordFile, FieldPasswordFile)
+	r.String(&c.ClientName, FieldClientName)
+	t := r.In(FieldTLS)
+	t.Bool(&c.TLS.Enabled, FieldTLSEnabled)
+	t.String(&c.TLS.TrustStorePath, FieldTLSTrustStorePath)
+	t.Bool(&c.TLS.ValidateServerCert, FieldTLSValidateServerCert)
+	t.Bool(&c.TLS.ValidateDate, FieldTLSValidateDate)
+	t.Bool(&c.TLS.ValidateServerName, FieldTLSValidateServerName)
+	t.String(&c.TLS.ClientCertFile, FieldTLSClientCertFile)
+	t.String(&c.TLS.ClientKeyFile, FieldTLSClientKeyFile)
+	t.String(&c.TLS.ClientKeyPassword, FieldTLSClientKeyPassword)
+	t.String(&c.TLS.ClientKeyPasswordFile, FieldTLSClientKeyPassFile)
+	a := r.In(FieldAuth)
+	a.String(&c.AuthScheme, FieldAuthScheme)
+	o := a.In(FieldAuthOAuth2)
+	o.String(&c.OAuth2.AccessToken, FieldOAuth2AccessToken)
+	o.String(&c.OAuth2.IDToken, FieldOAuth2IDToken)
+	o.String(&c.OAuth2.AccessTokenFile, FieldOAuth2AccessFile)
+	o.String(&c.OAuth2.IDTokenFile, FieldOAuth2IDTokenFile)
+	o.String(&c.OAuth2.Issuer, FieldOAuth2IssuerIDName)
+	if err := r.Err(); err != nil {
+		return c, err
+	}
 	var err error
-	if conf.Contains(FieldURLs) { // required: Validate reports it missing
-		if c.URLs, err = conf.FieldStringList(FieldURLs); err != nil {
-			return c, err
-		}
-	}
-	if c.VPN, err = conf.FieldString(FieldVPN); err != nil {
+	if c.OAuth2.Grant, err = readGrant(conf.Namespace(FieldAuth, FieldAuthOAuth2)); err != nil {
 		return c, err
 	}
-	if c.Username, err = conf.FieldString(FieldUsername); err != nil {
-		return c, err
-	}
-	if c.Password, err = conf.FieldString(FieldPassword); err != nil {
-		return c, err
-	}
-	if c.PasswordFile, err = conf.FieldString(FieldPasswordFile); err != nil {
-		return c, err
-	}
-	if c.ClientName, err = conf.FieldString(FieldClientName); err != nil {
-		return c, err
-	}
-	t := conf.Namespace(FieldTLS)
-	if c.TLS.Enabled, err = t.FieldBool(FieldTLSEnabled); err != nil {
-		return c, err
-	}
-	if c.TLS.TrustStorePath, err = t.FieldString(FieldTLSTrustStorePath); err != nil {
-		return c, err
-	}
-	if c.TLS.ValidateServerCert, err = t.FieldBool(FieldTLSValidateServerCert); err != nil {
-		return c, err
-	}
-	if c.TLS.ValidateDate, err = t.FieldBool(FieldTLSValidateDate); err != nil {
-		return c, err
-	}
-	if c.TLS.ValidateServerName, err = t.FieldBool(FieldTLSValidateServerName); err != nil {
-		return c, err
-	}
-	if c.TLS.ClientCertFile, err = t.FieldString(FieldTLSClientCertFile); err != nil {
-		return c, err
-	}
-	if c.TLS.ClientKeyFile, err = t.FieldString(FieldTLSClientKeyFile); err != nil {
-		return c, err
-	}
-	if c.TLS.ClientKeyPassword, err = t.FieldString(FieldTLSClientKeyPassword); err != nil {
-		return c, err
-	}
-	if c.TLS.ClientKeyPasswordFile, err = t.FieldString(FieldTLSClientKeyPassFile); err != nil {
-		return c, err
-	}
-	a := conf.Namespace(FieldAuth)
-	if c.AuthScheme, err = a.FieldString(FieldAuthScheme); err != nil {
-		return c, err
-	}
-	o := a.Namespace(FieldAuthOAuth2)
-	if c.OAuth2.AccessToken, err = o.FieldString(FieldOAuth2AccessToken); err != nil {
-		return c, err
-	}
-	if c.OAuth2.IDToken, err = o.FieldString(FieldOAuth2IDToken); err != nil {
-		return c, err
-	}
-	if c.OAuth2.AccessTokenFile, err = o.FieldString(FieldOAuth2AccessFile); err != nil {
-		return c, err
-	}
-	if c.OAuth2.IDTokenFile, err = o.FieldString(FieldOAuth2IDTokenFile); err != nil {
-		return c, err
-	}
-	if c.OAuth2.Issuer, err = o.FieldString(FieldOAuth2IssuerIDName); err != nil {
-		return c, err
-	}
-	if c.OAuth2.Grant, err = readGrant(o); err != nil {
-		return c, err
-	}
-	if c.KerberosServiceName, err = a.FieldString(FieldAuthKerberos, FieldKerberosServiceName); err != nil {
-		return c, err
-	}
-	if c.ReconnectAttempts, err = conf.FieldInt(FieldReconnectAttempts); err != nil {
-		return c, err
-	}
-	if c.ReconnectInterval, err = conf.FieldDuration(FieldReconnectInterval); err != nil {
-		return c, err
-	}
-	if c.ConnectRetries, err = conf.FieldInt(FieldConnectRetries); err != nil {
-		return c, err
-	}
-	b := conf.Namespace(FieldConnectRetryBackoff)
-	if c.ConnectBackoff.Initial, err = b.FieldDuration(FieldBackoffInitial); err != nil {
-		return c, err
-	}
-	if c.ConnectBackoff.Multiplier, err = b.FieldFloat(FieldBackoffMultiplier); err != nil {
-		return c, err
-	}
-	if c.ConnectBackoff.Max, err = b.FieldDuration(FieldBackoffMax); err != nil {
-		return c, err
-	}
-	if c.ConnectTimeout, err = conf.FieldDuration(FieldConnectTimeout); err != nil {
-		return c, err
-	}
-	if c.CompressionLevel, err = conf.FieldInt(FieldCompressionLevel); err != nil {
-		return c, err
-	}
-	return c, nil
+	a.String(&c.KerberosServiceName, FieldAuthKerberos, FieldKerberosServiceName)
+	r.Int(&c.ReconnectAttempts, FieldReconnectAttempts)
+	r.Duration(&c.ReconnectInterval, FieldReconnectInterval)
+	r.Int(&c.ConnectRetries, FieldConnectRetries)
+	b := r.In(FieldConnectRetryBackoff)
+	b.Duration(&c.ConnectBackoff.Initial, FieldBackoffInitial)
+	b.Float(&c.ConnectBackoff.Multiplier, FieldBackoffMultiplier)
+	b.Duration(&c.ConnectBackoff.Max, FieldBackoffMax)
+	r.Duration(&c.ConnectTimeout, FieldConnectTimeout)
+	r.Int(&c.CompressionLevel, FieldCompressionLevel)
+	return c, r.Err()
 }

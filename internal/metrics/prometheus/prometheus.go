@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connect-solace/connect-solace/internal/confread"
 )
 
 const (
@@ -172,14 +174,11 @@ func NewFromParsed(conf *service.ParsedConfig, log *service.Logger) (*Exporter, 
 		collectorLabels: map[string][]string{},
 		collectors:      map[string]prom.Collector{},
 	}
-	var err error
-	if e.prefix, err = conf.FieldString(pmFieldPrefix); err != nil {
-		return nil, err
-	}
-	if e.useHistogram, err = conf.FieldBool(pmFieldUseHistogramTiming); err != nil {
-		return nil, err
-	}
-	if e.buckets, err = conf.FieldFloatList(pmFieldHistogramBuckets); err != nil {
+	rd := confread.New(conf)
+	rd.String(&e.prefix, pmFieldPrefix)
+	rd.Bool(&e.useHistogram, pmFieldUseHistogramTiming)
+	rd.FloatList(&e.buckets, pmFieldHistogramBuckets)
+	if err := rd.Err(); err != nil {
 		return nil, err
 	}
 	if len(e.buckets) == 0 {

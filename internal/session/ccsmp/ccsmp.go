@@ -61,6 +61,7 @@ extern int solClient_msg_getMsgId(uintptr_t msg_p, uint64_t *msgId_p);
 extern int solClient_msg_free(uintptr_t *msg_p);
 extern int solClient_flow_getDestination(uintptr_t flow_p, cs_destination_t *dest_p, size_t destSize);
 extern int solClient_flow_settleMsg(uintptr_t flow_p, uint64_t msgId, int outcome);
+extern int solClient_flow_getRxStat(uintptr_t flow_p, int rxStat, uint64_t *value_p);
 typedef struct { int subCode; uint32_t responseCode; char errorStr[256]; } cs_errorInfo_t;
 extern cs_errorInfo_t *solClient_getLastErrorInfo(void);
 typedef struct { char id[16]; } cs_rgmid_t;
@@ -205,6 +206,17 @@ static const char *cs_flow_queue(uintptr_t flow) {
 	memset(&d, 0, sizeof(d));
 	if (solClient_flow_getDestination(flow, &d, sizeof(d)) != 0) return NULL;
 	return d.dest;
+}
+
+// cs_flow_received returns, in *n, the data messages a flow received
+// (SOLCLIENT_STATS_RX_PERSISTENT_MSGS and _NONPERSISTENT_MSGS: a queue also
+// spools direct messages), or a non-zero code for a handle CCSMP refuses.
+static int cs_flow_received(uintptr_t flow, uint64_t *n) {
+	uint64_t p = 0, np = 0;
+	int rc = solClient_flow_getRxStat(flow, 11, &p);
+	if (rc == 0) rc = solClient_flow_getRxStat(flow, 13, &np);
+	*n = p + np;
+	return rc;
 }
 
 // cs_rgmid_string formats a raw replication group message id through CCSMP.
@@ -409,6 +421,17 @@ func flowQueue(h uintptr) (string, bool) {
 		return "", false
 	}
 	return C.GoString(p), true
+}
+
+// FlowReceived returns how many data messages the flow whose handle is h
+// has received in CCSMP, counted before they are handed to the Go client (in
+// one cgo call). A handle CCSMP refuses (a flow destroyed since) gives false.
+func FlowReceived(h uintptr) (uint64, bool) {
+	var n C.uint64_t
+	if C.cs_flow_received(C.uintptr_t(h), &n) != 0 {
+		return 0, false
+	}
+	return uint64(n), true
 }
 
 // SettleChunk is how many messages one Settle call settles at most.

@@ -120,6 +120,29 @@ func flowHandleField(pr solace.PersistentMessageReceiver) (h uintptr, ok bool) {
 	return 0, false
 }
 
+// BufferedOf returns how many received messages wait in the Go client's
+// own buffer of pr, read from its private field as in v1.10.1
+// (persistentMessageReceiverImpl's buffer, a channel: CCSMP's callback
+// pushes into it, the client's dispatch goroutine pops from it); false when
+// the field is not where or what that version has.
+func BufferedOf(pr solace.PersistentMessageReceiver) (n int, ok bool) {
+	defer func() {
+		if recover() != nil {
+			n, ok = 0, false
+		}
+	}()
+	v := reflect.ValueOf(pr)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Type().String() != "*receiver.persistentMessageReceiverImpl" {
+		return 0, false
+	}
+	f := v.Elem().FieldByName("buffer")
+	if !f.IsValid() || f.Kind() != reflect.Chan || f.IsNil() {
+		return 0, false
+	}
+	// Len is allowed on an unexported field (it reads no value out).
+	return f.Len(), true
+}
+
 // disposeLayout records, per concrete message type, the offset of the
 // disposed flag (an int32 the API's Dispose sets by compare-and-swap) when
 // the type is laid out as in v1.10.1: the handle first (layoutHoldsHandle),

@@ -18,6 +18,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/connect-solace/connect-solace/internal/confread"
 )
 
 const (
@@ -182,12 +184,12 @@ func collectorConf(c *service.ParsedConfig) (addr string, secure bool, err error
 }
 
 func resourceFromConf(conf *service.ParsedConfig) (*resource.Resource, error) {
-	svc, err := conf.FieldString(ocFieldService)
-	if err != nil {
-		return nil, err
-	}
-	tags, err := conf.FieldStringMap(ocFieldTags)
-	if err != nil {
+	var svc string
+	var tags map[string]string
+	rd := confread.New(conf)
+	rd.String(&svc, ocFieldService)
+	rd.StringMap(&tags, ocFieldTags)
+	if err := rd.Err(); err != nil {
 		return nil, err
 	}
 	attrs := []attribute.KeyValue{semconv.ServiceName(svc)}

@@ -361,9 +361,10 @@
 //   - A client (SMP) adding a queue subscription that already exists
 //     succeeds; the package API and SEMP report ErrSubscriptionExists.
 //   - A queue with egress disabled refuses new binds ("Queue Shutdown").
-//   - Partitioned queues reassign partitions at once (the rebalance delay is
-//     stored, not waited for), in bind order, so a consumer that reconnects
-//     may get another partition.
+//   - Partitioned queues rebalance after their rebalance delay and hand a
+//     moved partition over once its old owner settled what it held, or after
+//     3 s, when what it still holds is redelivered, flagged, to the new
+//     owner (partitionRebalanceMaxHandoffTime is stored, not applied).
 //   - The replay log keeps at most 100 000 guaranteed messages (64 MiB of
 //     payload) of its VPN, whatever their topic; its quota is not enforced.
 //   - Messages moved to a DMQ lose their TTL. Delivered-but-unsettled

@@ -4,15 +4,30 @@ package solacetest
 // PartitionCount > 0. Each message goes to a partition (by a hash of its
 // partition key, the JMSXGroupID user property, or in turn when it has none)
 // and each partition to one consumer: the first PartitionCount bound flows
-// are active and own partitions p, p+n, ... in bind order; further flows
-// are inactive (told so when they asked for flow updates) until a partition
-// is free. Messages of one key therefore reach one consumer, in order.
+// are active and share the partitions evenly; further flows are inactive
+// (told so when they asked for flow updates) until a partition is free.
+// Messages of one key therefore reach one consumer, in order. As on
+// PubSub+, when consumers come or go (the first one included), a partition
+// without a consumer waits (its messages stay queued) and the partitions
+// are rebalanced once the queue's PartitionRebalanceDelay has passed,
+// moving as few as possible: consumers that bind together share the
+// partitions from the start (the vendor suite's partitioned-queue spec
+// counts every message received exactly once across three receivers). A moved
+// partition's new owner gets its messages only once the old owner has
+// settled those it holds (the handoff), so that a key's messages still
+// reach the application in order; after partitionHandoffMax the broker
+// takes back what the old owner still holds and redelivers it, flagged, to
+// the new owner before the partition's later messages (revokeMoved).
 // It is also what consumers see when a queue's egress is switched off and
 // on: flows stay bound but become inactive (passivateFlows), told both ways
 // when they asked for flow-change updates.
 
 import (
+	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
+	"time"
 )
 
 // partitionKeyProperty is the user property holding a message's partition key.
@@ -47,28 +62,144 @@ func (q *queue) partitionOf(m *storedMsg) int {
 }
 
 // dispatchPartitioned delivers ready messages to the owners of their
-// partitions. A message whose owner has no room waits; messages of other
-// partitions may pass it.
+// partitions. A message whose owner has no room, or whose partition has no
+// owner until the next rebalance, waits; messages of other partitions may
+// pass it.
 func (b *Broker) dispatchPartitioned(q *queue) {
-	var owners []*flow
-	for _, f := range q.flows {
-		if f.active {
-			owners = append(owners, f)
+	now := time.Now()
+	b.checkOwners(q, now)
+	// held[p]: another flow than p's owner still holds messages of p.
+	var held map[int]bool
+	if !q.handoffUntil.IsZero() {
+		if now.After(q.handoffUntil) {
+			q.handoffUntil = time.Time{}
+			b.revokeMoved(q)
+		} else {
+			held = map[int]bool{}
+			for _, f := range q.flows {
+				for _, qm := range f.unsettled {
+					if qm.partition >= 0 && qm.partition < len(q.partOwners) && q.partOwners[qm.partition] != f {
+						held[qm.partition] = true
+					}
+				}
+			}
+			if len(held) == 0 {
+				q.handoffUntil = time.Time{}
+			}
 		}
-	}
-	if len(owners) == 0 {
-		return
 	}
 	for qm := q.ready.Front(); qm != nil; {
 		next := qm.next
 		if qm.partition < 0 {
 			qm.partition = q.partitionOf(qm.m)
 		}
-		if f := owners[qm.partition%len(owners)]; f.hasRoom() {
+		if f := q.partOwners[qm.partition]; f != nil && !held[qm.partition] && f.hasRoom() {
 			b.deliver(f, qm)
 		}
 		qm = next
 	}
+}
+
+// revokeMoved takes back, once the handoff time is up, the messages of
+// moved partitions that their old owners still hold: as on PubSub+, they
+// go to the new owner flagged redelivered, ahead of the partition's later
+// messages, and the old owner's late settlement of them is ignored.
+func (b *Broker) revokeMoved(q *queue) {
+	for _, f := range q.flows {
+		for _, id := range slices.Sorted(maps.Keys(f.unsettled)) {
+			qm := f.unsettled[id]
+			if qm.partition >= 0 && qm.partition < len(q.partOwners) && q.partOwners[qm.partition] != f {
+				b.redeliver(q, qm, "partition handed off")
+			}
+		}
+	}
+}
+
+// partitionHandoffMax bounds how long a moved partition waits for its old
+// owner to settle what it holds (PubSub+'s partitionRebalanceMaxHandoffTime
+// default).
+const partitionHandoffMax = 3 * time.Second
+
+// checkOwners forgets partition owners that are no longer active and
+// rebalances: at once when the queue has no rebalance delay, otherwise once
+// the delay has passed since the imbalance was first seen (the janitor
+// calls dispatch then).
+func (b *Broker) checkOwners(q *queue, now time.Time) {
+	n := q.cfg.PartitionCount
+	if len(q.partOwners) != n {
+		q.partOwners = append(q.partOwners[:0:0], q.partOwners[:min(n, len(q.partOwners))]...)
+		q.partOwners = append(q.partOwners, make([]*flow, n-len(q.partOwners))...)
+	}
+	var active []*flow
+	for _, f := range q.flows {
+		if f.active && f.c != nil {
+			active = append(active, f)
+		}
+	}
+	counts := map[*flow]int{}
+	owned := 0
+	for p, f := range q.partOwners {
+		if f != nil && !slices.Contains(active, f) {
+			q.partOwners[p], f = nil, nil
+		}
+		if f != nil {
+			counts[f]++
+			owned++
+		}
+	}
+	balanced := owned == n
+	for _, f := range active {
+		balanced = balanced && counts[f] >= n/len(active) && counts[f] <= (n+len(active)-1)/len(active)
+	}
+	delay := time.Duration(q.cfg.PartitionRebalanceDelay) * time.Second
+	switch {
+	case balanced || len(active) == 0:
+		q.rebalanceAt = time.Time{}
+		return
+	case delay > 0 && q.rebalanceAt.IsZero():
+		q.rebalanceAt = now.Add(delay)
+		return
+	case delay > 0 && now.Before(q.rebalanceAt):
+		return
+	}
+	q.rebalanceAt = time.Time{}
+	q.handoffUntil = now.Add(partitionHandoffMax)
+	// Each active flow, in bind order, gets n/k partitions, the first n%k
+	// one more; it keeps as many of its own as it may, the rest move.
+	target := map[*flow]int{}
+	for i, f := range active {
+		target[f] = n / len(active)
+		if i < n%len(active) {
+			target[f]++
+		}
+	}
+	kept := map[*flow]int{}
+	for p, f := range q.partOwners {
+		if f != nil && kept[f] < target[f] {
+			kept[f]++
+		} else {
+			q.partOwners[p] = nil
+		}
+	}
+	for p, f := range q.partOwners {
+		if f != nil {
+			continue
+		}
+		for _, a := range active {
+			if kept[a] < target[a] {
+				q.partOwners[p] = a
+				kept[a]++
+				break
+			}
+		}
+	}
+	b.log.Info("partitions rebalanced", "queue", q.cfg.Name, "partitions", n, "consumers", len(active))
+}
+
+// rebalanceDue reports whether q waits for a rebalance whose delay has
+// passed.
+func (q *queue) rebalanceDue(now time.Time) bool {
+	return (!q.rebalanceAt.IsZero() && !now.Before(q.rebalanceAt)) || (!q.handoffUntil.IsZero() && now.After(q.handoffUntil))
 }
 
 // repartition re-applies the active slots after the partition count or
@@ -113,4 +244,27 @@ func (c *conn) sendFlowUpdate(f *flow) {
 		{Type: apFlowID, Value: u32(f.id)},
 		{Type: apActiveFlow, Value: u8(boolByte(f.active))},
 	})
+}
+
+// PartitionOwners lists, for each partition of a partitioned queue, the
+// client name of the consumer that owns it now, "" for a partition waiting
+// for a rebalance.
+func (b *Broker) PartitionOwners(vpn, name string) ([]string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, err := b.queueLocked(vpn, name)
+	if err != nil {
+		return nil, err
+	}
+	if !q.partitioned() {
+		return nil, fmt.Errorf("queue %q in VPN %q is not partitioned", name, vpn)
+	}
+	b.checkOwners(q, time.Now())
+	out := make([]string, len(q.partOwners))
+	for p, f := range q.partOwners {
+		if f != nil && f.c != nil {
+			out[p] = f.c.clientName
+		}
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package solacetest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -123,4 +124,49 @@ func TestQueueDeleteUnbindsConsumers(t *testing.T) {
 		t.Fatal("the receiver was not terminated")
 	}
 	assert.True(t, svc.IsConnected(), "only the flow goes, not the session")
+}
+
+// TestPartitionRebalanceDelay: the first consumer gets every partition
+// after the rebalance delay; when a second consumer leaves, its partitions wait for the rebalance
+// delay and then move to the survivor, while the survivor's stay where they
+// were.
+func TestPartitionRebalanceDelay(t *testing.T) {
+	b := NewTestBroker(t, Config{})
+	require.NoError(t, b.CreateQueue("default", QueueConfig{Name: "pq", AccessType: AccessNonExclusive,
+		PartitionCount: 4, PartitionRebalanceDelay: 1}))
+	bind := func(name string) (solace.MessagingService, solace.PersistentMessageReceiver) {
+		svc := connect(t, b, config.ServicePropertyMap{config.ClientPropertyName: name})
+		rcv, err := svc.CreatePersistentMessageReceiverBuilder().Build(resource.QueueDurableNonExclusive("pq"))
+		require.NoError(t, err)
+		require.NoError(t, rcv.Start())
+		return svc, rcv
+	}
+	bind("one")
+	owners, err := b.PartitionOwners("default", "pq")
+	require.NoError(t, err)
+	require.Equal(t, []string{"", "", "", ""}, owners, "the first consumer waits for the rebalance delay too")
+	require.Eventually(t, func() bool {
+		owners, _ = b.PartitionOwners("default", "pq")
+		return slices.Equal(owners, []string{"one", "one", "one", "one"})
+	}, 5*time.Second, 10*time.Millisecond, "and then gets every partition: %v", owners)
+
+	svc2, _ := bind("two")
+	owners, _ = b.PartitionOwners("default", "pq")
+	require.Equal(t, []string{"one", "one", "one", "one"}, owners, "a new consumer waits for the rebalance delay")
+	require.Eventually(t, func() bool {
+		owners, _ = b.PartitionOwners("default", "pq")
+		return slices.Equal(owners, []string{"one", "one", "two", "two"})
+	}, 5*time.Second, 10*time.Millisecond, "rebalanced after the delay: %v", owners)
+
+	start := time.Now()
+	require.NoError(t, svc2.Disconnect())
+	require.Eventually(t, func() bool {
+		owners, _ = b.PartitionOwners("default", "pq")
+		return slices.Equal(owners, []string{"one", "one", "", ""})
+	}, 5*time.Second, time.Millisecond, "the leaver's partitions wait: %v", owners)
+	require.Eventually(t, func() bool {
+		owners, _ = b.PartitionOwners("default", "pq")
+		return slices.Equal(owners, []string{"one", "one", "one", "one"})
+	}, 5*time.Second, 10*time.Millisecond, "and move to the survivor: %v", owners)
+	require.GreaterOrEqual(t, time.Since(start), 900*time.Millisecond, "not before the delay")
 }

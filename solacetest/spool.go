@@ -141,9 +141,14 @@ type queue struct {
 	flows       []*flow // bound consumers in bind order; flows[0] is the active one of an exclusive queue
 	rr          int     // round-robin position for non-exclusive queues
 	redelivered int
-	tempOwner   string          // client name that created a temporary queue
-	clientSubs  map[string]bool // subscriptions a client added over SMP (it may remove only those)
-	orphanedAt  time.Time       // when a temporary queue's owner went away
+	tempOwner   string // client name that created a temporary queue
+	// partOwners is each partition's consumer flow (nil: none until the
+	// next rebalance), rebalanceAt when that is due (partition.go).
+	partOwners   []*flow
+	rebalanceAt  time.Time
+	handoffUntil time.Time       // moved partitions wait for their old owners until then
+	clientSubs   map[string]bool // subscriptions a client added over SMP (it may remove only those)
+	orphanedAt   time.Time       // when a temporary queue's owner went away
 }
 
 func (q *queue) config() QueueConfig {
@@ -494,6 +499,9 @@ func (b *Broker) expireAndReap(now time.Time) {
 			if !q.orphanedAt.IsZero() && now.Sub(q.orphanedAt) > tempQueueGrace {
 				b.deleteQueueLocked(q)
 				continue
+			}
+			if q.rebalanceDue(now) {
+				b.dispatch(q)
 			}
 			if q.expiring == 0 {
 				continue

@@ -46,8 +46,9 @@ type QueueConfig struct {
 	// with a partition key (the JMSXGroupID user property) always goes to
 	// the consumer that owns the key's partition (see partition.go).
 	PartitionCount int
-	// PartitionRebalanceDelay is kept for SEMP (seconds); partitions are
-	// reassigned at once.
+	// PartitionRebalanceDelay is how long (seconds) partitions wait after
+	// consumers came or went before they are rebalanced (partition.go); 0
+	// rebalances at once.
 	PartitionRebalanceDelay int64
 	// RejectMsgToSenderOnDiscard is SEMP's rejectMsgToSenderOnDiscardBehavior:
 	// "always", "when-queue-enabled" (what "" means) or "never".

@@ -114,6 +114,7 @@ func BenchmarkSolaceLatency(b *testing.B) {
 				if dir := os.Getenv("CONNECT_SOLACE_BENCH_PLOT_DIR"); dir != "" {
 					name := fmt.Sprintf("%s_%d", bc.name, rate)
 					title := fmt.Sprintf("%s, %d msg/s offered: latency by percentile", bc.name, rate)
+					require.NoError(b, os.MkdirAll(dir, 0o755))
 					require.NoError(b, os.WriteFile(filepath.Join(dir, name+".svg"), latPlot(title, sides), 0o644))
 				}
 			})

@@ -30,6 +30,9 @@
 #       JMS_TEST_BROKER_START  command that starts it again and waits
 #   - registers `on_exit` to stop the node by PID (and epmd, which it started).
 
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
 _rmq_main() {
 	local port="${JMS_RABBITMQ_PORT:-5672}"
 	local dist_port=$((port + 20000))
@@ -40,17 +43,7 @@ _rmq_main() {
 	# Install once. A policy-rc.d that exits 101 stops the postinst from trying
 	# to start a service through init scripts.
 	if ! command -v rabbitmq-server >/dev/null 2>&1 || [ ! -d /usr/lib/python3/dist-packages/proton ]; then
-		local had_policy=0
-		[ -e /usr/sbin/policy-rc.d ] && had_policy=1
-		if [ "$had_policy" = 0 ]; then
-			printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-			chmod +x /usr/sbin/policy-rc.d
-		fi
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get -o DPkg::Lock::Timeout=600 update -qq
-		apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
-			rabbitmq-server python3-qpid-proton >/dev/null
-		[ "$had_policy" = 0 ] && rm -f /usr/sbin/policy-rc.d
+		apt_install rabbitmq-server python3-qpid-proton
 		# The package may still have spawned epmd; it is harmless, but a stray
 		# node from a postinst would hold the port, so stop any such node.
 		if pgrep -u rabbitmq -f 'beam.*-s rabbit' >/dev/null 2>&1; then

@@ -32,6 +32,9 @@
 #       KRB5_TEST_SERVICE_KEYTAB  $KRB5_TEST_DIR/solace.keytab
 #   - registers `on_exit` to stop the KDC by PID.
 
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
 _krb5_main() {
 	local dir="${KRB5_TEST_DIR:-/tmp/connect-solace-krb5}"
 	local port="${KRB5_TEST_KDC_PORT:-18088}"
@@ -39,17 +42,7 @@ _krb5_main() {
 
 	if ! command -v krb5kdc >/dev/null 2>&1 || ! command -v kadmin.local >/dev/null 2>&1 ||
 		! command -v kinit >/dev/null 2>&1 || ! ls /usr/lib/*/libgssapi_krb5.so.2 >/dev/null 2>&1; then
-		local had_policy=0
-		[ -e /usr/sbin/policy-rc.d ] && had_policy=1
-		if [ "$had_policy" = 0 ]; then
-			printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-			chmod +x /usr/sbin/policy-rc.d
-		fi
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get -o DPkg::Lock::Timeout=600 update -qq
-		apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
-			krb5-kdc krb5-admin-server krb5-user libgssapi-krb5-2 >/dev/null
-		[ "$had_policy" = 0 ] && rm -f /usr/sbin/policy-rc.d
+		apt_install krb5-kdc krb5-admin-server krb5-user libgssapi-krb5-2
 	fi
 
 	export KRB5_CONFIG="$dir/krb5.conf"

@@ -23,10 +23,6 @@ const (
 	siFieldRequestsTopics    = "topics"
 	siFieldRequestsShareName = "share_name"
 	siFieldRequestsMetadata  = "reply_metadata"
-
-	// siReplyErrorProperty is the user property of the reply to a request
-	// the pipeline failed, holding the error.
-	siReplyErrorProperty = "error"
 )
 
 func siRequestsField() *service.ConfigField {
@@ -172,6 +168,10 @@ func (s *solaceServer) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 		return nil
 	}, nil
 }
+
+// siReplyErrorProperty is the user property of the reply to a request the
+// pipeline failed, holding the error.
+const siReplyErrorProperty = "error"
 
 // reply answers req with the pipeline's sync response, or with its error.
 func (s *solaceServer) reply(req *session.Request, store *service.SyncResponseStore, perr error) {

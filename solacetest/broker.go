@@ -431,23 +431,39 @@ func changeInVPN(b *Broker, vpn string, fn func(v *vpnState) error) error {
 	return err
 }
 
-// onQueue runs fn on vpn's queue name with b.mu held, refused with
-// ErrUnknownQueue (or ErrUnknownVPN) when there is no such queue.
-func onQueue[T any](b *Broker, vpn, name string, fn func(q *queue) (T, error)) (T, error) {
+// onNamed runs fn on the object name in one of vpn's maps, the one of
+// picks, with b.mu held, refused with unknown (or ErrUnknownVPN) when there
+// is no such object.
+func onNamed[V comparable, T any](b *Broker, vpn, name string, of func(*vpnState) map[string]V, unknown error, fn func(V) (T, error)) (T, error) {
 	return inVPN(b, vpn, func(v *vpnState) (T, error) {
-		q, err := namedIn(v.queues, name, ErrUnknownQueue, vpn)
+		o, err := namedIn(of(v), name, unknown, vpn)
 		if err != nil {
 			var zero T
 			return zero, err
 		}
-		return fn(q)
+		return fn(o)
 	})
+}
+
+// changeNamed is onNamed for a call that returns only an error.
+func changeNamed[V comparable](b *Broker, vpn, name string, of func(*vpnState) map[string]V, unknown error, fn func(V) error) error {
+	_, err := onNamed(b, vpn, name, of, unknown, func(o V) (struct{}, error) { return struct{}{}, fn(o) })
+	return err
+}
+
+// The maps onNamed picks from.
+func queuesOf(v *vpnState) map[string]*queue                 { return v.queues }
+func aclsOf(v *vpnState) map[string]*ACLProfile              { return v.acls }
+func clientProfilesOf(v *vpnState) map[string]*ClientProfile { return v.profiles }
+
+// onQueue runs fn on vpn's queue name with b.mu held (onNamed).
+func onQueue[T any](b *Broker, vpn, name string, fn func(q *queue) (T, error)) (T, error) {
+	return onNamed(b, vpn, name, queuesOf, ErrUnknownQueue, fn)
 }
 
 // changeQueue is onQueue for a call that returns only an error.
 func changeQueue(b *Broker, vpn, name string, fn func(q *queue) error) error {
-	_, err := onQueue(b, vpn, name, func(q *queue) (struct{}, error) { return struct{}{}, fn(q) })
-	return err
+	return changeNamed(b, vpn, name, queuesOf, ErrUnknownQueue, fn)
 }
 
 // The admin API keeps each kind of object in a map by name. namedIn,

@@ -358,6 +358,14 @@ func decodeAttr[T any](attrs map[string]json.RawMessage, name string, dst **T) *
 	return nil
 }
 
+// setIf sets *dst to an attribute's decoded value v when the body gave it
+// (decodeAttr leaves v nil when it did not).
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
 // firstErr returns the first non-nil error, so a handler can decode or check
 // several attributes and fail on the first bad one.
 func firstErr(errs ...*sempErr) *sempErr {
@@ -571,25 +579,6 @@ func required(attr string, v *string) *sempErr {
 		return errInvalid("missing required attribute %s", attr)
 	}
 	return nil
-}
-
-// writeAll answers a list request with all, the whole collection, or with
-// err's SEMP error when listing failed.
-func writeAll[T any](c *sempCall, all []T, err error, item func(T) (any, sempURILink)) *sempErr {
-	if err != nil {
-		return adminErr(err)
-	}
-	return writeEach(c, all, len(all), "", item)
-}
-
-// findIn returns the element of all that the request's path value key
-// names (findNamed), or err's SEMP error when listing failed.
-func findIn[T any](c *sempCall, all []T, err error, name func(T) string, kind, key string) (T, *sempErr) {
-	if err != nil {
-		var zero T
-		return zero, adminErr(err)
-	}
-	return findNamed(all, name, kind, c.r.PathValue(key))
 }
 
 // findNamed returns the element of all whose name is want, or SEMP's

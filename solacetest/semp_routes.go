@@ -55,11 +55,7 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	inVPN("PATCH "+config, updateVPN)
 	inVPN("GET "+monitor, getVPN)
 	// semp_profiles.go
-	for _, base := range []string{config, monitor} {
-		inVPN("GET "+base+"/clientProfiles", listClientProfiles)
-		inVPN("GET "+base+"/clientProfiles/{profile}", getClientProfile)
-	}
-	inVPN("PATCH "+config+"/clientProfiles/{profile}", updateClientProfile)
+	clientProfiles.register(s, b)
 	// semp_acl.go
 	inVPN("GET "+config+"/aclProfiles/{profile}", getACLProfile)
 	for _, kind := range []string{ACLPublishTopic, ACLSubscribeTopic, ACLSubscribeShareName} {
@@ -74,17 +70,11 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 		inVPN("DELETE "+coll+"/{exception...}", ofKind(removeACLException))
 	}
 	// semp_replay.go
-	inVPN("GET "+config+"/replayLogs", listReplayLogs)
-	inVPN("POST "+config+"/replayLogs", createReplayLog)
-	inVPN("GET "+config+"/replayLogs/{name}", getReplayLog)
-	inVPN("PATCH "+config+"/replayLogs/{name}", updateReplayLog)
-	inVPN("DELETE "+config+"/replayLogs/{name}", deleteReplayLog)
+	replayLogs.register(s, b)
 	inVPN("PUT "+action+"/queues/{queue}/startReplay", startReplay)
 	// semp_certs.go
 	clientCAs(b).register(s, false, false)
-	inVPN("POST "+config+"/clientUsernames", createClientUsername)
-	inVPN("GET "+config+"/clientUsernames/{name}", getClientUsername)
-	inVPN("DELETE "+config+"/clientUsernames/{name}", deleteClientUsername)
+	clientUsernames.register(s, b)
 	// semp_clients.go
 	inVPN("GET "+monitor+"/clients", listClients)
 	inVPN("GET "+monitor+"/clients/{client}", getClient)

@@ -43,6 +43,9 @@ type Config struct {
 	// HealthAddr is the health-check HTTP listener's address (PubSub+
 	// serves it on port 5550); "" means none.
 	HealthAddr string
+	// ConsoleAddr is the web console's address (console.go), e.g.
+	// "127.0.0.1:0"; "" means none. It logs in as the SEMP user.
+	ConsoleAddr string
 	// SEMPMonitorDelay holds every SEMP monitor request this long before
 	// it is answered, like a real broker's management plane, which takes
 	// tens of milliseconds. Some of Solace's own suite's specs race on
@@ -70,8 +73,8 @@ type Broker struct {
 	log *slog.Logger
 
 	smfLn, tlsLn, sempLn, healthLn, compLn net.Listener
-	webLn, webTLSLn                        net.Listener
-	sempSrv, healthSrv                     *http.Server
+	webLn, webTLSLn, consoleLn             net.Listener
+	sempSrv, healthSrv, consoleSrv         *http.Server
 
 	wg        sync.WaitGroup
 	done      chan struct{}
@@ -185,7 +188,7 @@ func StartContext(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	if err := b.listen(); err != nil {
 		_ = b.st.close()
-		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn} {
+		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn, b.consoleLn} {
 			if ln != nil {
 				_ = ln.Close()
 			}
@@ -203,6 +206,10 @@ func StartContext(ctx context.Context, cfg Config) (*Broker, error) {
 		b.healthSrv = &http.Server{Handler: healthHandler(b), ReadHeaderTimeout: 10 * time.Second}
 		b.serveHTTP(b.healthSrv, b.healthLn)
 	}
+	if b.consoleLn != nil {
+		b.consoleSrv = &http.Server{Handler: newConsoleHandler(b, cfg.SEMPUser, cfg.SEMPPassword), ReadHeaderTimeout: 10 * time.Second}
+		b.serveHTTP(b.consoleSrv, b.consoleLn)
+	}
 	b.wg.Add(2)
 	go b.acceptLoop(b.smfLn)
 	go b.janitor()
@@ -218,7 +225,7 @@ func StartContext(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	b.log.Info("solacetest broker started (for development and tests only, not a production broker)",
 		"smf", b.SMFURL(), "smfs", b.SMFSURL(), "semp", b.SEMPURL(), "health", b.HealthURL(),
-		"compressed", b.CompressedURL(), "web", b.WebURL(), "secure_web", b.SecureWebURL())
+		"compressed", b.CompressedURL(), "web", b.WebURL(), "secure_web", b.SecureWebURL(), "console", b.ConsoleURL())
 	return b, nil
 }
 
@@ -268,6 +275,11 @@ func (b *Broker) listen() error {
 			return fmt.Errorf("listening for health checks on %s: %w", cfg.HealthAddr, err)
 		}
 	}
+	if cfg.ConsoleAddr != "" {
+		if b.consoleLn, err = net.Listen("tcp", cfg.ConsoleAddr); err != nil {
+			return fmt.Errorf("listening for the web console on %s: %w", cfg.ConsoleAddr, err)
+		}
+	}
 	return nil
 }
 
@@ -309,6 +321,10 @@ func (b *Broker) SecureWebURL() string { return listenerURL("wss", b.webTLSLn) }
 // SEMPURL is the SEMP base URL, "http://127.0.0.1:PORT", or "" when disabled.
 func (b *Broker) SEMPURL() string { return listenerURL("http", b.sempLn) }
 
+// ConsoleURL is the web console's URL, "http://127.0.0.1:PORT", or "" without
+// Config.ConsoleAddr.
+func (b *Broker) ConsoleURL() string { return listenerURL("http", b.consoleLn) }
+
 // Close closes the listeners and every client connection and waits for all
 // of the broker's goroutines to end.
 func (b *Broker) Close() error {
@@ -324,7 +340,7 @@ func (b *Broker) Close() error {
 				errs = append(errs, ignoreClosed(ln.Close()))
 			}
 		}
-		for _, srv := range []*http.Server{b.sempSrv, b.healthSrv} {
+		for _, srv := range []*http.Server{b.sempSrv, b.healthSrv, b.consoleSrv} {
 			if srv != nil {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				errs = append(errs, srv.Shutdown(ctx))

@@ -22,6 +22,8 @@ type brokerAdmin interface {
 	Clients(vpn string) ([]ClientInfo, error)
 	DisconnectClient(vpn, name string) error
 	QueueMsgs(vpn, queue string) ([]QueueMsg, error)
+	PurgeQueue(vpn, queue string) (int, error)
+	DeleteQueueMsg(vpn, queue string, id uint64) error
 	VPN(vpn string) (VPNConfig, error)
 	UpdateVPN(vpn string, update func(*VPNConfig)) error
 	ClientProfile(vpn, name string) (ClientProfile, error)
@@ -83,6 +85,8 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	// semp_queue_msgs.go
 	inVPN("GET "+monitor+"/queues/{queue}/msgs", listQueueMsgs)
 	inVPN("GET "+monitor+"/queues/{queue}/msgs/{msg}", getQueueMsg)
+	inVPN("PUT "+action+"/queues/{queue}/deleteMsgs", purgeQueue)
+	inVPN("PUT "+action+"/queues/{queue}/msgs/{msg}/delete", deleteQueueMsg)
 	// semp_oauth.go
 	s.registerOAuthRoutes(b)
 }

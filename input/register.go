@@ -13,7 +13,17 @@ import (
 // the same name already in env is replaced.
 func Register(env *service.Environment) error {
 	return errors.Join(
-		registerSolaceInput(env),
-		registerJMSInput(env),
+		env.RegisterBatchInput("solace", solaceInputSpec(), newSolaceInput),
+		env.RegisterBatchInput("jms", jmsInputSpec(), func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
+			return newJMSReaderFromParsed(conf, mgr)
+		}),
 	)
+}
+
+// init is what a blank import of this package runs: it registers the
+// components with Benthos's global environment.
+func init() {
+	if err := Register(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
 }

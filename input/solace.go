@@ -64,11 +64,7 @@ const (
 )
 
 func solaceInputSpec() *service.ConfigSpec {
-	return service.NewConfigSpec().
-		Beta().
-		Categories("Services").
-		Summary("Consumes guaranteed messages from a Solace PubSub+ queue, or from a topic through a queue it provisions, acknowledging each message only after the pipeline processed it.").
-		Description(`
+	return solacecfg.Spec("Consumes guaranteed messages from a Solace PubSub+ queue, or from a topic through a queue it provisions, acknowledging each message only after the pipeline processed it.", `
 Binds client-acknowledged consumer flows to a durable queue of a Solace PubSub+ event broker through the Solace Go client.
 
 ### Source
@@ -132,8 +128,9 @@ overwritten by it.
 - `+"`solace_input_native_fallback`"+`: messages read through the Solace Go client's API alone, without `+"`solace_time_to_live`"+`, `+"`solace_expiration`"+`, `+"`solace_delivery_count`"+` and `+"`solace_reply_to`"+`, because the input's direct read of the client's C library is not verified for the linked client version (logged once at start-up). Zero with the client this binary was built with.
 - `+"`solace_input_stall_recoveries`"+`: flows rebound because the Solace Go client dropped messages it had received without settling them (the broker redelivers them; each is logged with its numbers).
 - `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
-- `+"`solace_input_reconnects`"+`: client reconnections.`+siDirectMetrics).
-		Fields(solacecfg.ConnectionFields()...).
+- `+"`solace_input_reconnects`"+`: client reconnections.`+siDirectMetrics,
+		// The rules live in siFields.problems (solace_config.go).
+		`this.solace_input_lint()`).
 		Fields(siDirectFields()...).
 		Fields(siQueueSettingsField()).
 		Fields(
@@ -224,33 +221,23 @@ overwritten by it.
 			service.NewIntField(siFieldReceiveBuffer).
 				Description("How many received messages may wait for the pipeline across all flows (each is converted to a Benthos message when the pipeline reads it). When full, the flows stop taking messages and the broker holds the rest.").
 				Default(256).Advanced(),
-		).
-		// The rules live in siFields.problems (solace_config.go).
-		LintRule(solacecfg.ConnectionLintRuleWith(`this.solace_input_lint()`))
+		)
 }
 
-func init() {
-	if err := registerSolaceInput(service.GlobalEnvironment()); err != nil {
-		panic(err)
+// newSolaceInput builds the solace input in the mode its config asks for:
+// serving requests, or consuming a queue, a topic or direct subscriptions.
+func newSolaceInput(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
+	cfg, replyMeta, err := siRequestsFromParsed(conf)
+	if err != nil || cfg == nil {
+		if err != nil {
+			return nil, err
+		}
+		return newSolaceReaderFromParsed(conf, mgr)
 	}
-}
-
-// registerSolaceInput adds the solace input to env; see Register.
-func registerSolaceInput(env *service.Environment) error {
-	return env.RegisterBatchInput("solace", solaceInputSpec(),
-		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
-			cfg, replyMeta, err := siRequestsFromParsed(conf)
-			if err != nil || cfg == nil {
-				if err != nil {
-					return nil, err
-				}
-				return newSolaceReaderFromParsed(conf, mgr)
-			}
-			if err := siCheckFields(conf); err != nil {
-				return nil, err
-			}
-			return newSolaceServerFromParsed(conf, mgr, cfg, replyMeta)
-		})
+	if err := siCheckFields(conf); err != nil {
+		return nil, err
+	}
+	return newSolaceServerFromParsed(conf, mgr, cfg, replyMeta)
 }
 
 // siReceiver hands out deliveries whose slot holds the message the input

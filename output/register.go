@@ -13,7 +13,15 @@ import (
 // component of the same name already in env is replaced.
 func Register(env *service.Environment) error {
 	return errors.Join(
-		registerSolaceOutput(env),
-		registerJMSOutput(env),
+		env.RegisterBatchOutput("solace", solaceOutputSpec(), newSolaceOutput),
+		env.RegisterBatchOutput("jms", jmsOutputSpec(), newJMSOutput),
 	)
+}
+
+// init is what a blank import of this package runs: it registers the
+// components with Benthos's global environment.
+func init() {
+	if err := Register(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
 }

@@ -185,8 +185,8 @@ func (w *solaceWriter) toOutbound(batch service.MessageBatch, ev *interp.Eval[se
 			return err
 		}
 	}
+	var props map[string]any
 	if w.metaFilter != nil {
-		var props map[string]any
 		_ = w.metaFilter.WalkMut(batch[i], func(k string, v any) error {
 			if props == nil {
 				props = map[string]any{}
@@ -194,7 +194,7 @@ func (w *solaceWriter) toOutbound(batch service.MessageBatch, ev *interp.Eval[se
 			props[k] = v // session.Outbound converts the value
 			return nil
 		})
-		o.UserProperties = props
 	}
+	o.UserProperties = w.trace.AddTo(batch[i], props)
 	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/redpanda-data/benthos/v4/public/service/integration"
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 	"github.com/connect-solace/connect-solace/internal/testkit/jmskit"
@@ -56,12 +58,22 @@ func TestSolaceToSolaceContinuesTrace(t *testing.T) {
 	tracekit.Run(t, env, traceSender("solace:\n"+componenttest.IndentYAML(conn+soTraceOut), true))
 	got := tracekit.Receive(t, env, tracekit.TracerYAML, "solace:\n"+componenttest.IndentYAML(conn+siTraceIn), 1)
 
+	requireHop(t, rec, "solace", got[0])
+}
+
+// requireHop checks the spans of one message that a generate input made and
+// the output and input of a technology (tech) carried across one hop: the
+// output's span is a child of the generate input's (the span the message
+// carried), the input's a child of it across the hop, and got, the message
+// read, carries that span's context in its traceparent property.
+func requireHop(t *testing.T, rec *tracetest.SpanRecorder, tech string, got *service.Message) {
+	t.Helper()
 	gen := tracekit.One(t, rec, "input_generate")
 	tracekit.RequireRoot(t, gen)
-	tracekit.RequireChild(t, gen, tracekit.One(t, rec, "output_solace"), false)
-	tracekit.RequireChild(t, gen, tracekit.One(t, rec, "input_solace"), true)
-	tp, ok := got[0].MetaGetMut("traceparent")
-	require.True(t, ok, "the traceparent user property arrived")
+	tracekit.RequireChild(t, gen, tracekit.One(t, rec, "output_"+tech), false)
+	tracekit.RequireChild(t, gen, tracekit.One(t, rec, "input_"+tech), true)
+	tp, ok := got.MetaGetMut("traceparent")
+	require.True(t, ok, "the traceparent property arrived")
 	require.Equal(t, tracekit.Traceparent(gen.SpanContext()), tp)
 }
 
@@ -131,13 +143,7 @@ func TestIntegrationJMSToJMSContinuesTrace(t *testing.T) {
 	tracekit.Run(t, env, traceSender("jms:\n"+componenttest.IndentYAML(conn), true))
 	got := tracekit.Receive(t, env, tracekit.TracerYAML, "jms:\n"+componenttest.IndentYAML(conn), 1)
 
-	gen := tracekit.One(t, rec, "input_generate")
-	tracekit.RequireRoot(t, gen)
-	tracekit.RequireChild(t, gen, tracekit.One(t, rec, "output_jms"), false)
-	tracekit.RequireChild(t, gen, tracekit.One(t, rec, "input_jms"), true)
-	tp, ok := got[0].MetaGetMut("traceparent")
-	require.True(t, ok, "the traceparent application property arrived")
-	require.Equal(t, tracekit.Traceparent(gen.SpanContext()), tp)
+	requireHop(t, rec, "jms", got[0])
 }
 
 // TestIntegrationTraceAcrossSolaceAndJMS follows messages through three
@@ -165,7 +171,7 @@ output:
 tracer:
   %s
 `, n, componenttest.IndentYAML(componenttest.IndentYAML(conn+soTraceOut)), tracekit.TracerYAML))
-	tracekit.Start(t, env, fmt.Sprintf(`
+	bridge := tracekit.Start(t, env, fmt.Sprintf(`
 input:
   solace:
 %s
@@ -176,6 +182,7 @@ tracer:
   %s
 `, componenttest.IndentYAML(componenttest.IndentYAML(conn+siTraceIn)), componenttest.IndentYAML(componenttest.IndentYAML(jmsConn)), tracekit.TracerYAML))
 	tracekit.Receive(t, env, tracekit.TracerYAML, "jms:\n"+componenttest.IndentYAML(jmsConn), n)
+	bridge.Stop(t) // its input spans end as its input acknowledges the messages
 
 	roots := tracekit.Ended(rec, "input_generate")
 	require.Len(t, roots, n)

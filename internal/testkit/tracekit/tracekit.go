@@ -88,46 +88,69 @@ func RequireRoot(t testing.TB, s sdktrace.ReadOnlySpan) {
 // a count does.
 func Run(t testing.TB, env *service.Environment, config string) {
 	t.Helper()
-	sb := env.NewStreamBuilder()
-	require.NoError(t, sb.SetYAML(config))
-	require.NoError(t, sb.SetLoggerYAML("level: warn"))
-	stream, err := sb.Build()
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	require.NoError(t, stream.Run(ctx))
+	r := Start(t, env, config)
+	<-r.ended
+	require.NoError(t, r.err)
 }
 
-// Start starts the stream of config built from env and stops it when the
-// test ends.
-func Start(t testing.TB, env *service.Environment, config string) {
+// Running is a stream Start started.
+type Running struct {
+	stream *service.Stream
+	ended  chan struct{} // closed when Run returned, with err
+	err    error
+	stop   sync.Once
+}
+
+// Start starts the stream of config (see Run) built from env, and stops it
+// when the test ends.
+func Start(t testing.TB, env *service.Environment, config string) *Running {
 	t.Helper()
 	sb := env.NewStreamBuilder()
 	require.NoError(t, sb.SetYAML(config))
+	return start(t, sb)
+}
+
+func start(t testing.TB, sb *service.StreamBuilder) *Running {
+	t.Helper()
 	require.NoError(t, sb.SetLoggerYAML("level: warn"))
 	stream, err := sb.Build()
 	require.NoError(t, err)
-	done := make(chan struct{})
+	r := &Running{stream: stream, ended: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	go func() {
-		defer close(done)
-		_ = stream.Run(context.Background())
+		defer close(r.ended)
+		defer cancel()
+		r.err = stream.Run(ctx)
 	}()
-	t.Cleanup(func() {
+	t.Cleanup(func() { r.Stop(t) })
+	return r
+}
+
+// Stop stops the stream and waits until it stopped: the spans of the
+// messages it handled have then ended.
+func (r *Running) Stop(t testing.TB) {
+	select {
+	case <-r.ended:
+		return
+	default:
+	}
+	r.stop.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = stream.Stop(ctx)
-		<-done
+		if err := r.stream.Stop(ctx); err != nil {
+			t.Errorf("stopping the stream: %v", err)
+		}
 	})
+	<-r.ended
 }
 
 // Receive runs a stream of input (a component config, such as `solace: {...}`)
 // built from env, with tracer the stream's tracer config (TracerYAML, or ""
 // for none), until it consumed n messages, which it returns. When Receive
-// returns the stream has stopped, so the spans of the messages have ended.
+// returns the stream has stopped.
 func Receive(t testing.TB, env *service.Environment, tracer, input string, n int) []*service.Message {
 	t.Helper()
 	sb := env.NewStreamBuilder()
-	require.NoError(t, sb.SetLoggerYAML("level: warn"))
 	if tracer != "" {
 		require.NoError(t, sb.SetTracerYAML(tracer))
 	}
@@ -143,23 +166,15 @@ func Receive(t testing.TB, env *service.Environment, tracer, input string, n int
 		}
 		return nil
 	}))
-	stream, err := sb.Build()
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- stream.Run(ctx) }()
+	r := start(t, sb)
 	select {
 	case <-all:
-	case err := <-done:
-		t.Fatalf("the stream ended before it received %d messages: %v", n, err)
-	case <-ctx.Done():
+		r.Stop(t)
+	case <-r.ended:
 		mu.Lock()
 		defer mu.Unlock()
-		t.Fatalf("received %d of %d messages", len(got), n)
+		t.Fatalf("the stream ended after %d of %d messages: %v", len(got), n, r.err)
 	}
-	require.NoError(t, stream.Stop(ctx))
-	<-done
 	mu.Lock()
 	defer mu.Unlock()
 	return got

@@ -251,8 +251,7 @@ type jmsOutput struct {
 
 	tmpl   jms.Outgoing               // every message's start: the static fields applied
 	fields *interp.Plan[jms.Outgoing] // the interpolated fields (jmsRules)
-	meta   *service.MetadataFilter
-	trace  tracingcfg.Carrier // sends the trace context's keys
+	props  tracingcfg.Properties // metadata and trace context as application properties
 
 	mSent       *tally.Tally // jms_messages_sent, handed over in batches
 	mFailures   *service.MetricCounter
@@ -311,12 +310,7 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if rt == "topic" {
 		o.tmpl.ReplyToKind = jms.KindTopic
 	}
-	if conf.Contains(jmsFieldMetadata) {
-		if o.meta, err = conf.FieldMetadataFilter(jmsFieldMetadata); err != nil {
-			return nil, err
-		}
-	}
-	if o.trace, err = tracingcfg.CarrierFromParsed(conf); err != nil {
+	if o.props, err = tracingcfg.PropertiesFromParsed(conf, jmsFieldMetadata); err != nil {
 		return nil, err
 	}
 	if o.sendConf.Retry, err = conf.FieldBackOff(jmsFieldRetry); err != nil {
@@ -377,12 +371,7 @@ func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *int
 	if p.MessageID == "" {
 		p.MessageID = jms.NewMessageID()
 	}
-	var props map[string]any
-	if o.meta != nil {
-		props = map[string]any{}
-		_ = o.meta.WalkMut(msg, func(k string, v any) error { props[k] = v; return nil })
-	}
-	if p.Properties, err = jms.Properties(o.trace.AddTo(msg, props)); err != nil {
+	if p.Properties, err = jms.Properties(o.props.Of(msg)); err != nil {
 		return err
 	}
 	p.CreationTime = time.Now()

@@ -222,8 +222,7 @@ type solaceWriter struct {
 	fields *interp.Plan[session.Outbound]
 	// destChecked: the destination is static and was validated once.
 	destChecked bool
-	metaFilter  *service.MetadataFilter
-	trace       tracingcfg.Carrier // sends the trace context's keys
+	props       tracingcfg.Properties // metadata and trace context as user properties
 
 	mPublished   *tally.Tally // added up: a MetricCounter resolves its path per Incr
 	mFailures    *service.MetricCounter
@@ -267,12 +266,7 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	if err = w.planFields(conf); err != nil {
 		return nil, err
 	}
-	if conf.Contains(soFieldMetadata) {
-		if w.metaFilter, err = conf.FieldMetadataFilter(soFieldMetadata); err != nil {
-			return nil, err
-		}
-	}
-	if w.trace, err = tracingcfg.CarrierFromParsed(conf); err != nil {
+	if w.props, err = tracingcfg.PropertiesFromParsed(conf, soFieldMetadata); err != nil {
 		return nil, err
 	}
 

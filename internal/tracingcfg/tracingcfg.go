@@ -171,29 +171,49 @@ func WrapOutput(conf *service.ParsedConfig, mgr *service.Resources, name string,
 	return conf.WrapBatchOutputExtractTracingSpanMapping(name, out)
 }
 
-// Carrier is the rule by which an output sends the trace context's metadata
-// keys: while inject_tracing_map is set, whatever its metadata filter
-// selects. The zero value sends nothing.
-type Carrier struct{ on bool }
-
-// CarrierFromParsed reads inject_tracing_map.
-func CarrierFromParsed(conf *service.ParsedConfig) (Carrier, error) {
-	s, err := conf.FieldString(FieldInject)
-	return Carrier{on: s != ""}, err
+// Properties is which metadata an output sends as message properties: the
+// keys its metadata filter selects and, while inject_tracing_map is set, the
+// trace context's keys whatever the filter says (the default mapping writes
+// them to metadata, and without them on the wire it would be for nothing).
+type Properties struct {
+	filter *service.MetadataFilter // nil: selects nothing
+	trace  bool
 }
 
-// AddTo adds msg's trace context metadata to props, which it allocates when
-// nil and there is something to add, and returns props.
-func (c Carrier) AddTo(msg *service.Message, props map[string]any) map[string]any {
-	if !c.on {
-		return props
+// PropertiesFromParsed reads the optional metadata filter field filterField
+// and inject_tracing_map.
+func PropertiesFromParsed(conf *service.ParsedConfig, filterField string) (Properties, error) {
+	var p Properties
+	var err error
+	if conf.Contains(filterField) {
+		if p.filter, err = conf.FieldMetadataFilter(filterField); err != nil {
+			return p, err
+		}
 	}
-	for _, k := range [...]string{KeyTraceParent, KeyTraceState} {
-		if v, ok := msg.MetaGetMut(k); ok {
-			if props == nil {
-				props = make(map[string]any, 2)
+	inject, err := conf.FieldString(FieldInject)
+	p.trace = inject != ""
+	return p, err
+}
+
+// Of returns the properties of msg, nil when there are none. The values are
+// the metadata's; the output converts them.
+func (p Properties) Of(msg *service.Message) map[string]any {
+	var props map[string]any
+	add := func(k string, v any) error {
+		if props == nil {
+			props = map[string]any{}
+		}
+		props[k] = v
+		return nil
+	}
+	if p.filter != nil {
+		_ = p.filter.WalkMut(msg, add)
+	}
+	if p.trace {
+		for _, k := range [...]string{KeyTraceParent, KeyTraceState} {
+			if v, ok := msg.MetaGetMut(k); ok {
+				_ = add(k, v)
 			}
-			props[k] = v
 		}
 	}
 	return props

@@ -30,13 +30,11 @@ func (f *fixtureInput) ReadBatch(context.Context) (service.MessageBatch, service
 	return f.msgs, func(context.Context, error) error { return nil }, nil
 }
 
-// captureOutput keeps the properties Carrier sends of every message, and
-// its metadata.
+// captureOutput keeps what Properties sends of every message.
 type captureOutput struct {
-	carrier Carrier
-	mu      sync.Mutex
-	props   []map[string]any
-	meta    []map[string]any
+	sent  Properties
+	mu    sync.Mutex
+	props []map[string]any
 }
 
 func (c *captureOutput) Connect(context.Context) error { return nil }
@@ -45,10 +43,7 @@ func (c *captureOutput) WriteBatch(_ context.Context, b service.MessageBatch) er
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range b {
-		c.props = append(c.props, c.carrier.AddTo(m, nil))
-		meta := map[string]any{}
-		_ = m.MetaWalkMut(func(k string, v any) error { meta[k] = v; return nil })
-		c.meta = append(c.meta, meta)
+		c.props = append(c.props, c.sent.Of(m))
 	}
 	return nil
 }
@@ -64,10 +59,10 @@ func register(t *testing.T, env *service.Environment, msgs service.MessageBatch)
 			return WrapInput(conf, mgr, "trace_fixture", &fixtureInput{msgs: msgs})
 		}))
 	require.NoError(t, env.RegisterBatchOutput("trace_capture",
-		service.NewConfigSpec().Field(InjectField(UserProperties)),
+		service.NewConfigSpec().Field(InjectField(UserProperties)).Field(service.NewMetadataFilterField("metadata").Optional()),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchOutput, service.BatchPolicy, int, error) {
 			var err error
-			if capture.carrier, err = CarrierFromParsed(conf); err != nil {
+			if capture.sent, err = PropertiesFromParsed(conf, "metadata"); err != nil {
 				return nil, service.BatchPolicy{}, 0, err
 			}
 			out, err := WrapOutput(conf, mgr, "trace_capture", capture)
@@ -152,10 +147,10 @@ func TestDefaultsContinueEachMessagesTrace(t *testing.T) {
 	require.Contains(t, capture.props[2], KeyTraceParent)
 }
 
-// TestCustomMappings carries the trace context in other metadata keys, as a
-// user's mappings may: the input extracts it from there and the output
-// writes it there (Carrier then sends only the W3C keys, which the mapping
-// left alone).
+// TestCustomMappings carries the trace context in another metadata key, as a
+// user's mappings may: the input extracts it from there, the output writes
+// it there and sends it as its metadata filter selects it (the W3C keys,
+// which the mapping left alone, the message does not have).
 func TestCustomMappings(t *testing.T) {
 	env, rec := tracekit.NewEnv(t)
 	a := remote(0xa, 0xa)
@@ -164,12 +159,11 @@ func TestCustomMappings(t *testing.T) {
 	capture := register(t, env, service.MessageBatch{msg})
 	run(t, env, tracekit.TracerYAML,
 		`{ extract_tracing_map: 'root.traceparent = @x_trace' }`,
-		`{ inject_tracing_map: 'meta x_trace = this.traceparent' }`)
+		`{ inject_tracing_map: 'meta x_trace = this.traceparent', metadata: { include_prefixes: [ x_ ] } }`)
 
 	s := tracekit.One(t, rec, "input_trace_fixture")
 	tracekit.RequireChildOf(t, a, s, true)
-	require.Equal(t, tracekit.Traceparent(s.SpanContext()), capture.meta[0]["x_trace"])
-	require.Nil(t, capture.props[0], "the W3C keys are not set")
+	require.Equal(t, map[string]any{"x_trace": tracekit.Traceparent(s.SpanContext())}, capture.props[0])
 }
 
 // TestEmptyMappingsTurnPropagationOff sets both fields empty: the message's

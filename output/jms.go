@@ -251,7 +251,7 @@ type jmsOutput struct {
 
 	tmpl   jms.Outgoing               // every message's start: the static fields applied
 	fields *interp.Plan[jms.Outgoing] // the interpolated fields (jmsRules)
-	props  tracingcfg.Properties // metadata and trace context as application properties
+	props  tracingcfg.Properties      // metadata and trace context as application properties
 
 	mSent       *tally.Tally // jms_messages_sent, handed over in batches
 	mFailures   *service.MetricCounter

@@ -322,6 +322,7 @@ func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.Mes
 		}
 		p.mReplies.Incr(1)
 		p.mLatency.Timing(o.reply.Latency.Nanoseconds())
+		o.reply.Convert()
 		rrApplyReply(m, o.reply)
 	}
 	return []service.MessageBatch{batch}, nil

@@ -42,11 +42,23 @@ const (
 // jiLintSpec is the input's spec for reading a linted config.
 var jiLintSpec = sync.OnceValue(jmsInputSpec)
 
-// The input's lint rule reports the connection fields' contradictions
-// through this method.
+// The input's lint rule reports the constructor's destination rule, then
+// the connection fields' contradictions, through this method.
 var _ = lintmethod.Register("jms_input_lint",
-	"Internal to the jms input's lint rule: the contradictions between the connection fields of the linted config, as a list of messages.",
-	jiLintSpec, jmscfg.ConnectionProblems)
+	"Internal to the jms input's lint rule: the problems of the destination and connection fields of the linted config, as a list of messages.",
+	jiLintSpec, jiLint)
+
+func jiLint(pc *service.ParsedConfig) ([]error, error) {
+	queue, err := pc.FieldString(jiFieldQueue)
+	if err != nil {
+		return nil, err
+	}
+	topic, err := pc.FieldString(jiFieldTopic)
+	if err != nil {
+		return nil, err
+	}
+	return jmscfg.LintProblems(pc, queue != "", topic != "")
+}
 
 func jmsInputSpec() *service.ConfigSpec {
 	return service.NewConfigSpec().
@@ -270,15 +282,12 @@ func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}
-	switch {
-	case queue == "" && topic == "":
-		return nil, errors.New("field queue or topic is required: set queue: <name> to consume a queue or topic: <name> to subscribe to a topic")
-	case queue != "" && topic != "":
-		return nil, errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
-	case topic != "":
+	if err := jmscfg.DestinationError(queue != "", topic != ""); err != nil {
+		return nil, err
+	}
+	r.src.Kind, r.src.Name = jms.KindQueue, queue
+	if topic != "" {
 		r.src.Kind, r.src.Name = jms.KindTopic, topic
-	default:
-		r.src.Kind, r.src.Name = jms.KindQueue, queue
 	}
 
 	rc := &r.src.Config

@@ -185,23 +185,7 @@ var _ = lintmethod.Register("jms_output_lint",
 	jmsLintSpec, jmsLint)
 
 func jmsLint(pc *service.ParsedConfig) ([]error, error) {
-	var errs []error
-	if err := jmsDestinationError(pc.Contains(jmsFieldQueue), pc.Contains(jmsFieldTopic)); err != nil {
-		errs = append(errs, err)
-	}
-	conn, err := jmscfg.ConnectionProblems(pc)
-	return append(errs, conn...), err
-}
-
-// jmsDestinationError is the rule that exactly one of queue and topic is set.
-func jmsDestinationError(queue, topic bool) error {
-	switch {
-	case !queue && !topic:
-		return errors.New("field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe")
-	case queue && topic:
-		return errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
-	}
-	return nil
+	return jmscfg.LintProblems(pc, pc.Contains(jmsFieldQueue), pc.Contains(jmsFieldTopic))
 }
 
 func init() {
@@ -280,7 +264,7 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	}
 
 	t := conf.Contains(jmsFieldTopic)
-	if err = jmsDestinationError(conf.Contains(jmsFieldQueue), t); err != nil {
+	if err = jmscfg.DestinationError(conf.Contains(jmsFieldQueue), t); err != nil {
 		return nil, err
 	}
 	if t { // else o.tmpl.DestKind is jms.KindQueue

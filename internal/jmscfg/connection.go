@@ -140,14 +140,32 @@ func (f connFields) problems() []error {
 	return errs
 }
 
-// ConnectionProblems are the contradictions among the connection fields of
-// conf, for a lint rule (see lintmethod.Register).
-func ConnectionProblems(conf *service.ParsedConfig) ([]error, error) {
+// DestinationError is the rule of both jms plugins that exactly one of
+// their fields queue and topic is set, or nil.
+func DestinationError(queue, topic bool) error {
+	switch {
+	case !queue && !topic:
+		return errors.New("field queue or topic is required: set queue: <name> for a queue (point-to-point) or topic: <name> for a topic (publish/subscribe)")
+	case queue && topic:
+		return errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
+	}
+	return nil
+}
+
+// LintProblems are what a jms plugin's lint rule reports (see
+// lintmethod.Register): the destination rule, given whether the plugin's
+// queue and topic are set, then the contradictions among the connection
+// fields of conf.
+func LintProblems(conf *service.ParsedConfig, queue, topic bool) ([]error, error) {
+	var errs []error
+	if err := DestinationError(queue, topic); err != nil {
+		errs = append(errs, err)
+	}
 	f, err := readConnFields(conf)
 	if err != nil {
 		return nil, err
 	}
-	return f.problems(), nil
+	return append(errs, f.problems()...), nil
 }
 
 // ConnConfigFromParsed reads the fields of ConnectionFields and checks them.

@@ -235,15 +235,8 @@ func (p *solaceRequestReply) requester(ctx context.Context) (*session.Requester,
 	return req, nil
 }
 
-// down reports whether c's session ended.
-func (c *rrConn) down() bool {
-	select {
-	case <-c.sess.Down():
-		return true
-	default:
-		return false
-	}
-}
+// down reports whether c's session ended (Err is set as it ends).
+func (c *rrConn) down() bool { return c.sess.Err() != nil }
 
 // dropLocked closes the current session in the background; p.mu is held.
 func (p *solaceRequestReply) dropLocked() {

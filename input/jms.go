@@ -15,6 +15,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/jmscfg"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/tally"
+	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
 const (
@@ -164,7 +165,9 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 				Description("The largest string or binary application property value passed on as metadata; a larger one is left out and reported in `jms_decode_error`. 0 means no limit.").
 				Default(1<<20).
 				Advanced(),
+			tracingcfg.ExtractField(tracingcfg.ApplicationProperties),
 		).
+		Example(tracingcfg.InputExample("jms", "    urls: [ amqp://localhost:5672 ]\n    queue: orders\n")).
 		Example("ActiveMQ queue to a file", "Consumes an ActiveMQ 5 queue (started with `transport.transformer=jms`); JMS properties become metadata and a failing message is redelivered up to the broker's limit, then sent to `ActiveMQ.DLQ`.", `
 input:
   jms:

@@ -15,6 +15,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/solacecfg"
 	"github.com/connect-solace/connect-solace/internal/tally"
+	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
 const (
@@ -215,29 +216,15 @@ overwritten by it.
 				Description("For `timestamp: mapping`: a Bloblang mapping over the message whose result is a timestamp, an RFC 3339 string or Unix seconds.").
 				Example(`root = this.event_time.ts_parse("2006-01-02T15:04:05Z07:00")`).
 				Optional(),
+			tracingcfg.ExtractField(tracingcfg.UserProperties),
 			service.NewDurationField(siFieldBacklogPollInterval).
 				Description("How often the queue's backlog (messages and bytes) is read over SEMP into the `solace_input_backlog_*` gauges; `0s` turns polling off. Needs `semp`.").
 				Default("30s").Advanced(),
 			service.NewIntField(siFieldReceiveBuffer).
 				Description("How many received messages may wait for the pipeline across all flows (each is converted to a Benthos message when the pipeline reads it). When full, the flows stop taking messages and the broker holds the rest.").
 				Default(256).Advanced(),
-		)
-}
-
-// newSolaceInput builds the solace input in the mode its config asks for:
-// serving requests, or consuming a queue, a topic or direct subscriptions.
-func newSolaceInput(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
-	cfg, replyMeta, err := siRequestsFromParsed(conf)
-	if err != nil || cfg == nil {
-		if err != nil {
-			return nil, err
-		}
-		return newSolaceReaderFromParsed(conf, mgr)
-	}
-	if err := siCheckFields(conf); err != nil {
-		return nil, err
-	}
-	return newSolaceServerFromParsed(conf, mgr, cfg, replyMeta)
+		).
+		Example(tracingcfg.InputExample("solace", "    urls: [ tcp://localhost:55555 ]\n    username: app\n    password: ${SOLACE_PASSWORD}\n    queue: orders\n"))
 }
 
 // siReceiver hands out deliveries whose slot holds the message the input

@@ -227,9 +227,7 @@ func TestSolaceInputRefusesWhatItCannotTake(t *testing.T) {
 	siServePipelineBuffer(t, b, b.SMFURL(), 1, "[ svc/slow ]", `sleep: { duration: 1s }`)
 	pub, builder := siRequester(t, b)
 	require.Eventually(t, func() bool {
-		msg, err := builder.BuildWithStringPayload("ping")
-		require.NoError(t, err)
-		_, err = pub.PublishAwaitResponse(msg, resource.TopicOf("svc/slow"), 3*time.Second, nil)
+		_, err := siAsk(pub, builder, "svc/slow", "ping", 3*time.Second)
 		return err == nil
 	}, 20*time.Second, 10*time.Millisecond)
 

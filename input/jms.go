@@ -15,6 +15,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/jmscfg"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/tally"
+	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
 const (
@@ -168,8 +169,10 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 				Description("The largest string or binary application property value passed on as metadata; a larger one is left out and reported in `jms_decode_error`. 0 means no limit.").
 				Default(1<<20).
 				Advanced(),
+			tracingcfg.ExtractField(tracingcfg.ApplicationProperties),
 		).
 		LintRule(lintmethod.Rule("jms_input_lint")).
+		Example(tracingcfg.InputExample("jms", "    urls: [ amqp://localhost:5672 ]\n    queue: orders\n")).
 		Example("ActiveMQ queue to a file", "Consumes an ActiveMQ 5 queue (started with `transport.transformer=jms`); JMS properties become metadata and a failing message is redelivered up to the broker's limit, then sent to `ActiveMQ.DLQ`.", `
 input:
   jms:
@@ -234,7 +237,11 @@ func init() {
 func registerJMSInput(env *service.Environment) error {
 	return env.RegisterBatchInput("jms", jmsInputSpec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
-			return newJMSReaderFromParsed(conf, mgr)
+			r, err := newJMSReaderFromParsed(conf, mgr)
+			if err != nil {
+				return nil, err
+			}
+			return tracingcfg.WrapInput(conf, mgr, "jms", r)
 		})
 }
 

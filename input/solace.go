@@ -15,6 +15,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/solacecfg"
 	"github.com/connect-solace/connect-solace/internal/tally"
+	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
 const (
@@ -218,6 +219,7 @@ overwritten by it.
 				Description("For `timestamp: mapping`: a Bloblang mapping over the message whose result is a timestamp, an RFC 3339 string or Unix seconds.").
 				Example(`root = this.event_time.ts_parse("2006-01-02T15:04:05Z07:00")`).
 				Optional(),
+			tracingcfg.ExtractField(tracingcfg.UserProperties),
 			service.NewDurationField(siFieldBacklogPollInterval).
 				Description("How often the queue's backlog (messages and bytes) is read over SEMP into the `solace_input_backlog_*` gauges; `0s` turns polling off. Needs `semp`.").
 				Default("30s").Advanced(),
@@ -226,7 +228,8 @@ overwritten by it.
 				Default(256).Advanced(),
 		).
 		// The rules live in siFields.problems (solace_config.go).
-		LintRule(solacecfg.ConnectionLintRuleWith(`this.solace_input_lint()`))
+		LintRule(solacecfg.ConnectionLintRuleWith(`this.solace_input_lint()`)).
+		Example(tracingcfg.InputExample("solace", "    urls: [ tcp://localhost:55555 ]\n    username: app\n    password: ${SOLACE_PASSWORD}\n    queue: orders\n"))
 }
 
 func init() {
@@ -239,17 +242,11 @@ func init() {
 func registerSolaceInput(env *service.Environment) error {
 	return env.RegisterBatchInput("solace", solaceInputSpec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
-			cfg, replyMeta, err := siRequestsFromParsed(conf)
-			if err != nil || cfg == nil {
-				if err != nil {
-					return nil, err
-				}
-				return newSolaceReaderFromParsed(conf, mgr)
-			}
-			if err := siCheckFields(conf); err != nil {
+			in, err := newSolaceInputFromParsed(conf, mgr)
+			if err != nil {
 				return nil, err
 			}
-			return newSolaceServerFromParsed(conf, mgr, cfg, replyMeta)
+			return tracingcfg.WrapInput(conf, mgr, "solace", in)
 		})
 }
 

@@ -51,6 +51,22 @@ is ` + "`receive_buffer`" + ` requests behind (size it for the bursts your reque
 		Optional()
 }
 
+// newSolaceInputFromParsed is the input of the mode the config chooses: the
+// server of requests mode, else the reader of queue or direct mode.
+func newSolaceInputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
+	cfg, replyMeta, err := siRequestsFromParsed(conf)
+	if err != nil || cfg == nil {
+		if err != nil {
+			return nil, err
+		}
+		return newSolaceReaderFromParsed(conf, mgr)
+	}
+	if err := siCheckFields(conf); err != nil {
+		return nil, err
+	}
+	return newSolaceServerFromParsed(conf, mgr, cfg, replyMeta)
+}
+
 // siRequestsFromParsed reads the requests block, nil when it is absent.
 func siRequestsFromParsed(conf *service.ParsedConfig) (*session.ServerConfig, *service.MetadataFilter, error) {
 	// The block is present in every config (its fields have defaults):

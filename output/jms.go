@@ -16,6 +16,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/jmscfg"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/tally"
+	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 	"github.com/connect-solace/connect-solace/internal/ttl"
 )
 
@@ -131,8 +132,9 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 				Default("").
 				Advanced(),
 			service.NewMetadataFilterField(jmsFieldMetadata).
-				Description("Which metadata keys become JMS properties (application-properties). Nothing is sent by default.").
+				Description("Which metadata keys become JMS properties (application-properties). Nothing is sent by default, but for the trace context (see `inject_tracing_map`).").
 				Optional(),
+			tracingcfg.InjectField(tracingcfg.ApplicationProperties),
 			service.NewBackOffField(jmsFieldRetry, true, nil).
 				Description("Pacing of resends after a link or session failure on a connection that is still up (the messages whose fate is unknown are resent on a fresh link). A `max_elapsed_time` of 0 retries without limit. Connection failures are not retried here: Benthos reconnects and resends the batch. Messages the broker rejects are not retried; they fail on their own.").
 				Advanced(),
@@ -151,6 +153,7 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 			service.NewBatchPolicyField(jmsFieldBatching),
 		).
 		LintRule(lintmethod.Rule("jms_output_lint")).
+		Example(tracingcfg.OutputExample("jms", "    urls: [ amqp://localhost:5672 ]\n    queue: orders\n")).
 		Example("Orders to an ActiveMQ queue", "Sends each message as a persistent TextMessage, with a correlation ID and a property from metadata.", `
 output:
   jms:
@@ -208,7 +211,8 @@ func registerJMSOutput(env *service.Environment) error {
 			if o, err = newJMSOutputFromParsed(conf, mgr); err != nil {
 				return
 			}
-			out, maxInFlight = o, jmsMaxInFlight(o, maxInFlight)
+			maxInFlight = jmsMaxInFlight(o, maxInFlight)
+			out, err = tracingcfg.WrapOutput(conf, mgr, "jms", o)
 			return
 		})
 }
@@ -231,7 +235,7 @@ type jmsOutput struct {
 
 	tmpl   jms.Outgoing               // every message's start: the static fields applied
 	fields *interp.Plan[jms.Outgoing] // the interpolated fields (jmsRules)
-	meta   *service.MetadataFilter
+	props  tracingcfg.Properties      // metadata and trace context as application properties
 
 	mSent       *tally.Tally // jms_messages_sent, handed over in batches
 	mFailures   *service.MetricCounter
@@ -290,10 +294,8 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if rt == "topic" {
 		o.tmpl.ReplyToKind = jms.KindTopic
 	}
-	if conf.Contains(jmsFieldMetadata) {
-		if o.meta, err = conf.FieldMetadataFilter(jmsFieldMetadata); err != nil {
-			return nil, err
-		}
+	if o.props, err = tracingcfg.PropertiesFromParsed(conf, jmsFieldMetadata); err != nil {
+		return nil, err
 	}
 	if o.sendConf.Retry, err = conf.FieldBackOff(jmsFieldRetry); err != nil {
 		return nil, err
@@ -353,12 +355,8 @@ func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *int
 	if p.MessageID == "" {
 		p.MessageID = jms.NewMessageID()
 	}
-	if o.meta != nil {
-		props := map[string]any{}
-		_ = o.meta.WalkMut(msg, func(k string, v any) error { props[k] = v; return nil })
-		if p.Properties, err = jms.Properties(props); err != nil {
-			return err
-		}
+	if p.Properties, err = jms.Properties(o.props.Of(msg)); err != nil {
+		return err
 	}
 	p.CreationTime = time.Now()
 	return nil

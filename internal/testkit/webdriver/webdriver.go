@@ -165,15 +165,18 @@ func (s *Session) findAll(css string) ([]Element, error) {
 func (s *Session) Find(css string) Element {
 	s.t.Helper()
 	var el Element
-	s.Wait("an element "+css, func() bool {
-		els, err := s.findAll(css)
-		if err != nil || len(els) == 0 {
-			return false
-		}
-		el = els[0]
-		return true
-	})
+	s.waitFirst("an element "+css, css, func(e Element) bool { el = e; return true })
 	return el
+}
+
+// waitFirst waits until there is an element matching css and f of the
+// first one holds.
+func (s *Session) waitFirst(what, css string, f func(Element) bool) {
+	s.t.Helper()
+	s.Wait(what, func() bool {
+		els, err := s.findAll(css)
+		return err == nil && len(els) > 0 && f(els[0])
+	})
 }
 
 // Click clicks the first element matching css once it is there. A page
@@ -181,14 +184,8 @@ func (s *Session) Find(css string) Element {
 // it; Click then finds it again.
 func (s *Session) Click(css string) {
 	s.t.Helper()
-	var err error
-	s.Wait("to click "+css, func() bool {
-		var els []Element
-		if els, err = s.findAll(css); err != nil || len(els) == 0 {
-			return false
-		}
-		err = s.try("POST", "/element/"+els[0].id+"/click", map[string]any{}, nil)
-		return err == nil
+	s.waitFirst("to click "+css, css, func(e Element) bool {
+		return s.try("POST", "/element/"+e.id+"/click", map[string]any{}, nil) == nil
 	})
 }
 
@@ -210,12 +207,8 @@ func (s *Session) Wait(what string, cond func() bool) {
 func (s *Session) WaitText(css string, ok func(string) bool) string {
 	s.t.Helper()
 	var text string
-	s.Wait("the text of "+css, func() bool {
-		els, err := s.findAll(css)
-		if err != nil || len(els) == 0 {
-			return false
-		}
-		t, err := els[0].text()
+	s.waitFirst("the text of "+css, css, func(e Element) bool {
+		t, err := e.text()
 		text = t
 		return err == nil && ok(t)
 	})

@@ -116,7 +116,7 @@ and timestamps stay typed in Bloblang):
 `+"`solace_sequence_number`"+`, `+"`solace_replication_group_message_id`"+`, `+"`solace_sender_id`"+`, `+"`solace_class_of_service`"+` (0 to 2),
 `+"`solace_http_content_type`"+`, `+"`solace_http_content_encoding`"+` and `+"`solace_timestamp`"+` (the event time chosen by
 `+"`timestamp`"+`). Every user property is added under its own name; a user property named like one of the keys above is
-overwritten by it.
+overwritten by it. The user properties `+"`traceparent`"+` and `+"`tracestate`"+` carry the sender's trace context (see `+"`extract_tracing_map`"+`).
 
 ### Metrics
 

@@ -62,11 +62,7 @@ func jiLint(pc *service.ParsedConfig) ([]error, error) {
 }
 
 func jmsInputSpec() *service.ConfigSpec {
-	return service.NewConfigSpec().
-		Beta().
-		Categories("Services").
-		Summary("Consumes a JMS queue or topic over AMQP 1.0, decoding messages per the OASIS AMQP JMS Mapping and settling each one only after the pipeline acknowledged it.").
-		Description(`
+	return jmscfg.Spec("Consumes a JMS queue or topic over AMQP 1.0, decoding messages per the OASIS AMQP JMS Mapping and settling each one only after the pipeline acknowledged it.", `
 Reads from any broker that JMS 2.0 clients reach over AMQP 1.0: ActiveMQ 5, ActiveMQ Artemis, Solace PubSub+, RabbitMQ (amqp1_0 plugin), Qpid, IBM MQ and Azure Service Bus. Unlike a plain AMQP 1.0 input it knows JMS: message classes, headers, typed properties, durable and shared subscriptions and selectors. A message the `+"`jms`"+` output sent and this input read back keeps its body, headers and properties, so a `+"`jms`"+` → `+"`jms`"+` bridge is lossless.
 
 ### Source
@@ -119,8 +115,8 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 - `+"`jms_input_nacked`"+` with label `+"`outcome`"+` (`+"`released`"+`, `+"`modified`"+`, `+"`rejected`"+`).
 - `+"`jms_input_stale_settlements`"+`: settlements dropped because the delivery's link was gone (the broker redelivers those messages).
 - `+"`jms_input_decode_errors`"+`: messages passed on with `+"`jms_decode_error`"+`.
-- `+"`jms_input_reconnects`"+`: connections made after the first.`).
-		Fields(jmscfg.ConnectionFields()...).
+- `+"`jms_input_reconnects`"+`: connections made after the first.`,
+		"jms_input_lint").
 		Fields(
 			service.NewStringField(jiFieldQueue).
 				Description("The JMS queue to consume. Exactly one of `queue` and `topic` must be set.").
@@ -171,7 +167,6 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 				Advanced(),
 			tracingcfg.ExtractField(tracingcfg.ApplicationProperties),
 		).
-		LintRule(lintmethod.Rule("jms_input_lint")).
 		Example(tracingcfg.InputExample("jms", "    urls: [ amqp://localhost:5672 ]\n    queue: orders\n")).
 		Example("ActiveMQ queue to a file", "Consumes an ActiveMQ 5 queue (started with `transport.transformer=jms`); JMS properties become metadata and a failing message is redelivered up to the broker's limit, then sent to `ActiveMQ.DLQ`.", `
 input:
@@ -225,24 +220,6 @@ input:
     durable: true
     client_id: orders-bridge
 `)
-}
-
-func init() {
-	if err := registerJMSInput(service.GlobalEnvironment()); err != nil {
-		panic(err)
-	}
-}
-
-// registerJMSInput adds the jms input to env; see Register.
-func registerJMSInput(env *service.Environment) error {
-	return env.RegisterBatchInput("jms", jmsInputSpec(),
-		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
-			r, err := newJMSReaderFromParsed(conf, mgr)
-			if err != nil {
-				return nil, err
-			}
-			return tracingcfg.WrapInput(conf, mgr, "jms", r)
-		})
 }
 
 // jmsReader is the jms input: one connection, one session, one receiver

@@ -45,11 +45,7 @@ const (
 )
 
 func jmsOutputSpec() *service.ConfigSpec {
-	return service.NewConfigSpec().
-		Beta().
-		Categories("Services").
-		Summary("Sends messages to a JMS queue or topic over AMQP 1.0, encoded per the OASIS AMQP JMS Mapping so JMS consumers receive proper TextMessage, BytesMessage or MapMessage objects.").
-		Description(`
+	return jmscfg.Spec("Sends messages to a JMS queue or topic over AMQP 1.0, encoded per the OASIS AMQP JMS Mapping so JMS consumers receive proper TextMessage, BytesMessage or MapMessage objects.", `
 Works with any broker that JMS 2.0 clients reach over AMQP 1.0: ActiveMQ 5, ActiveMQ Artemis, Solace PubSub+, RabbitMQ (amqp1_0 plugin), Qpid, IBM MQ and Azure Service Bus. It does what Beam's `+"`JmsIO.Write`"+` does, with three differences users asked for:
 
 - **Per-message outcomes.** A message counts as delivered only when the broker settles it `+"`accepted`"+`. Messages the broker rejects, releases or modifies fail on their own through a batch error carrying the broker's condition and description, so `+"`fallback`"+` and `+"`reject_errored`"+` route exactly those messages.
@@ -80,8 +76,8 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 
 ### Metrics
 
-`+"`jms_messages_sent`"+` (added up and reported within 100 ms, not per batch, which saves a metric lookup per batch), `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` for messages cut off by a connection failure, which Benthos resends after reconnecting, `+"`refused`"+` for an address refused with a broker-specific condition, or `+"`encoding`"+` for messages that cannot be encoded, including bad dynamic header values), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (per batch: from its first transfer to its last settlement; sampled, at most one batch per 10 ms, so every batch below 100 batches a second, which saves a metric lookup and a histogram update per batch above).`).
-		Fields(jmscfg.ConnectionFields()...).
+`+"`jms_messages_sent`"+` (added up and reported within 100 ms, not per batch, which saves a metric lookup per batch), `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` for messages cut off by a connection failure, which Benthos resends after reconnecting, `+"`refused`"+` for an address refused with a broker-specific condition, or `+"`encoding`"+` for messages that cannot be encoded, including bad dynamic header values), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (per batch: from its first transfer to its last settlement; sampled, at most one batch per 10 ms, so every batch below 100 batches a second, which saves a metric lookup and a histogram update per batch above).`,
+		"jms_output_lint").
 		Fields(
 			service.NewInterpolatedStringField(jmsFieldQueue).
 				Description("The JMS queue to send to. Exactly one of `queue` or `topic` must be set.").
@@ -152,7 +148,6 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 			service.NewOutputMaxInFlightField(),
 			service.NewBatchPolicyField(jmsFieldBatching),
 		).
-		LintRule(lintmethod.Rule("jms_output_lint")).
 		Example(tracingcfg.OutputExample("jms", "    urls: [ amqp://localhost:5672 ]\n    queue: orders\n")).
 		Example("Orders to an ActiveMQ queue", "Sends each message as a persistent TextMessage, with a correlation ID and a property from metadata.", `
 output:
@@ -191,30 +186,21 @@ func jmsLint(pc *service.ParsedConfig) ([]error, error) {
 	return jmscfg.LintProblems(pc, pc.Contains(jmsFieldQueue), pc.Contains(jmsFieldTopic))
 }
 
-func init() {
-	if err := registerJMSOutput(service.GlobalEnvironment()); err != nil {
-		panic(err)
+// newJMSOutput builds the jms output with its batch policy and
+// max_in_flight.
+func newJMSOutput(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, policy service.BatchPolicy, maxInFlight int, err error) {
+	if maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
+		return
 	}
-}
-
-// registerJMSOutput adds the jms output to env; see Register.
-func registerJMSOutput(env *service.Environment) error {
-	return env.RegisterBatchOutput("jms", jmsOutputSpec(),
-		func(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, policy service.BatchPolicy, maxInFlight int, err error) {
-			if maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
-				return
-			}
-			if policy, err = conf.FieldBatchPolicy(jmsFieldBatching); err != nil {
-				return
-			}
-			var o *jmsOutput
-			if o, err = newJMSOutputFromParsed(conf, mgr); err != nil {
-				return
-			}
-			maxInFlight = jmsMaxInFlight(o, maxInFlight)
-			out, err = tracingcfg.WrapOutput(conf, mgr, "jms", o)
-			return
-		})
+	if policy, err = conf.FieldBatchPolicy(jmsFieldBatching); err != nil {
+		return
+	}
+	var o *jmsOutput
+	if o, err = newJMSOutputFromParsed(conf, mgr); err != nil {
+		return
+	}
+	out, maxInFlight = o, jmsMaxInFlight(o, maxInFlight)
+	return
 }
 
 // jmsMaxInFlight is 1 in ordered mode: batches go one after another, so they

@@ -61,11 +61,7 @@ const (
 )
 
 func solaceOutputSpec() *service.ConfigSpec {
-	return service.NewConfigSpec().
-		Beta().
-		Categories("Services").
-		Summary("Publishes messages to Solace PubSub+ topics or queues, with per-message broker confirmations.").
-		Description(`
+	return solacecfg.Spec("Publishes messages to Solace PubSub+ topics or queues, with per-message broker confirmations.", `
 Publishes each message to a topic or a queue of a Solace PubSub+ event broker through the Solace Go client.
 
 ### Delivery guarantees
@@ -118,8 +114,8 @@ follows the peak number of messages it holds, with the defaults 4 × (1000 + 255
 
 ### Invalid values
 
-Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).`).
-		Fields(solacecfg.ConnectionFields()...).
+Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).`,
+		`this.solace_output_lint_config()`).
 		Field(soPayloadTypeField()).
 		Fields(
 			service.NewInterpolatedStringField(soFieldTopic).
@@ -178,30 +174,20 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 				Optional(),
 			tracingcfg.InjectField(tracingcfg.UserProperties),
 		).
-		LintRule(solacecfg.ConnectionLintRuleWith(`this.solace_output_lint_config()`)).
 		Example(tracingcfg.OutputExample("solace", "    urls: [ tcp://localhost:55555 ]\n    username: app\n    password: ${SOLACE_PASSWORD}\n    topic: orders/created\n"))
 }
 
-func init() {
-	if err := registerSolaceOutput(service.GlobalEnvironment()); err != nil {
-		panic(err)
+// newSolaceOutput builds the solace output with its batch policy and
+// max_in_flight.
+func newSolaceOutput(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, pol service.BatchPolicy, maxInFlight int, err error) {
+	var w *solaceWriter
+	if w, err = newSolaceWriterFromParsed(conf, mgr); err != nil {
+		return
 	}
-}
-
-// registerSolaceOutput adds the solace output to env; see Register.
-func registerSolaceOutput(env *service.Environment) error {
-	return env.RegisterBatchOutput("solace", solaceOutputSpec(),
-		func(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, pol service.BatchPolicy, maxInFlight int, err error) {
-			var w *solaceWriter
-			if w, err = newSolaceWriterFromParsed(conf, mgr); err != nil {
-				return
-			}
-			if maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
-				return
-			}
-			out, err = tracingcfg.WrapOutput(conf, mgr, "solace", w)
-			return out, w.batchPolicy, maxInFlight, err
-		})
+	if maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
+		return
+	}
+	return w, w.batchPolicy, maxInFlight, nil
 }
 
 type solaceWriter struct {

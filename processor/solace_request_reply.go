@@ -23,11 +23,7 @@ const (
 )
 
 func solaceRequestReplySpec() *service.ConfigSpec {
-	return service.NewConfigSpec().
-		Beta().
-		Categories("Services").
-		Summary("Sends each message as a request to a Solace PubSub+ topic and replaces it with the reply.").
-		Description(`
+	return solacecfg.Spec("Sends each message as a request to a Solace PubSub+ topic and replaces it with the reply.", `
 Publishes every message of a batch as a direct request through the Solace Go client's request-reply publisher, which
 sets the request's reply-to (the session's own P2P inbox) and correlation id and matches the reply by that id, as any
 Solace requester does. The answering side can be any Solace replier, for example the Go client's
@@ -68,7 +64,6 @@ with `+"`closed`"+`.
   `+"`refused`"+`, `+"`not_connected`"+`, `+"`invalid_message`"+`, `+"`closed`"+`, `+"`canceled`"+`).
 - `+"`solace_request_reply_outstanding`"+`: requests waiting for their reply.
 - `+"`solace_request_reply_reconnects`"+`: client reconnections.`).
-		Fields(solacecfg.ConnectionFields()...).
 		Fields(
 			service.NewInterpolatedStringField(rrFieldTopic).
 				Description("The topic each request is published to, interpolated per message.").
@@ -86,23 +81,7 @@ with `+"`closed`"+`.
 			service.NewMetadataFilterField(rrFieldMetadata).
 				Description("Which metadata of a message travel with its request as user properties. Unset sends none.").
 				Optional(),
-		).
-		LintRule(solacecfg.ConnectionLintRuleWith())
-}
-
-func init() {
-	if err := registerSolaceRequestReply(service.GlobalEnvironment()); err != nil {
-		panic(err)
-	}
-}
-
-// registerSolaceRequestReply adds the solace_request_reply processor to env;
-// see Register.
-func registerSolaceRequestReply(env *service.Environment) error {
-	return env.RegisterBatchProcessor("solace_request_reply", solaceRequestReplySpec(),
-		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchProcessor, error) {
-			return newSolaceRequestReplyFromParsed(conf, mgr)
-		})
+		)
 }
 
 // solaceRequestReply is the solace_request_reply processor. One session and

@@ -12,6 +12,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
 
@@ -34,6 +35,20 @@ const (
 	FieldLinkCacheSize  = "link_cache_size"
 	FieldContainerID    = "container_id"
 )
+
+// Spec starts the spec of a jms plugin: its status and category, its summary
+// and description, the connection fields, and the lint rule that calls the
+// plugin's lint method, which reports LintProblems. The plugin adds its own
+// fields.
+func Spec(summary, description, lintMethod string) *service.ConfigSpec {
+	return service.NewConfigSpec().
+		Beta().
+		Categories("Services").
+		Summary(summary).
+		Description(description).
+		Fields(ConnectionFields()...).
+		LintRule(lintmethod.Rule(lintMethod))
+}
 
 // ConnectionFields returns the spec fields of a JMS broker connection, in the
 // order they appear in the docs.

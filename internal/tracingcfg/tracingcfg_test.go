@@ -32,9 +32,10 @@ func (f *fixtureInput) ReadBatch(context.Context) (service.MessageBatch, service
 
 // captureOutput keeps what Properties sends of every message.
 type captureOutput struct {
-	sent  Properties
-	mu    sync.Mutex
-	props []map[string]any
+	sent   Properties
+	mu     sync.Mutex
+	props  []map[string]any
+	bodies []string
 }
 
 func (c *captureOutput) Connect(context.Context) error { return nil }
@@ -44,6 +45,8 @@ func (c *captureOutput) WriteBatch(_ context.Context, b service.MessageBatch) er
 	defer c.mu.Unlock()
 	for _, m := range b {
 		c.props = append(c.props, c.sent.Of(m))
+		body, _ := m.AsBytes()
+		c.bodies = append(c.bodies, string(body))
 	}
 	return nil
 }
@@ -164,6 +167,19 @@ func TestCustomMappings(t *testing.T) {
 	s := tracekit.One(t, rec, "input_trace_fixture")
 	tracekit.RequireChildOf(t, a, s, true)
 	require.Equal(t, map[string]any{"x_trace": tracekit.Traceparent(s.SpanContext())}, capture.props[0])
+}
+
+// TestPayloadMappings carries the trace context in the JSON payload, as
+// docs/operations.md shows.
+func TestPayloadMappings(t *testing.T) {
+	env, rec := tracekit.NewEnv(t)
+	a := remote(0xa, 0xa)
+	capture := register(t, env, service.MessageBatch{service.NewMessage([]byte(`{"n":1,"trace":{"traceparent":"` + tracekit.Traceparent(a) + `"}}`))})
+	run(t, env, tracekit.TracerYAML, `{ extract_tracing_map: 'root = this.trace' }`, `{ inject_tracing_map: 'root.trace = this' }`)
+
+	s := tracekit.One(t, rec, "input_trace_fixture")
+	tracekit.RequireChildOf(t, a, s, true)
+	require.JSONEq(t, `{"n":1,"trace":{"traceparent":"`+tracekit.Traceparent(s.SpanContext())+`"}}`, capture.bodies[0])
 }
 
 // TestEmptyMappingsTurnPropagationOff sets both fields empty: the message's

@@ -48,6 +48,8 @@ function row(...cells) {
   return tr;
 }
 
+// fill replaces a table's rows, unless they would look the same: a refresh
+// that changed nothing leaves the page (and what the user points at) alone.
 function fill(id, rows, empty) {
   const tbody = document.querySelector("#" + id + " tbody");
   if (rows.length === 0) {
@@ -56,6 +58,9 @@ function fill(id, rows, empty) {
     td.className = "empty";
     rows = [el("tr", null, td)];
   }
+  const sig = rows.map((r) => r.textContent + "\u0000" + JSON.stringify(r.dataset)).join("\u0001");
+  if (tbody.dataset.sig === sig) return;
+  tbody.dataset.sig = sig;
   tbody.replaceChildren(...rows);
 }
 
@@ -356,7 +361,7 @@ async function refresh() {
       last = st;
     }
     document.getElementById("live").className = "ok";
-    body.dataset.updated = String(Date.now());
+    body.dataset.refreshes = String(Number(body.dataset.refreshes || 0) + 1);
   } catch (e) {
     document.getElementById("live").className = "error";
     status("updating: " + e.message, true);

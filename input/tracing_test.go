@@ -2,6 +2,7 @@ package input
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -47,18 +48,96 @@ const (
 	siTraceIn  = "queue: trace\n"
 )
 
-// TestSolaceToSolaceContinuesTrace sends a traced message through the solace
-// output and reads it with the solace input, with the default tracing
-// fields: the input's span continues the sender's trace, as a child of the
-// span the message carried (its generate input's), and the message carries
-// that span's context in its traceparent user property.
-func TestSolaceToSolaceContinuesTrace(t *testing.T) {
-	_, conn := traceBroker(t)
-	env, rec := tracekit.NewEnv(t)
-	tracekit.Run(t, env, traceSender("solace:\n"+componenttest.IndentYAML(conn+soTraceOut), true))
-	got := tracekit.Receive(t, env, tracekit.TracerYAML, "solace:\n"+componenttest.IndentYAML(conn+siTraceIn), 1)
+// hopDest makes a fresh destination for one case of runHopCases: the
+// configs of the output that sends to it and the input that reads it.
+type hopDest func(t *testing.T) (output, input string)
 
-	requireHop(t, rec, "solace", got[0])
+// runHopCases sends one message with the output of the technology tech
+// (solace or jms) and reads it with its input, with the tracing fields each
+// case sets, and checks how the input's span relates to the sender's.
+func runHopCases(t *testing.T, tech string, dest hopDest) {
+	for _, tc := range []struct {
+		name                string
+		senderTraced        bool
+		outFields, inFields string
+		// check checks the spans of rec and the message read.
+		check func(t *testing.T, rec *tracetest.SpanRecorder, got *service.Message)
+	}{
+		{
+			// The defaults: the input's span continues the sender's
+			// trace, and the message carries the context in its
+			// traceparent property.
+			name: "defaults continue the trace", senderTraced: true,
+			check: func(t *testing.T, rec *tracetest.SpanRecorder, got *service.Message) {
+				requireHop(t, rec, tech, got)
+			},
+		},
+		{
+			// A property of the user's choosing, which the output's
+			// metadata filter selects.
+			name: "custom mappings continue the trace", senderTraced: true,
+			outFields: "inject_tracing_map: 'meta x_trace = this.traceparent'\nmetadata: { include_prefixes: [ x_ ] }\n",
+			inFields:  "extract_tracing_map: 'root.traceparent = @x_trace'\n",
+			check: func(t *testing.T, rec *tracetest.SpanRecorder, got *service.Message) {
+				tracekit.RequireChild(t, tracekit.One(t, rec, "input_generate"), tracekit.One(t, rec, "input_"+tech), true)
+				requireNoTraceparent(t, got)
+			},
+		},
+		{
+			name: "a message without trace context starts a new trace",
+			check: func(t *testing.T, rec *tracetest.SpanRecorder, got *service.Message) {
+				require.Empty(t, tracekit.Ended(rec, "input_generate"), "the sender did not trace")
+				tracekit.RequireRoot(t, tracekit.One(t, rec, "input_"+tech))
+				requireNoTraceparent(t, got)
+			},
+		},
+		{
+			name: "an empty inject_tracing_map sends no trace context", senderTraced: true,
+			outFields: "inject_tracing_map: ''\n",
+			check: func(t *testing.T, rec *tracetest.SpanRecorder, got *service.Message) {
+				tracekit.RequireRoot(t, tracekit.One(t, rec, "input_"+tech))
+				requireNoTraceparent(t, got)
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, in := dest(t)
+			env, rec := tracekit.NewEnv(t)
+			tracekit.Run(t, env, traceSender(tech+":\n"+componenttest.IndentYAML(out+tc.outFields), tc.senderTraced))
+			got := tracekit.Receive(t, env, tracekit.TracerYAML, tech+":\n"+componenttest.IndentYAML(in+tc.inFields), 1)
+			tc.check(t, rec, got[0])
+		})
+	}
+}
+
+func requireNoTraceparent(t *testing.T, got *service.Message) {
+	t.Helper()
+	_, ok := got.MetaGetMut("traceparent")
+	require.False(t, ok, "the message carries no traceparent property")
+}
+
+// TestSolaceTraceHop runs the hop cases through the solace output, the test
+// broker and the solace input.
+func TestSolaceTraceHop(t *testing.T) {
+	b, conn := traceBroker(t)
+	runHopCases(t, "solace", func(t *testing.T) (string, string) {
+		q := jmskit.RandName("trace-")
+		require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: q, Subscriptions: []string{q}}))
+		return conn + "topic: " + q + "\n", conn + "queue: " + q + "\n"
+	})
+}
+
+// TestIntegrationJMSTraceHop runs the hop cases through the jms output,
+// RabbitMQ and the jms input.
+func TestIntegrationJMSTraceHop(t *testing.T) {
+	integration.CheckSkip(t)
+	b := jmskit.TestBroker(t)
+	runHopCases(t, "jms", func(t *testing.T) (string, string) {
+		q := jmskit.RandName("trace-")
+		t.Cleanup(func() { jmskit.DeleteQueues(q) })
+		conf := b.YAML() + "queue: " + q + "\n"
+		return conf, conf
+	})
 }
 
 // requireHop checks the spans of one message that a generate input made and
@@ -77,38 +156,19 @@ func requireHop(t *testing.T, rec *tracetest.SpanRecorder, tech string, got *ser
 	require.Equal(t, tracekit.Traceparent(gen.SpanContext()), tp)
 }
 
-// TestSolaceInputStartsTraceWithoutContext reads a message sent by a
-// pipeline that does not trace: its span starts a new trace.
-func TestSolaceInputStartsTraceWithoutContext(t *testing.T) {
+// TestSolaceBatchContinuesEachTrace reads two messages of different traces
+// with batch_size 2: each message's span continues its own trace.
+func TestSolaceBatchContinuesEachTrace(t *testing.T) {
 	_, conn := traceBroker(t)
 	env, rec := tracekit.NewEnv(t)
-	tracekit.Run(t, env, traceSender("solace:\n"+componenttest.IndentYAML(conn+soTraceOut), false))
-	got := tracekit.Receive(t, env, tracekit.TracerYAML, "solace:\n"+componenttest.IndentYAML(conn+siTraceIn), 1)
+	tracekit.Run(t, env, strings.Replace(traceSender("solace:\n"+componenttest.IndentYAML(conn+soTraceOut), true), "count: 1", "count: 2", 1))
+	tracekit.Receive(t, env, tracekit.TracerYAML, "solace:\n"+componenttest.IndentYAML(conn+siTraceIn+"batch_size: 2\n"), 2)
 
-	tracekit.RequireRoot(t, tracekit.One(t, rec, "input_solace"))
-	require.Empty(t, tracekit.Ended(rec, "input_generate"), "the sender did not trace")
-	_, ok := got[0].MetaGetMut("traceparent")
-	require.False(t, ok)
-}
-
-// TestSolaceCustomTracingMappings carries the trace context in a user
-// property of the user's choosing, selected by the output's metadata
-// filter: the trace continues through it.
-func TestSolaceCustomTracingMappings(t *testing.T) {
-	_, conn := traceBroker(t)
-	env, rec := tracekit.NewEnv(t)
-	tracekit.Run(t, env, traceSender("solace:\n"+componenttest.IndentYAML(conn+soTraceOut+`
-inject_tracing_map: 'meta x_trace = this.traceparent'
-metadata: { include_prefixes: [ x_ ] }
-`), true))
-	got := tracekit.Receive(t, env, tracekit.TracerYAML, "solace:\n"+componenttest.IndentYAML(conn+siTraceIn+`
-extract_tracing_map: 'root.traceparent = @x_trace'
-`), 1)
-
-	gen := tracekit.One(t, rec, "input_generate")
-	tracekit.RequireChild(t, gen, tracekit.One(t, rec, "input_solace"), true)
-	_, ok := got[0].MetaGetMut("traceparent")
-	require.False(t, ok, "only the mapping's key was sent")
+	roots := tracekit.Ended(rec, "input_generate")
+	require.Len(t, roots, 2)
+	for _, gen := range roots {
+		tracekit.RequireChild(t, gen, tracekit.InTrace(t, rec, "input_solace", gen), true)
+	}
 }
 
 // TestSolaceHopWithoutTracerPassesTraceOn puts a solace → solace pipeline
@@ -127,23 +187,6 @@ func TestSolaceHopWithoutTracerPassesTraceOn(t *testing.T) {
 
 	gen := tracekit.One(t, rec, "input_generate")
 	tracekit.RequireChild(t, gen, tracekit.One(t, rec, "input_solace"), true)
-}
-
-// TestIntegrationJMSToJMSContinuesTrace sends a traced message through the
-// jms output to RabbitMQ and reads it with the jms input, with the default
-// tracing fields: the input's span continues the sender's trace, and the
-// message carries the context in its traceparent application property.
-func TestIntegrationJMSToJMSContinuesTrace(t *testing.T) {
-	integration.CheckSkip(t)
-	b := jmskit.TestBroker(t)
-	queue := jmskit.RandName("trace-")
-	t.Cleanup(func() { jmskit.DeleteQueues(queue) })
-	conn := b.YAML() + "queue: " + queue + "\n"
-	env, rec := tracekit.NewEnv(t)
-	tracekit.Run(t, env, traceSender("jms:\n"+componenttest.IndentYAML(conn), true))
-	got := tracekit.Receive(t, env, tracekit.TracerYAML, "jms:\n"+componenttest.IndentYAML(conn), 1)
-
-	requireHop(t, rec, "jms", got[0])
 }
 
 // TestIntegrationTraceAcrossSolaceAndJMS follows messages through three
@@ -188,16 +231,7 @@ tracer:
 	require.Len(t, roots, n)
 	for _, gen := range roots {
 		tracekit.RequireRoot(t, gen)
-		span := func(name string) sdktrace.ReadOnlySpan {
-			var found []sdktrace.ReadOnlySpan
-			for _, s := range tracekit.Ended(rec, name) {
-				if s.SpanContext().TraceID() == gen.SpanContext().TraceID() {
-					found = append(found, s)
-				}
-			}
-			require.Len(t, found, 1, "spans %s of trace %s", name, gen.SpanContext().TraceID())
-			return found[0]
-		}
+		span := func(name string) sdktrace.ReadOnlySpan { return tracekit.InTrace(t, rec, name, gen) }
 		solaceIn := span("input_solace")
 		tracekit.RequireChild(t, gen, span("output_solace"), false)
 		tracekit.RequireChild(t, gen, solaceIn, true)

@@ -59,6 +59,20 @@ func One(t testing.TB, rec *tracetest.SpanRecorder, name string) sdktrace.ReadOn
 	return spans[0]
 }
 
+// InTrace returns the one ended span of rec called name in the trace of
+// root.
+func InTrace(t testing.TB, rec *tracetest.SpanRecorder, name string, root sdktrace.ReadOnlySpan) sdktrace.ReadOnlySpan {
+	t.Helper()
+	var found []sdktrace.ReadOnlySpan
+	for _, s := range Ended(rec, name) {
+		if s.SpanContext().TraceID() == root.SpanContext().TraceID() {
+			found = append(found, s)
+		}
+	}
+	require.Len(t, found, 1, "spans %s of trace %s", name, root.SpanContext().TraceID())
+	return found[0]
+}
+
 // RequireChild checks that child is a child of parent: same trace, and its
 // parent is parent's span. remote says whether the link crosses a hop (the
 // parent came in with the message, from another pipeline) or not.

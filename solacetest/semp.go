@@ -368,6 +368,17 @@ func decodeAttr[T any](attrs map[string]json.RawMessage, name string, dst **T) *
 	return nil
 }
 
+// decodeInto decodes attribute name, when the body gives it, onto *dst (a
+// field of the object it changes), as decodeAttr does.
+func decodeInto[T any](attrs map[string]json.RawMessage, name string, dst *T) *sempErr {
+	var v *T
+	if e := decodeAttr(attrs, name, &v); e != nil {
+		return e
+	}
+	setIf(dst, v)
+	return nil
+}
+
 // setIf sets *dst to an attribute's decoded value v when the body gave it
 // (decodeAttr leaves v nil when it did not).
 func setIf[T any](dst *T, v *T) {

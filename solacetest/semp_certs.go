@@ -133,27 +133,20 @@ var clientUsernames = vpnCollection[ClientUsername, sempClientUsername, brokerAd
 	all:   brokerAdmin.ClientUsernames, create: brokerAdmin.CreateClientUsername, remove: brokerAdmin.DeleteClientUsername,
 }
 
-// clientUsernameChanges reads a MsgVpnClientUsername body. Only the default
-// client and ACL profiles exist.
-func clientUsernameChanges(attrs map[string]json.RawMessage) (func(*ClientUsername), *sempErr) {
-	var password, clientProfile, aclProfile *string
-	var enabled *bool
+// clientUsernameChanges decodes a MsgVpnClientUsername body onto u. Only
+// the default client and ACL profiles exist.
+func clientUsernameChanges(attrs map[string]json.RawMessage, u *ClientUsername) *sempErr {
+	var clientProfile, aclProfile *string
 	if e := firstErr(
-		decodeAttr(attrs, "password", &password), decodeAttr(attrs, "enabled", &enabled),
+		decodeInto(attrs, "password", &u.Password), decodeInto(attrs, "enabled", &u.Enabled),
 		decodeAttr(attrs, "clientProfileName", &clientProfile), decodeAttr(attrs, "aclProfileName", &aclProfile),
 	); e != nil {
-		return nil, e
+		return e
 	}
 	for attr := range attrs {
-		return nil, errNotSupported("attribute %q of clientUsername is not supported by the test broker", attr)
+		return errNotSupported("attribute %q of clientUsername is not supported by the test broker", attr)
 	}
-	if e := firstErr(onlyDefaultClientProfile(clientProfile), onlyDefaultACLProfile(aclProfile)); e != nil {
-		return nil, e
-	}
-	return func(u *ClientUsername) {
-		setIf(&u.Password, password)
-		setIf(&u.Enabled, enabled)
-	}, nil
+	return firstErr(onlyDefaultClientProfile(clientProfile), onlyDefaultACLProfile(aclProfile))
 }
 
 func clientUsernameJSON(vpn string, u ClientUsername) sempClientUsername {

@@ -10,6 +10,7 @@ package solacetest
 import (
 	"cmp"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -24,14 +25,15 @@ type vpnCollection[T, J any, A queueAdmin] struct {
 
 	name   func(T) string
 	object func(vpn string, v T) J
-	// changes reads a request body's attributes beyond the object's name
-	// and VPN (which the collection reads) into the changes they ask for.
-	changes func(attrs map[string]json.RawMessage) (apply func(*T), err *sempErr)
+	// changes decodes a request body's attributes beyond the object's name
+	// and VPN (which the collection reads) onto v, refusing what the broker
+	// cannot take.
+	changes func(attrs map[string]json.RawMessage, v *T) *sempErr
 	fresh   func(name string) T // a created object before the body's changes: SEMP's defaults
 
 	all    func(b A, vpn string) ([]T, error)
 	create func(b A, vpn string, v T) error
-	update func(b A, vpn, name string, apply func(*T)) error
+	update func(b A, vpn, name string, change func(*T)) error
 	remove func(b A, vpn, name string) error
 }
 
@@ -95,22 +97,27 @@ func (vc vpnCollection[T, J, A]) list(c *sempCall, b A, vpn string) *sempErr {
 	})
 }
 
-func (vc vpnCollection[T, J, A]) get(c *sempCall, b A, vpn string) *sempErr {
+func (vc vpnCollection[T, J, A]) find(c *sempCall, b A, vpn string) (T, *sempErr) {
 	all, err := vc.all(b, vpn)
 	if err != nil {
-		return adminErr(err)
+		var zero T
+		return zero, adminErr(err)
 	}
-	v, ferr := findNamed(all, vc.name, vc.kind(), c.r.PathValue("name"))
-	if ferr != nil {
-		return ferr
+	return findNamed(all, vc.name, vc.kind(), c.r.PathValue("name"))
+}
+
+func (vc vpnCollection[T, J, A]) get(c *sempCall, b A, vpn string) *sempErr {
+	v, err := vc.find(c, b, vpn)
+	if err != nil {
+		return err
 	}
 	return vc.write(c, vpn, v)
 }
 
 // body reads a create or update body: the name it gives (nil if none) and
-// the changes it asks for. A VPN named in it must be the path's.
-func (vc vpnCollection[T, J, A]) body(c *sempCall, vpn string) (name *string, apply func(*T), err *sempErr) {
-	attrs, err := c.readBody()
+// the other attributes. A VPN named in it must be the path's.
+func (vc vpnCollection[T, J, A]) body(c *sempCall, vpn string) (name *string, attrs map[string]json.RawMessage, err *sempErr) {
+	attrs, err = c.readBody()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -121,14 +128,13 @@ func (vc vpnCollection[T, J, A]) body(c *sempCall, vpn string) (name *string, ap
 	if e := matchesPath("msgVpnName", bodyVPN, vpn); e != nil {
 		return nil, nil, e
 	}
-	apply, err = vc.changes(attrs)
-	return name, apply, err
+	return name, attrs, nil
 }
 
 // post creates an object: SEMP's defaults (fresh), then the body's
 // attributes, of which the name is required.
 func (vc vpnCollection[T, J, A]) post(c *sempCall, b A, vpn string) *sempErr {
-	name, apply, err := vc.body(c, vpn)
+	name, attrs, err := vc.body(c, vpn)
 	if err != nil {
 		return err
 	}
@@ -136,7 +142,9 @@ func (vc vpnCollection[T, J, A]) post(c *sempCall, b A, vpn string) *sempErr {
 		return e
 	}
 	v := vc.fresh(*name)
-	apply(&v)
+	if e := vc.changes(attrs, &v); e != nil {
+		return e
+	}
 	if cerr := vc.create(b, vpn, v); cerr != nil {
 		return adminErr(cerr)
 	}
@@ -144,9 +152,10 @@ func (vc vpnCollection[T, J, A]) post(c *sempCall, b A, vpn string) *sempErr {
 }
 
 // patch changes the object the path names; a name in the body must be the
-// same.
+// same. The body is checked on a copy of the object first, and applied to
+// the object itself in the broker's update.
 func (vc vpnCollection[T, J, A]) patch(c *sempCall, b A, vpn string) *sempErr {
-	name, apply, err := vc.body(c, vpn)
+	name, attrs, err := vc.body(c, vpn)
 	if err != nil {
 		return err
 	}
@@ -154,7 +163,14 @@ func (vc vpnCollection[T, J, A]) patch(c *sempCall, b A, vpn string) *sempErr {
 	if e := matchesPath(vc.nameAttr, name, target); e != nil {
 		return e
 	}
-	if uerr := vc.update(b, vpn, target, apply); uerr != nil {
+	probe, err := vc.find(c, b, vpn)
+	if err != nil {
+		return err
+	}
+	if e := vc.changes(maps.Clone(attrs), &probe); e != nil {
+		return e
+	}
+	if uerr := vc.update(b, vpn, target, func(v *T) { _ = vc.changes(attrs, v) }); uerr != nil {
 		return adminErr(uerr)
 	}
 	return vc.get(c, b, vpn)

@@ -95,39 +95,32 @@ var oauthProfileDefaultsOnly = map[string]string{
 	"mqttUsernameValidateEnabled":      `false`,
 }
 
-// oauthProfileChanges reads a MsgVpnAuthenticationOauthProfile body into a
-// function that applies it.
-func oauthProfileChanges(attrs map[string]json.RawMessage) (func(*OAuthProfile), *sempErr) {
+// oauthProfileChanges decodes a MsgVpnAuthenticationOauthProfile body onto
+// p.
+func oauthProfileChanges(attrs map[string]json.RawMessage, p *OAuthProfile) *sempErr {
 	var refresh *int64
 	if e := decodeAttr(attrs, "endpointJwksRefreshInterval", &refresh); e != nil {
-		return nil, e
+		return e
 	}
-	var probe OAuthProfile
-	var sets []func(*OAuthProfile)
+	if refresh != nil {
+		p.EndpointJWKSRefresh = time.Duration(*refresh) * time.Second
+	}
 	for attr, raw := range attrs {
 		if def, ok := oauthProfileDefaultsOnly[attr]; ok {
 			if string(raw) != def {
-				return nil, errNotSupported("attribute %q of authenticationOauthProfile: the test broker supports only its default, %s", attr, def)
+				return errNotSupported("attribute %q of authenticationOauthProfile: the test broker supports only its default, %s", attr, def)
 			}
 			continue
 		}
 		field, ok := oauthProfileAttrs[attr]
 		if !ok {
-			return nil, errInvalid("unknown attribute %q", attr)
+			return errInvalid("unknown attribute %q", attr)
 		}
-		if jerr := json.Unmarshal(raw, field(&probe)); jerr != nil {
-			return nil, errInvalid("attribute %q: %v", attr, jerr)
+		if jerr := json.Unmarshal(raw, field(p)); jerr != nil {
+			return errInvalid("attribute %q: %v", attr, jerr)
 		}
-		sets = append(sets, func(p *OAuthProfile) { _ = json.Unmarshal(raw, field(p)) })
 	}
-	return func(p *OAuthProfile) {
-		for _, set := range sets {
-			set(p)
-		}
-		if refresh != nil {
-			p.EndpointJWKSRefresh = time.Duration(*refresh) * time.Second
-		}
-	}, nil
+	return nil
 }
 
 // oauthProfiles is the collection msgVpns/{vpn}/authenticationOauthProfiles.
@@ -162,29 +155,28 @@ var authzGroups = vpnCollection[AuthorizationGroup, sempAuthorizationGroup, oaut
 	all:   oauthAdmin.AuthorizationGroups, create: oauthAdmin.CreateAuthorizationGroup, remove: oauthAdmin.DeleteAuthorizationGroup,
 }
 
-// authzGroupChanges reads a MsgVpnAuthorizationGroup body. Only the default
-// client and ACL profiles exist, and groups are not ordered.
-func authzGroupChanges(attrs map[string]json.RawMessage) (func(*AuthorizationGroup), *sempErr) {
+// authzGroupChanges decodes a MsgVpnAuthorizationGroup body onto g. Only
+// the default client and ACL profiles exist, and groups are not ordered.
+func authzGroupChanges(attrs map[string]json.RawMessage, g *AuthorizationGroup) *sempErr {
 	var aclProfile, clientProfile, before, after *string
-	var enabled *bool
 	if e := firstErr(
 		decodeAttr(attrs, "aclProfileName", &aclProfile), decodeAttr(attrs, "clientProfileName", &clientProfile),
 		decodeAttr(attrs, "orderBeforeAuthorizationGroupName", &before), decodeAttr(attrs, "orderAfterAuthorizationGroupName", &after),
-		decodeAttr(attrs, "enabled", &enabled),
+		decodeInto(attrs, "enabled", &g.Enabled),
 	); e != nil {
-		return nil, e
+		return e
 	}
 	if e := unknownAttr(attrs); e != nil {
-		return nil, e
+		return e
 	}
 	if e := firstErr(onlyDefaultACLProfile(aclProfile), onlyDefaultClientProfile(clientProfile)); e != nil {
-		return nil, e
+		return e
 	}
 	switch {
 	case before != nil && *before != "", after != nil && *after != "":
-		return nil, errNotSupported("authorization group ordering is not supported by the test broker (it authorizes by client username)")
+		return errNotSupported("authorization group ordering is not supported by the test broker (it authorizes by client username)")
 	}
-	return func(g *AuthorizationGroup) { setIf(&g.Enabled, enabled) }, nil
+	return nil
 }
 
 // ---- domain certificate authorities ----

@@ -41,36 +41,30 @@ var clientProfiles = vpnCollection[ClientProfile, sempClientProfile, brokerAdmin
 	all: brokerAdmin.ClientProfiles, update: brokerAdmin.UpdateClientProfile,
 }
 
-// clientProfileChanges reads a PATCH body. Attributes the broker does not
-// model are refused, except the always-on permissions set to true.
-func clientProfileChanges(attrs map[string]json.RawMessage) (func(*ClientProfile), *sempErr) {
-	var durability *string
-	var allowCreate, rejectNoMatch *bool
+// clientProfileChanges decodes a PATCH body onto p. Attributes the broker
+// does not model are refused, except the always-on permissions set to true.
+func clientProfileChanges(attrs map[string]json.RawMessage, p *ClientProfile) *sempErr {
 	if e := firstErr(
-		decodeAttr(attrs, "allowGuaranteedEndpointCreateDurability", &durability),
-		decodeAttr(attrs, "allowGuaranteedEndpointCreateEnabled", &allowCreate),
-		decodeAttr(attrs, "rejectMsgToSenderOnNoSubscriptionMatchEnabled", &rejectNoMatch),
+		decodeInto(attrs, "allowGuaranteedEndpointCreateDurability", &p.EndpointCreateDurability),
+		decodeInto(attrs, "allowGuaranteedEndpointCreateEnabled", &p.AllowGuaranteedEndpointCreate),
+		decodeInto(attrs, "rejectMsgToSenderOnNoSubscriptionMatchEnabled", &p.RejectMsgToSenderOnNoSubscriptionMatch),
 	); e != nil {
-		return nil, e
+		return e
 	}
 	for _, always := range []string{"allowBridgeConnectionsEnabled", "allowGuaranteedMsgReceiveEnabled", "allowGuaranteedMsgSendEnabled"} {
 		var v *bool
 		if err := decodeAttr(attrs, always, &v); err != nil {
-			return nil, err
+			return err
 		}
 		if v != nil && !*v {
-			return nil, errNotSupported("the test broker always allows %s; it cannot be disabled", always)
+			return errNotSupported("the test broker always allows %s; it cannot be disabled", always)
 		}
 	}
 	for attr := range attrs {
-		return nil, errNotSupported("attribute %q of clientProfile is not supported by the test broker", attr)
+		return errNotSupported("attribute %q of clientProfile is not supported by the test broker", attr)
 	}
-	if durability != nil && *durability != EndpointCreateAll && *durability != EndpointCreateDurable && *durability != EndpointCreateNonDurable {
-		return nil, errInvalid("allowGuaranteedEndpointCreateDurability %q is not one of all, durable, non-durable", *durability)
+	if d := p.EndpointCreateDurability; d != EndpointCreateAll && d != EndpointCreateDurable && d != EndpointCreateNonDurable {
+		return errInvalid("allowGuaranteedEndpointCreateDurability %q is not one of all, durable, non-durable", d)
 	}
-	return func(p *ClientProfile) {
-		setIf(&p.EndpointCreateDurability, durability)
-		setIf(&p.AllowGuaranteedEndpointCreate, allowCreate)
-		setIf(&p.RejectMsgToSenderOnNoSubscriptionMatch, rejectNoMatch)
-	}, nil
+	return nil
 }

@@ -29,30 +29,25 @@ var replayLogs = vpnCollection[ReplayLog, sempReplayLog, brokerAdmin]{
 	update: brokerAdmin.UpdateReplayLog, remove: brokerAdmin.DeleteReplayLog,
 }
 
-// replayLogChanges reads a MsgVpnReplayLog body.
-func replayLogChanges(attrs map[string]json.RawMessage) (func(*ReplayLog), *sempErr) {
-	var ingress, egress, topicFilter *bool
-	var quota *int64
+// replayLogChanges decodes a MsgVpnReplayLog body onto l.
+func replayLogChanges(attrs map[string]json.RawMessage, l *ReplayLog) *sempErr {
+	var topicFilter *bool
 	if e := firstErr(
-		decodeAttr(attrs, "ingressEnabled", &ingress), decodeAttr(attrs, "egressEnabled", &egress),
-		decodeAttr(attrs, "topicFilterEnabled", &topicFilter), decodeAttr(attrs, "maxSpoolUsage", &quota),
+		decodeInto(attrs, "ingressEnabled", &l.IngressEnabled), decodeInto(attrs, "egressEnabled", &l.EgressEnabled),
+		decodeAttr(attrs, "topicFilterEnabled", &topicFilter), decodeInto(attrs, "maxSpoolUsage", &l.MaxSpoolUsage),
 	); e != nil {
-		return nil, e
+		return e
 	}
 	if e := unknownAttr(attrs); e != nil {
-		return nil, e
+		return e
 	}
 	switch {
 	case topicFilter != nil && *topicFilter:
-		return nil, errNotSupported("the test broker does not implement replay-log topic filters")
-	case quota != nil && *quota < 0:
-		return nil, errInvalid("maxSpoolUsage %d is negative", *quota)
+		return errNotSupported("the test broker does not implement replay-log topic filters")
+	case l.MaxSpoolUsage < 0:
+		return errInvalid("maxSpoolUsage %d is negative", l.MaxSpoolUsage)
 	}
-	return func(l *ReplayLog) {
-		setIf(&l.IngressEnabled, ingress)
-		setIf(&l.EgressEnabled, egress)
-		setIf(&l.MaxSpoolUsage, quota)
-	}, nil
+	return nil
 }
 
 func replayLogJSON(vpn string, l ReplayLog) sempReplayLog {

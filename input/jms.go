@@ -14,7 +14,6 @@ import (
 	"github.com/connect-solace/connect-solace/internal/jms"
 	"github.com/connect-solace/connect-solace/internal/jmscfg"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
-	"github.com/connect-solace/connect-solace/internal/tally"
 	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
@@ -234,14 +233,8 @@ type jmsReader struct {
 	batchSize   int
 	maxPropLen  int
 
-	// Counted per message, so added up and handed over within
-	// tally.Interval: a MetricCounter resolves its path per Incr.
-	mReceived     *tally.Tally
-	mAcked        *tally.Tally
-	mNacked       *service.MetricCounter
-	mStale        *service.MetricCounter
+	inputMetrics
 	mDecodeErrors *service.MetricCounter
-	mReconnects   *service.MetricCounter
 
 	meta jmsMetaCache
 
@@ -325,13 +318,8 @@ func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 		r.nack = jms.Modified
 	}
 
-	m := mgr.Metrics()
-	r.mReceived = tally.New(m.NewCounter("jms_input_received"))
-	r.mAcked = tally.New(m.NewCounter("jms_input_acked"))
-	r.mNacked = m.NewCounter("jms_input_nacked", "outcome")
-	r.mStale = m.NewCounter("jms_input_stale_settlements")
-	r.mDecodeErrors = m.NewCounter("jms_input_decode_errors")
-	r.mReconnects = m.NewCounter("jms_input_reconnects")
+	r.inputMetrics = newInputMetrics(mgr.Metrics(), "jms_input")
+	r.mDecodeErrors = mgr.Metrics().NewCounter("jms_input_decode_errors")
 	return r, nil
 }
 
@@ -441,10 +429,7 @@ func (r *jmsReader) ReadBatch(ctx context.Context) (service.MessageBatch, servic
 }
 
 func (r *jmsReader) Close(ctx context.Context) error {
-	// Benthos closes an input once its pending acks resolved: nothing is
-	// counted after this.
-	defer r.mAcked.Flush()
-	defer r.mReceived.Flush()
+	defer r.flush()
 	r.mu.Lock()
 	rcv := r.rcv
 	r.rcv, r.closed = nil, true

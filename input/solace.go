@@ -14,7 +14,6 @@ import (
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/solacecfg"
-	"github.com/connect-solace/connect-solace/internal/tally"
 	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
@@ -267,18 +266,12 @@ type solaceReader struct {
 	dedupTTL   time.Duration
 	inFlight   dedupInFlight
 
-	// Added up for tally.Interval: a MetricCounter resolves its path per
-	// Incr.
-	mReceived   *tally.Tally
-	mAcked      *tally.Tally
-	mNacked     *service.MetricCounter
+	inputMetrics
 	mDuplicates *service.MetricCounter
-	mStale      *service.MetricCounter
 	mStaleDrop  *service.MetricCounter
 	mFallback   *service.MetricCounter
 	mBacklogMsg *service.MetricGauge
 	mBacklogB   *service.MetricGauge
-	mReconnects *service.MetricCounter
 
 	// direct is set in direct mode (solace_direct.go), which owns the
 	// connection then.
@@ -346,11 +339,8 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.pollEvery = f.backlogPollInterval
 
 	m := mgr.Metrics()
-	r.mReceived = tally.New(m.NewCounter("solace_input_received"))
-	r.mAcked = tally.New(m.NewCounter("solace_input_acked"))
-	r.mNacked = m.NewCounter("solace_input_nacked", "outcome")
+	r.inputMetrics = newInputMetrics(m, "solace_input")
 	r.mDuplicates = m.NewCounter("solace_input_duplicates_dropped")
-	r.mStale = m.NewCounter("solace_input_stale_settlements")
 	r.mStaleDrop = m.NewCounter("solace_input_stale_dropped")
 	r.rcvConf.OnStaleDropped = func() { r.mStaleDrop.Incr(1) }
 	r.mFallback = m.NewCounter("solace_input_native_fallback")
@@ -359,7 +349,6 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	r.rcvConf.OnStallRecovered = func() { stalls.Incr(1) }
 	r.mBacklogMsg = m.NewGauge("solace_input_backlog_messages")
 	r.mBacklogB = m.NewGauge("solace_input_backlog_bytes")
-	r.mReconnects = m.NewCounter("solace_input_reconnects")
 	r.directFromFields(&f, m)
 	r.qs = f.qs
 	return r, nil
@@ -482,8 +471,7 @@ func (r *solaceReader) receive(ctx context.Context, recv *siReceiver, dst []*siD
 }
 
 func (r *solaceReader) Close(ctx context.Context) error {
-	defer r.mAcked.Flush()
-	defer r.mReceived.Flush()
+	defer r.flush()
 	if r.direct != nil {
 		return r.closeDirect(ctx)
 	}

@@ -233,13 +233,3 @@ func (r *Receiver[T]) settleNative(ins []*Inbound, o Outcome, errs []error) []er
 	}
 	return errs
 }
-
-func (o Outcome) ccsmp() ccsmp.Outcome {
-	switch o {
-	case Failed:
-		return ccsmp.Failed
-	case Rejected:
-		return ccsmp.Rejected
-	}
-	return ccsmp.Accepted
-}

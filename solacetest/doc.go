@@ -321,7 +321,7 @@
 //     refused connections) for tests of this.
 //     SEMP's disconnect action drops a client's connection the same way.
 //   - SEMP: queues and their subscriptions (config and monitor), a queue's
-//     messages (monitor msgs), clients and their subscriptions (monitor,
+//     messages and bound consumer flows (monitor msgs and txFlows), clients and their subscriptions (monitor,
 //     with message and byte counters, software version, platform and
 //     description as the client's API reported them), the msgVpn (GET,
 //     PATCH), client profiles, client usernames, client certificate

@@ -94,6 +94,20 @@ func TestPurgeTakesDeliveredMessagesFromTheirFlow(t *testing.T) {
 	require.Positive(t, flows[0].Window)
 	require.NotEmpty(t, flows[0].Client)
 
+	// SEMP shows the same flow, as the console does.
+	s := newBrokerSEMP(t, b)
+	status, body := s.do("GET", "monitor/msgVpns/default/queues/q1/txFlows", "")
+	require.Equal(t, 200, status)
+	list := listOf(body)
+	require.Len(t, list, 1)
+	require.Equal(t, map[string]any{"activityState": "active-consumer", "clientName": flows[0].Client,
+		"flowId": float64(flows[0].ID), "msgVpnName": "default", "queueName": "q1", "unackedMsgCount": float64(1),
+		"usedWindowSize": float64(flows[0].InFlight), "windowSize": float64(flows[0].Window)}, list[0])
+	status, _ = s.do("GET", "monitor/msgVpns/default/queues/q1/txFlows/"+strconv.FormatUint(uint64(flows[0].ID), 10), "")
+	require.Equal(t, 200, status)
+	status, _ = s.do("GET", "monitor/msgVpns/default/queues/q1/txFlows/99999", "")
+	require.Equal(t, 404, status)
+
 	n, err := b.PurgeQueue("default", "q1")
 	require.NoError(t, err)
 	require.Equal(t, 1, n)

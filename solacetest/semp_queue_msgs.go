@@ -1,8 +1,8 @@
 package solacetest
 
-// This file is the SEMP monitor resource msgVpns/{vpn}/queues/{queue}/msgs:
-// the messages a queue holds, and the action API's deleteMsgs (purge) and
-// msgs/{msg}/delete on them.
+// This file is the SEMP monitor resources msgVpns/{vpn}/queues/{queue}/msgs
+// and .../txFlows: the messages a queue holds and the consumer flows bound to
+// it, and the action API's deleteMsgs (purge) and msgs/{msg}/delete.
 
 import (
 	"fmt"
@@ -38,32 +38,51 @@ func queueMsgJSON(vpn, queue string, m QueueMsg) sempQueueMsg {
 	return j
 }
 
-// queueMsgs returns the messages of the request's durable or temporary
-// queue.
-func queueMsgs(c *sempCall, b brokerAdmin, vpn string) (string, []QueueMsg, *sempErr) {
+// queueMember is how SEMP shows one kind of object a queue holds by a
+// numeric id (msgs, txFlows): list reads them, id and json describe one,
+// name is the path segment, param the path parameter with the id.
+type queueMember[T any] struct {
+	name, param string
+	list        func(b brokerAdmin, vpn, queue string) ([]T, error)
+	id          func(T) uint64
+	json        func(vpn, queue string, v T) any
+}
+
+var (
+	queueMsgMembers = queueMember[QueueMsg]{name: "msgs", param: "msg",
+		list: brokerAdmin.QueueMsgs, id: func(m QueueMsg) uint64 { return m.MsgID },
+		json: func(vpn, queue string, m QueueMsg) any { return queueMsgJSON(vpn, queue, m) }}
+	queueTxFlowMembers = queueMember[FlowInfo]{name: "txFlows", param: "flow",
+		list: brokerAdmin.QueueFlows, id: func(f FlowInfo) uint64 { return uint64(f.ID) },
+		json: func(vpn, queue string, f FlowInfo) any { return txFlowJSON(vpn, queue, f) }}
+)
+
+// of returns the request's queue and its members.
+func (qm queueMember[T]) of(c *sempCall, b brokerAdmin, vpn string) (string, []T, *sempErr) {
 	queue := c.r.PathValue("queue")
-	msgs, err := b.QueueMsgs(vpn, queue)
+	vs, err := qm.list(b, vpn, queue)
 	if err != nil {
 		return "", nil, adminErr(err)
 	}
-	return queue, msgs, nil
+	return queue, vs, nil
 }
 
-func (c *sempCall) queueMsgURI(vpn, queue string, id uint64) string {
-	return c.queueURI(vpn, queue) + "/msgs/" + strconv.FormatUint(id, 10)
+func (qm queueMember[T]) uri(c *sempCall, vpn, queue string, id uint64) string {
+	return c.queueURI(vpn, queue) + "/" + qm.name + "/" + strconv.FormatUint(id, 10)
 }
 
-func listQueueMsgs(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	queue, msgs, err := queueMsgs(c, b, vpn)
+// listHandler serves the collection, in id order.
+func (qm queueMember[T]) listHandler(c *sempCall, b brokerAdmin, vpn string) *sempErr {
+	queue, vs, err := qm.of(c, b, vpn)
 	if err != nil {
 		return err
 	}
 	// Keys sort as the ids do: fixed-width decimal.
-	keys := make([]string, len(msgs))
-	byKey := map[string]QueueMsg{}
-	for i, m := range msgs {
-		keys[i] = fmt.Sprintf("%020d", m.MsgID)
-		byKey[keys[i]] = m
+	keys := make([]string, len(vs))
+	byKey := map[string]T{}
+	for i, v := range vs {
+		keys[i] = fmt.Sprintf("%020d", qm.id(v))
+		byKey[keys[i]] = v
 	}
 	slices.Sort(keys)
 	page, next, err := c.page(keys)
@@ -71,25 +90,48 @@ func listQueueMsgs(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 		return err
 	}
 	return writeEach(c, page, len(keys), next, func(k string) (any, sempURILink) {
-		m := byKey[k]
-		return queueMsgJSON(vpn, queue, m), sempURILink{URI: c.queueMsgURI(vpn, queue, m.MsgID)}
+		v := byKey[k]
+		return qm.json(vpn, queue, v), sempURILink{URI: qm.uri(c, vpn, queue, qm.id(v))}
 	})
 }
 
-func getQueueMsg(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	queue, msgs, err := queueMsgs(c, b, vpn)
+// getHandler serves one member.
+func (qm queueMember[T]) getHandler(c *sempCall, b brokerAdmin, vpn string) *sempErr {
+	queue, vs, err := qm.of(c, b, vpn)
 	if err != nil {
 		return err
 	}
-	id, perr := strconv.ParseUint(c.r.PathValue("msg"), 10, 64)
+	id, perr := strconv.ParseUint(c.r.PathValue(qm.param), 10, 64)
 	if perr == nil {
-		for _, m := range msgs {
-			if m.MsgID == id {
-				return c.writeObject(queueMsgJSON(vpn, queue, m), sempURILink{URI: c.queueMsgURI(vpn, queue, id)}, nil)
+		for _, v := range vs {
+			if qm.id(v) == id {
+				return c.writeObject(qm.json(vpn, queue, v), sempURILink{URI: qm.uri(c, vpn, queue, id)}, nil)
 			}
 		}
 	}
-	return errNotFound("could not find match for msg %q in queue %q", c.r.PathValue("msg"), queue)
+	return errNotFound("could not find match for %s %q in queue %q", qm.param, c.r.PathValue(qm.param), queue)
+}
+
+// sempTxFlow is the monitor API's MsgVpnQueueTxFlow: a consumer flow bound
+// to the queue.
+type sempTxFlow struct {
+	ActivityState   string `json:"activityState"`
+	ClientName      string `json:"clientName"`
+	FlowID          int64  `json:"flowId"`
+	MsgVpnName      string `json:"msgVpnName"`
+	QueueName       string `json:"queueName"`
+	UnackedMsgCount int64  `json:"unackedMsgCount"`
+	UsedWindowSize  int64  `json:"usedWindowSize"`
+	WindowSize      int64  `json:"windowSize"`
+}
+
+func txFlowJSON(vpn, queue string, f FlowInfo) sempTxFlow {
+	state := "inactive"
+	if f.Active {
+		state = "active-consumer"
+	}
+	return sempTxFlow{ActivityState: state, ClientName: f.Client, FlowID: int64(f.ID), MsgVpnName: vpn, QueueName: queue,
+		UnackedMsgCount: int64(f.Unacked), UsedWindowSize: int64(f.InFlight), WindowSize: int64(f.Window)}
 }
 
 // noAttributes reads an action's body, which must have no attributes.

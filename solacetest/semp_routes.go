@@ -22,6 +22,7 @@ type brokerAdmin interface {
 	Clients(vpn string) ([]ClientInfo, error)
 	DisconnectClient(vpn, name string) error
 	QueueMsgs(vpn, queue string) ([]QueueMsg, error)
+	QueueFlows(vpn, queue string) ([]FlowInfo, error)
 	PurgeQueue(vpn, queue string) (int, error)
 	DeleteQueueMsg(vpn, queue string, id uint64) error
 	VPN(vpn string) (VPNConfig, error)
@@ -83,8 +84,10 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	inVPN("GET "+monitor+"/clients/{client}/subscriptions", listClientSubscriptions)
 	inVPN("PUT "+action+"/clients/{client}/disconnect", disconnectClient)
 	// semp_queue_msgs.go
-	inVPN("GET "+monitor+"/queues/{queue}/msgs", listQueueMsgs)
-	inVPN("GET "+monitor+"/queues/{queue}/msgs/{msg}", getQueueMsg)
+	inVPN("GET "+monitor+"/queues/{queue}/msgs", queueMsgMembers.listHandler)
+	inVPN("GET "+monitor+"/queues/{queue}/msgs/{msg}", queueMsgMembers.getHandler)
+	inVPN("GET "+monitor+"/queues/{queue}/txFlows", queueTxFlowMembers.listHandler)
+	inVPN("GET "+monitor+"/queues/{queue}/txFlows/{flow}", queueTxFlowMembers.getHandler)
 	inVPN("PUT "+action+"/queues/{queue}/deleteMsgs", purgeQueue)
 	inVPN("PUT "+action+"/queues/{queue}/msgs/{msg}/delete", deleteQueueMsg)
 	// semp_oauth.go

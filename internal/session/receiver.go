@@ -31,26 +31,42 @@ const (
 	Rejected
 )
 
-func (o Outcome) String() string {
-	switch o {
-	case Accepted:
-		return "accepted"
-	case Failed:
-		return "failed"
-	case Rejected:
-		return "rejected"
-	}
-	return fmt.Sprintf("outcome(%d)", int(o))
+// outcomes names each Outcome and gives the client's value for it, in its Go
+// API and in the native path (CCSMP). An Outcome out of range settles as
+// Accepted.
+var outcomes = [...]struct {
+	name   string
+	api    config.MessageSettlementOutcome
+	native ccsmp.Outcome
+}{
+	Accepted: {"accepted", config.PersistentReceiverAcceptedOutcome, ccsmp.Accepted},
+	Failed:   {"failed", config.PersistentReceiverFailedOutcome, ccsmp.Failed},
+	Rejected: {"rejected", config.PersistentReceiverRejectedOutcome, ccsmp.Rejected},
 }
 
-func (o Outcome) native() config.MessageSettlementOutcome {
-	switch o {
-	case Failed:
-		return config.PersistentReceiverFailedOutcome
-	case Rejected:
-		return config.PersistentReceiverRejectedOutcome
+func (o Outcome) valid() bool { return o >= 0 && int(o) < len(outcomes) }
+
+func (o Outcome) String() string {
+	if !o.valid() {
+		return fmt.Sprintf("outcome(%d)", int(o))
 	}
-	return config.PersistentReceiverAcceptedOutcome
+	return outcomes[o].name
+}
+
+// native is the Go API's value of o.
+func (o Outcome) native() config.MessageSettlementOutcome {
+	if !o.valid() {
+		o = Accepted
+	}
+	return outcomes[o].api
+}
+
+// ccsmp is the native path's value of o.
+func (o Outcome) ccsmp() ccsmp.Outcome {
+	if !o.valid() {
+		o = Accepted
+	}
+	return outcomes[o].native
 }
 
 // ReplayMode selects where a receiver starts reading a replay log.

@@ -2,8 +2,10 @@
 // jms inputs and outputs share: Benthos's extract_tracing_map and
 // inject_tracing_map with defaults that carry the W3C Trace Context
 // (traceparent, tracestate) in message properties, the wrapping of a
-// component by them, and the rule by which the outputs send the two keys.
-// One copy keeps the four components' tracing the same.
+// component by them, and Properties, the rule of which metadata the outputs
+// send as message properties (their metadata filter's keys, and the two
+// trace keys while inject_tracing_map is set). One copy keeps the four
+// components' tracing the same.
 package tracingcfg
 
 import (

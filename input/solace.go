@@ -419,15 +419,10 @@ func (r *solaceReader) Connect(ctx context.Context) error {
 		}
 	}
 
-	sess, err := session.Connect(ctx, r.conn, r.log, session.Events{
-		OnReconnected: func() { r.mReconnects.Incr(1) },
+	sess, recv, err := openSession(ctx, r.conn, r.log, r.mReconnects, func(sess *session.Session) (*siReceiver, error) {
+		return session.NewReceiver[*service.Message](ctx, sess, rc)
 	})
 	if err != nil {
-		return err
-	}
-	recv, err := session.NewReceiver[*service.Message](ctx, sess, rc)
-	if err != nil {
-		_ = sess.Close(context.Background())
 		return err
 	}
 	r.sess, r.recv = sess, recv

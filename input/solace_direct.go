@@ -198,15 +198,10 @@ func (r *solaceReader) connectDirect(ctx context.Context) error {
 	if d.recv != nil {
 		return nil
 	}
-	sess, err := session.Connect(ctx, r.conn, r.log, session.Events{
-		OnReconnected: func() { r.mReconnects.Incr(1) },
+	sess, recv, err := openSession(ctx, r.conn, r.log, r.mReconnects, func(sess *session.Session) (*session.DirectReceiver, error) {
+		return sess.NewDirectReceiver(ctx, d.cfg)
 	})
 	if err != nil {
-		return err
-	}
-	recv, err := sess.NewDirectReceiver(ctx, d.cfg)
-	if err != nil {
-		_ = sess.Close(context.Background())
 		return err
 	}
 	d.sess, d.recv, d.counted = sess, recv, [2]uint64{}

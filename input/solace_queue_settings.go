@@ -16,20 +16,19 @@ import (
 // an existing one.
 
 const (
-	siFieldQueueSettings      = "queue_settings"
-	siFieldQSAccessType       = "access_type"
-	siFieldQSMaxRedelivery    = "max_redelivery_count"
-	siFieldQSDMQ              = "dead_message_queue"
-	siFieldQSMaxSpoolUsage    = "max_spool_usage_mb"
-	siFieldQSRespectTTL       = "respect_ttl"
-	siFieldQSMaxTTL           = "max_ttl"
-	siFieldQSPartitionCount   = "partition_count"
-	siFieldQSOnMismatch       = "on_mismatch"
-	siQSExclusive             = "exclusive"
-	siQSNonExclusive          = "non_exclusive"
-	siQSMismatchWarn          = "warn"
-	siQSMismatchFail          = "fail"
-	siQSDefaultOnMismatchDesc = "What to do when the queue already exists with settings that differ from these: `warn` logs one warning naming each differing setting and consumes the queue as it is (the input never changes an existing queue), `fail` refuses to start, naming them."
+	siFieldQueueSettings    = "queue_settings"
+	siFieldQSAccessType     = "access_type"
+	siFieldQSMaxRedelivery  = "max_redelivery_count"
+	siFieldQSDMQ            = "dead_message_queue"
+	siFieldQSMaxSpoolUsage  = "max_spool_usage_mb"
+	siFieldQSRespectTTL     = "respect_ttl"
+	siFieldQSMaxTTL         = "max_ttl"
+	siFieldQSPartitionCount = "partition_count"
+	siFieldQSOnMismatch     = "on_mismatch"
+	siQSExclusive           = "exclusive"
+	siQSNonExclusive        = "non_exclusive"
+	siQSMismatchWarn        = "warn"
+	siQSMismatchFail        = "fail"
 )
 
 // siQueueSettingsField is the queue_settings field.
@@ -54,7 +53,8 @@ func siQueueSettingsField() *service.ConfigField {
 		service.NewStringAnnotatedEnumField(siFieldQSOnMismatch, map[string]string{
 			siQSMismatchWarn: "Log one warning naming each differing setting and consume the queue as it is.",
 			siQSMismatchFail: "Refuse to start, naming each differing setting.",
-		}).Description(siQSDefaultOnMismatchDesc).Default(siQSMismatchWarn),
+		}).Description("What to do when the queue already exists with settings that differ from these: `warn` logs one warning naming each differing setting and consumes the queue as it is (the input never changes an existing queue), `fail` refuses to start, naming them.").
+			Default(siQSMismatchWarn),
 	).Description("With `topic`: the settings of the queue the input provisions, applied when it creates the queue. The input never changes an existing queue; see `on_mismatch`.").
 		Optional().Advanced()
 }

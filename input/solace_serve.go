@@ -23,10 +23,6 @@ const (
 	siFieldRequestsTopics    = "topics"
 	siFieldRequestsShareName = "share_name"
 	siFieldRequestsMetadata  = "reply_metadata"
-
-	// siReplyErrorProperty is the user property of the reply to a request
-	// the pipeline failed, holding the error.
-	siReplyErrorProperty = "error"
 )
 
 func siRequestsField() *service.ConfigField {
@@ -128,15 +124,10 @@ func (s *solaceServer) Connect(ctx context.Context) error {
 	if s.srv != nil {
 		return nil
 	}
-	sess, err := session.Connect(ctx, s.conn, s.log, session.Events{
-		OnReconnected: func() { s.mReconnect.Incr(1) },
+	sess, srv, err := openSession(ctx, s.conn, s.log, s.mReconnect, func(sess *session.Session) (*session.Server, error) {
+		return sess.NewServer(s.cfg, func() { s.mDropped.Incr(1) })
 	})
 	if err != nil {
-		return err
-	}
-	srv, err := sess.NewServer(s.cfg, func() { s.mDropped.Incr(1) })
-	if err != nil {
-		_ = sess.Close(context.Background())
 		return err
 	}
 	s.sess, s.srv = sess, srv
@@ -177,6 +168,10 @@ func (s *solaceServer) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 		return nil
 	}, nil
 }
+
+// siReplyErrorProperty is the user property of the reply to a request the
+// pipeline failed, holding the error.
+const siReplyErrorProperty = "error"
 
 // reply answers req with the pipeline's sync response, or with its error.
 func (s *solaceServer) reply(req *session.Request, store *service.SyncResponseStore, perr error) {
@@ -229,6 +224,27 @@ func (s *solaceServer) send(req *session.Request, o *session.Outbound) {
 // drop forgets a server whose session ended, so that Benthos reconnects.
 func (s *solaceServer) drop(srv *session.Server) {
 	dropIfCurrent(&s.mu, &s.srv, &s.sess, srv)
+}
+
+// openSession connects a session, reconnections counted in reconnects, and
+// opens on it the receiver or server that open makes; the session is closed
+// again when open fails. dropIfCurrent undoes it.
+func openSession[T any](ctx context.Context, conf session.Config, log *service.Logger, reconnects *service.MetricCounter,
+	open func(*session.Session) (T, error),
+) (*session.Session, T, error) {
+	var none T
+	sess, err := session.Connect(ctx, conf, log, session.Events{
+		OnReconnected: func() { reconnects.Incr(1) },
+	})
+	if err != nil {
+		return nil, none, err
+	}
+	v, err := open(sess)
+	if err != nil {
+		_ = sess.Close(context.Background())
+		return nil, none, err
+	}
+	return sess, v, nil
 }
 
 // dropIfCurrent forgets cur, the receiver or server that *held names under

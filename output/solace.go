@@ -17,33 +17,21 @@ import (
 )
 
 const (
-	soFieldTopic               = "topic"
-	soFieldQueue               = "queue"
-	soFieldDestinationType     = "destination_type"
-	soFieldDeliveryMode        = "delivery_mode"
-	soFieldWriter              = "writer"
-	soFieldBatching            = "batching"
-	soFieldSubmissionMode      = "submission_mode"
-	soFieldBackPressure        = "back_pressure"
-	soFieldBPStrategy          = "strategy"
-	soFieldBPBufferCapacity    = "buffer_capacity"
-	soFieldClients             = "clients"
-	soFieldMaxInFlight         = "max_in_flight"
-	soFieldLatencyMetrics      = "publish_latency_metrics"
-	soFieldAppMessageID        = "application_message_id"
-	soFieldAppMessageType      = "application_message_type"
-	soFieldCorrelationID       = "correlation_id"
-	soFieldPriority            = "priority"
-	soFieldTTL                 = "ttl"
-	soFieldDMQEligible         = "dmq_eligible"
-	soFieldReplyTo             = "reply_to"
-	soFieldSenderID            = "sender_id"
-	soFieldClassOfService      = "class_of_service"
-	soFieldPartitionKey        = "partition_key"
-	soFieldHTTPContentType     = "http_content_type"
-	soFieldHTTPContentEncoding = "http_content_encoding"
-	soFieldSenderTimestamp     = "sender_timestamp"
-	soFieldMetadata            = "metadata"
+	soFieldTopic            = "topic"
+	soFieldQueue            = "queue"
+	soFieldDestinationType  = "destination_type"
+	soFieldDeliveryMode     = "delivery_mode"
+	soFieldWriter           = "writer"
+	soFieldBatching         = "batching"
+	soFieldSubmissionMode   = "submission_mode"
+	soFieldBackPressure     = "back_pressure"
+	soFieldBPStrategy       = "strategy"
+	soFieldBPBufferCapacity = "buffer_capacity"
+	soFieldClients          = "clients"
+	soFieldMaxInFlight      = "max_in_flight"
+	soFieldLatencyMetrics   = "publish_latency_metrics"
+	soFieldSenderTimestamp  = "sender_timestamp"
+	soFieldMetadata         = "metadata"
 )
 
 // Values of the enum fields.
@@ -174,54 +162,9 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 			service.NewBoolField(soFieldLatencyMetrics).
 				Description("Record the time from publish to broker confirmation in the `solace_output_publish_latency_ns` timer. Persistent delivery only.").
 				Default(true).Advanced(),
-			service.NewInterpolatedStringField(soFieldAppMessageID).
-				Description("The application message id (JMSMessageID for JMS consumers). Empty leaves it unset.").
-				Example(`${! meta("id") }`).Default("").
-				LintRule(soLint(soFieldAppMessageID)),
-			service.NewInterpolatedStringField(soFieldAppMessageType).
-				Description("The application message type (JMSType). Empty leaves it unset.").
-				Default("").Advanced().
-				LintRule(soLint(soFieldAppMessageType)),
-			service.NewInterpolatedStringField(soFieldCorrelationID).
-				Description("The correlation id (JMSCorrelationID). Empty leaves it unset.").
-				Example(`${! json("order_id") }`).Default("").
-				LintRule(soLint(soFieldCorrelationID)),
-			service.NewInterpolatedStringField(soFieldPriority).
-				Description("The message priority, 0 (lowest) to 255. Empty leaves it unset.").
-				Example("4").Default("").
-				LintRule(soLint(soFieldPriority)),
-			service.NewInterpolatedStringField(soFieldTTL).
-				Description("The time to live of persistent messages, as a duration (`30s`) or milliseconds (`30000`). Empty or `0` means no expiry. Queues discard expired messages only when they respect TTLs.").
-				Example("1h").Default("").
-				LintRule(soLint(soFieldTTL)),
-			service.NewInterpolatedStringField(soFieldDMQEligible).
-				Description("`true` or `false`: whether the message may go to a dead message queue when it expires or exceeds its redelivery count. Empty means the client default (`true`).").
-				Example("false").Default("").
-				LintRule(soLint(soFieldDMQEligible)),
-			service.NewInterpolatedStringField(soFieldReplyTo).
-				Description("A reply destination, carried as the user property `solace_reply_to`: the Solace Go client's publishers cannot set the SMF reply-to header. Empty leaves it unset.").
-				Default("").Advanced().
-				LintRule(soLint(soFieldReplyTo)),
-			service.NewInterpolatedStringField(soFieldSenderID).
-				Description("The sender id. Empty leaves it unset.").
-				Default("").Advanced().
-				LintRule(soLint(soFieldSenderID)),
-			service.NewInterpolatedStringField(soFieldClassOfService).
-				Description("The class of service of direct messages, 0 to 2. Empty leaves it unset.").
-				Default("").Advanced().
-				LintRule(soLint(soFieldClassOfService)),
-			service.NewInterpolatedStringField(soFieldPartitionKey).
-				Description("The partition key of partitioned queues, sent as the user property `JMSXGroupID`. Empty leaves it unset.").
-				Example(`${! json("customer_id") }`).Default("").
-				LintRule(soLint(soFieldPartitionKey)),
-			service.NewInterpolatedStringField(soFieldHTTPContentType).
-				Description("The HTTP content type attribute, e.g. for REST consumers. Empty leaves it unset.").
-				Example("application/json").Default("").Advanced().
-				LintRule(soLint(soFieldHTTPContentType)),
-			service.NewInterpolatedStringField(soFieldHTTPContentEncoding).
-				Description("The HTTP content encoding attribute. Empty leaves it unset.").
-				Default("").Advanced().
-				LintRule(soLint(soFieldHTTPContentEncoding)),
+		).
+		Fields(soAttrFields()...).
+		Fields(
 			service.NewBoolField(soFieldSenderTimestamp).
 				Description("Whether the client stamps every message with its send time (the SMF sender timestamp, `solace_sender_timestamp` on the `solace` input). Off by default because the stamp is expensive in the Solace C library: measured against the raw client (`make bench`, case `batched_persistent_sender_timestamp`), it costs the client about 20% more CPU per persistent message and about 10% per direct message through the session property, and no less when set on each message through the C API. Without it, consumers that want an event time use the receive time; the `solace` input's `timestamp: sender` falls back to it.").
 				Default(false).Advanced(),

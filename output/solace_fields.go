@@ -6,7 +6,6 @@ package output
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -14,18 +13,18 @@ import (
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/session"
-	"github.com/connect-solace/connect-solace/internal/ttl"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
 )
 
 // soRules is the one place where the output's interpolated fields are
 // checked and mapped onto a message, in the order they are applied: the name
 // before the destination type, so that the type decides how the name is
-// validated. The constructor applies a static value once to the message
-// template (a bad one fails start-up, and lint through the
-// solace_output_lint method), and a dynamic value is applied per message (a
-// bad one fails that message); see interp.Plan. An empty value leaves the
-// attribute unset.
-var soRules = []interp.Rule[session.Outbound]{
+// validated, then the message attributes (solacecfg.Attrs). The constructor
+// applies a static value once to the message template (a bad one fails
+// start-up, and lint through the solace_output_lint method), and a dynamic
+// value is applied per message (a bad one fails that message); see
+// interp.Plan. An empty value leaves the attribute unset.
+var soRules = append([]interp.Rule[session.Outbound]{
 	{Name: soFieldTopic, Required: true, Apply: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil }},
 	{Name: soFieldQueue, Required: true, Apply: func(o *session.Outbound, v string) error { o.Destination.Name = v; return nil }},
 	{Name: soFieldDestinationType, Apply: func(o *session.Outbound, v string) error {
@@ -40,38 +39,21 @@ var soRules = []interp.Rule[session.Outbound]{
 		}
 		return nil
 	}},
-	{Name: soFieldAppMessageID, Apply: func(o *session.Outbound, v string) error { o.ApplicationMessageID = v; return nil }},
-	{Name: soFieldAppMessageType, Apply: func(o *session.Outbound, v string) error { o.ApplicationMessageType = v; return nil }},
-	{Name: soFieldCorrelationID, Apply: func(o *session.Outbound, v string) error { o.CorrelationID = v; return nil }},
-	{Name: soFieldPriority, Apply: func(o *session.Outbound, v string) (err error) {
-		o.Priority, err = session.PriorityRange.Parse(v)
-		return err
-	}},
-	{Name: soFieldTTL, Apply: func(o *session.Outbound, v string) (err error) {
-		o.TTL, err = ttl.Parse(v)
-		return err
-	}},
-	{Name: soFieldDMQEligible, Apply: func(o *session.Outbound, v string) error {
-		if v = strings.TrimSpace(v); v == "" {
-			o.DMQEligible = nil
-			return nil
+}, solacecfg.AttrRules(solacecfg.Attrs)...)
+
+// soAttrFields are the spec fields of the message attributes.
+func soAttrFields() []*service.ConfigField {
+	fs := make([]*service.ConfigField, len(solacecfg.Attrs))
+	for i, a := range solacecfg.Attrs {
+		fs[i] = a.Field(soLint(a.Rule.Name))
+		if a.Example != "" {
+			fs[i] = fs[i].Example(a.Example)
 		}
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("%q is not true or false", v)
+		if a.Advanced {
+			fs[i] = fs[i].Advanced()
 		}
-		o.DMQEligible = &b
-		return nil
-	}},
-	{Name: soFieldReplyTo, Apply: func(o *session.Outbound, v string) error { o.ReplyTo = v; return nil }},
-	{Name: soFieldSenderID, Apply: func(o *session.Outbound, v string) error { o.SenderID = v; return nil }},
-	{Name: soFieldClassOfService, Apply: func(o *session.Outbound, v string) (err error) {
-		o.ClassOfService, err = session.ClassOfServiceRange.Parse(v)
-		return err
-	}},
-	{Name: soFieldPartitionKey, Apply: func(o *session.Outbound, v string) error { o.PartitionKey = v; return nil }},
-	{Name: soFieldHTTPContentType, Apply: func(o *session.Outbound, v string) error { o.HTTPContentType = v; return nil }},
-	{Name: soFieldHTTPContentEncoding, Apply: func(o *session.Outbound, v string) error { o.HTTPContentEncoding = v; return nil }},
+	}
+	return fs
 }
 
 // soRule returns the rule of field, or nil.

@@ -11,36 +11,49 @@ import (
 // This file is payload_type: sending a message's payload as an SDT string,
 // map or stream rather than bytes.
 
-const (
-	soFieldPayloadType = "payload_type"
+const soFieldPayloadType = "payload_type"
 
-	soPayloadBytes  = "bytes"
-	soPayloadString = "string"
-	soPayloadMap    = "map"
-	soPayloadStream = "stream"
-)
+// soPayloadTypes are the values of payload_type, the first the default: the
+// form each sends the payload in, and its docs.
+var soPayloadTypes = []struct {
+	name string
+	typ  session.PayloadType
+	doc  string
+}{
+	{"bytes", session.PayloadBytes, "The payload's bytes as a binary attachment (JMS `BytesMessage`)."},
+	{"string", session.PayloadString, "The payload as an SDT string, which Solace JMS consumers read as a `TextMessage` and the Go client with `GetPayloadAsString`."},
+	{"map", session.PayloadMap, "The payload, a JSON object, as an SDT map: a JMS `MapMessage`, the Go client's `GetPayloadAsMap`."},
+	{"stream", session.PayloadStream, "The payload, a JSON array, as an SDT stream: a JMS `StreamMessage`, the Go client's `GetPayloadAsStream`."},
+}
 
 func soPayloadTypeField() *service.ConfigField {
-	return service.NewStringAnnotatedEnumField(soFieldPayloadType, map[string]string{
-		soPayloadBytes:  "The payload's bytes as a binary attachment (JMS `BytesMessage`).",
-		soPayloadString: "The payload as an SDT string, which Solace JMS consumers read as a `TextMessage` and the Go client with `GetPayloadAsString`.",
-		soPayloadMap:    "The payload, a JSON object, as an SDT map: a JMS `MapMessage`, the Go client's `GetPayloadAsMap`.",
-		soPayloadStream: "The payload, a JSON array, as an SDT stream: a JMS `StreamMessage`, the Go client's `GetPayloadAsStream`.",
-	}).Description("The form the payload is sent in. For `map` and `stream` the message must be structured (a JSON object or array, or the result of a mapping); values keep their types by this rule: whole numbers are sent as 64-bit integers (JSON's `3` stays an integer, not a double), other numbers as doubles, strings, booleans and null as such, bytes as byte arrays, objects as nested maps and arrays as nested streams. A message of another shape fails (and is nacked) naming the problem. The `solace` input reads string payloads back as their text and maps and streams as JSON.").
-		Default(soPayloadBytes).Advanced()
+	docs := map[string]string{}
+	for _, p := range soPayloadTypes {
+		docs[p.name] = p.doc
+	}
+	return service.NewStringAnnotatedEnumField(soFieldPayloadType, docs).
+		Description("The form the payload is sent in. For `map` and `stream` the message must be structured (a JSON object or array, or the result of a mapping); values keep their types by this rule: whole numbers are sent as 64-bit integers (JSON's `3` stays an integer, not a double), other numbers as doubles, strings, booleans and null as such, bytes as byte arrays, objects as nested maps and arrays as nested streams. A message of another shape fails (and is nacked) naming the problem. The `solace` input reads string payloads back as their text and maps and streams as JSON.").
+		Default(soPayloadTypes[0].name).Advanced()
 }
 
 // soPayloadType maps payload_type onto the session's form.
 func soPayloadType(v string) session.PayloadType {
-	switch v {
-	case soPayloadString:
-		return session.PayloadString
-	case soPayloadMap:
-		return session.PayloadMap
-	case soPayloadStream:
-		return session.PayloadStream
+	for _, p := range soPayloadTypes {
+		if p.name == v {
+			return p.typ
+		}
 	}
 	return session.PayloadBytes
+}
+
+// soPayloadName is the payload_type value of t.
+func soPayloadName(t session.PayloadType) string {
+	for _, p := range soPayloadTypes {
+		if p.typ == t {
+			return p.name
+		}
+	}
+	return ""
 }
 
 // structuredPayload sets o.Body from msg for payload_type map or stream.
@@ -66,11 +79,4 @@ func structuredPayload(msg *service.Message, o *session.Outbound) error {
 		return fmt.Errorf("field %s: %w", soFieldPayloadType, err)
 	}
 	return nil
-}
-
-func soPayloadName(t session.PayloadType) string {
-	if t == session.PayloadMap {
-		return soPayloadMap
-	}
-	return soPayloadStream
 }

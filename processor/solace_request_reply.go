@@ -243,12 +243,28 @@ func (p *solaceRequestReply) dropLocked() {
 	}()
 }
 
-// rrOutcome is the end of one message's request.
+// rrOutcome is the end of one message's request; it is the request's
+// session.ReplyHandler, so a request costs no closure.
 type rrOutcome struct {
 	reply *session.Reply
 	err   error
 	// topic is the request's topic, "" when it did not resolve.
 	topic string
+	b     *rrBatch
+}
+
+// rrBatch is what the requests of one batch share.
+type rrBatch struct {
+	p  *solaceRequestReply
+	wg sync.WaitGroup
+}
+
+func (o *rrOutcome) HandleReply(r *session.Reply, err error) {
+	o.reply, o.err = r, err
+	p := o.b.p
+	p.mOutstanding.Set(p.outstanding.Add(-1))
+	<-p.slots
+	o.b.wg.Done()
 }
 
 func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.MessageBatch) ([]service.MessageBatch, error) {
@@ -266,10 +282,13 @@ func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.Mes
 	}
 
 	outs := make([]rrOutcome, len(batch))
-	var wg sync.WaitGroup
+	b := &rrBatch{p: p}
 	ev := p.fields.Batch(batch)
+	// One request value for the whole batch: Request keeps nothing of it.
+	var o session.Outbound
 	for i := range batch {
-		o, err := p.toRequest(&ev, batch, i)
+		outs[i].b = b
+		err := p.toRequest(&ev, batch, i, &o)
 		outs[i].topic = o.Destination.Name
 		if err != nil {
 			outs[i].err = fmt.Errorf("%w: %w", errInvalidMessage, err)
@@ -277,23 +296,22 @@ func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.Mes
 		}
 		select {
 		case p.slots <- struct{}{}:
-		case <-ctx.Done():
-			outs[i].err = ctx.Err()
-			continue
+		default:
+			select {
+			case p.slots <- struct{}{}:
+			case <-ctx.Done():
+				outs[i].err = ctx.Err()
+				continue
+			}
 		}
-		wg.Add(1)
+		b.wg.Add(1)
 		p.mOutstanding.Set(p.outstanding.Add(1))
-		out := &outs[i]
-		req.Request(ctx, o, p.timeout, func(r *session.Reply, err error) {
-			out.reply, out.err = r, err
-			p.mOutstanding.Set(p.outstanding.Add(-1))
-			<-p.slots
-			wg.Done()
-		})
+		req.Request(ctx, &o, p.timeout, &outs[i])
 	}
 	// Every request ends by its timeout at the latest: the client's timer,
-	// FailOutstanding on a connection loss and Close each end it.
-	wg.Wait()
+	// the requester's watchdog, FailOutstanding on a connection loss and
+	// Close each end it.
+	b.wg.Wait()
 
 	for i, m := range batch {
 		o := outs[i]
@@ -345,18 +363,17 @@ func rrReason(err error) string {
 	}
 }
 
-// toRequest builds the request of message i. On an error the request is
-// as far as it got: its topic is set when that resolved.
-func (p *solaceRequestReply) toRequest(ev *interp.Eval[session.Outbound], batch service.MessageBatch, i int) (*session.Outbound, error) {
+// toRequest builds the request of message i into o. On an error the
+// request is as far as it got: its topic is set when that resolved.
+func (p *solaceRequestReply) toRequest(ev *interp.Eval[session.Outbound], batch service.MessageBatch, i int, o *session.Outbound) error {
 	m := batch[i]
-	o := new(session.Outbound)
 	*o = p.tmpl
 	if err := ev.Apply(o, i); err != nil {
-		return o, err
+		return err
 	}
 	payload, err := m.AsBytes()
 	if err != nil {
-		return o, err
+		return err
 	}
 	o.Payload = payload
 	if p.metaFilter != nil {
@@ -368,7 +385,7 @@ func (p *solaceRequestReply) toRequest(ev *interp.Eval[session.Outbound], batch 
 			return nil
 		})
 	}
-	return o, nil
+	return nil
 }
 
 // rrApplyReply makes m the reply: its payload, its attributes under the

@@ -6,68 +6,30 @@ import (
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
 )
 
-// The request attributes the processor sets, with the solace output's field
-// names. Correlation id and reply-to are the client's: it sets both on
-// every request.
-const (
-	rrFieldAppMessageID        = "application_message_id"
-	rrFieldAppMessageType      = "application_message_type"
-	rrFieldPriority            = "priority"
-	rrFieldSenderID            = "sender_id"
-	rrFieldClassOfService      = "class_of_service"
-	rrFieldHTTPContentType     = "http_content_type"
-	rrFieldHTTPContentEncoding = "http_content_encoding"
-)
+// rrAttrs are the request attributes the processor sets, with the solace
+// output's fields. Correlation id and reply-to are the client's: it sets
+// both on every request.
+var rrAttrs = solacecfg.AttrsNamed(solacecfg.FieldAppMessageID, solacecfg.FieldAppMessageType,
+	solacecfg.FieldPriority, solacecfg.FieldSenderID, solacecfg.FieldClassOfService,
+	solacecfg.FieldHTTPContentType, solacecfg.FieldHTTPContentEncoding)
 
-// rrAttrRule is how one attribute field's value goes onto a request. An
-// empty value leaves the attribute unset.
-type rrAttrRule struct {
-	name  string
-	doc   string
-	apply func(o *session.Outbound, v string) error
-}
-
-// rrAttrRules are the attribute fields in spec order; rrFieldRule finds one.
-var rrAttrRules = []rrAttrRule{
-	{rrFieldAppMessageID, "The request's application message id.",
-		func(o *session.Outbound, v string) error { o.ApplicationMessageID = v; return nil }},
-	{rrFieldAppMessageType, "The request's application message type.",
-		func(o *session.Outbound, v string) error { o.ApplicationMessageType = v; return nil }},
-	{rrFieldPriority, "The request's priority, 0 to 255.",
-		func(o *session.Outbound, v string) (err error) {
-			o.Priority, err = session.PriorityRange.Parse(v)
-			return err
-		}},
-	{rrFieldSenderID, "The request's sender id.",
-		func(o *session.Outbound, v string) error { o.SenderID = v; return nil }},
-	{rrFieldClassOfService, "The request's class of service, 0 to 2.",
-		func(o *session.Outbound, v string) (err error) {
-			o.ClassOfService, err = session.ClassOfServiceRange.Parse(v)
-			return err
-		}},
-	{rrFieldHTTPContentType, "The request's HTTP content type.",
-		func(o *session.Outbound, v string) error { o.HTTPContentType = v; return nil }},
-	{rrFieldHTTPContentEncoding, "The request's HTTP content encoding.",
-		func(o *session.Outbound, v string) error { o.HTTPContentEncoding = v; return nil }},
-}
-
-func rrFieldRule(name string) (rrAttrRule, bool) {
-	for _, r := range rrAttrRules {
-		if r.name == name {
-			return r, true
+// rrAttrRule returns the rule of the attribute field name.
+func rrAttrRule(name string) (interp.Rule[session.Outbound], bool) {
+	for _, a := range rrAttrs {
+		if a.Rule.Name == name {
+			return a.Rule, true
 		}
 	}
-	return rrAttrRule{}, false
+	return interp.Rule[session.Outbound]{}, false
 }
 
 func rrAttributeFields() []*service.ConfigField {
-	fs := make([]*service.ConfigField, len(rrAttrRules))
-	for i, r := range rrAttrRules {
-		fs[i] = service.NewInterpolatedStringField(r.name).
-			Description(r.doc + " Interpolated per message; empty leaves it unset.").
-			Default("").Advanced().LintRule(rrLint(r.name))
+	fs := make([]*service.ConfigField, len(rrAttrs))
+	for i, a := range rrAttrs {
+		fs[i] = a.Field(rrLint(a.Rule.Name)).Advanced()
 	}
 	return fs
 }
@@ -79,10 +41,7 @@ func rrRules() []interp.Rule[session.Outbound] {
 		o.Destination.Name = v
 		return session.ValidateTopic(v)
 	}}}
-	for _, r := range rrAttrRules {
-		rules = append(rules, interp.Rule[session.Outbound]{Name: r.name, Apply: r.apply})
-	}
-	return rules
+	return append(rules, solacecfg.AttrRules(rrAttrs)...)
 }
 
 // rrLintStatic checks a field's static value as the constructor does: the
@@ -94,14 +53,14 @@ func rrLintStatic(field, raw string) error {
 		}
 		return nil
 	}
-	r, _ := rrFieldRule(field)
-	return interp.Check(interp.Rule[session.Outbound]{Name: r.name, Apply: r.apply}, raw)
+	r, _ := rrAttrRule(field)
+	return interp.Check(r, raw)
 }
 
 // The lint rules of the interpolated fields call rrLintStatic.
 var _ = lintmethod.RegisterValue("solace_request_reply_lint",
 	"Internal to the solace_request_reply processor's lint rules: the error of a static value of the named field, or null.",
-	func(field string) bool { _, ok := rrFieldRule(field); return ok || field == rrFieldTopic },
+	func(field string) bool { _, ok := rrAttrRule(field); return ok || field == rrFieldTopic },
 	rrLintStatic)
 
 func rrLint(field string) string { return lintmethod.ValueRule("solace_request_reply_lint", field) }

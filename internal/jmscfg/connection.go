@@ -15,9 +15,10 @@ import (
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
 
-// The connection fields are shared by the jms input and the jms output, so
-// both components take the same URLs, SASL credentials, TLS settings and
-// address presets, parsed and checked by one piece of code.
+// The package's field names. The connection fields are shared by the jms
+// input and the jms output, so both components take the same URLs, SASL
+// credentials, TLS settings and address presets, parsed and checked by one
+// piece of code.
 const (
 	FieldURLs         = "urls"
 	FieldUsername     = "username"
@@ -27,6 +28,11 @@ const (
 	FieldAddressStyle = "address_style"
 	FieldQueuePrefix  = "queue_prefix"
 	FieldTopicPrefix  = "topic_prefix"
+
+	// A sending component's own link settings (link.go).
+	FieldAnonymousRelay = "anonymous_relay"
+	FieldLinkCacheSize  = "link_cache_size"
+	FieldContainerID    = "container_id"
 )
 
 // ConnectionFields returns the spec fields of a JMS broker connection, in the

@@ -1,18 +1,13 @@
 package jmscfg
 
+// This file is a sending component's own link settings (jms.LinkSettings).
+
 import (
 	"fmt"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
-)
-
-// Spec fields of a sending component's own link settings (LinkSettings).
-const (
-	FieldAnonymousRelay = "anonymous_relay"
-	FieldLinkCacheSize  = "link_cache_size"
-	FieldContainerID    = "container_id"
 )
 
 // SenderLinkFields returns the spec fields LinkSettingsFromParsed reads.

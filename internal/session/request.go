@@ -37,7 +37,27 @@ type Reply struct {
 	Properties map[string]any
 	// Latency is the time from publishing the request to its reply.
 	Latency time.Duration
+
+	// in is the conversion's storage (its string attributes share
+	// in.strBuf) and meta Meta's: a reply is converted into the request's
+	// own allocation.
+	in   Inbound
+	meta [metaCap]MetaField
 }
+
+// ReplyHandler is told how a request ended: with its reply, or with an
+// error (see Requester.Request). A method rather than a func so that a
+// caller can hand in a pointer it already has (such as an element of a
+// slice) instead of allocating a closure per request.
+type ReplyHandler interface {
+	HandleReply(*Reply, error)
+}
+
+// ReplyFunc is a ReplyHandler written as a func.
+type ReplyFunc func(*Reply, error)
+
+// HandleReply calls f.
+func (f ReplyFunc) HandleReply(r *Reply, err error) { f(r, err) }
 
 // Requester publishes requests on one Session through the client's
 // request-reply publisher, which sets each request's reply-to (the session's
@@ -50,6 +70,8 @@ type Requester struct {
 	pub     solace.RequestReplyMessagePublisher
 	builder solace.OutboundMessageBuilder
 	topics  topicCache
+	// handler is r.onReply, made once: a method value allocates.
+	handler solace.ReplyMessageHandler
 
 	// pubMu is held shared while a request is handed to the client and
 	// exclusively while Close terminates it: the client's Terminate closes
@@ -61,17 +83,25 @@ type Requester struct {
 	mu      sync.Mutex
 	pending map[*pendingRequest]struct{}
 	closed  bool
+	// watchdog ends the requests the client never reports on: the client
+	// starts its reply timer only once a request went out, and a send can
+	// stall (a full socket on a silent network) until the connection is
+	// given up. One timer serves every request, armed (armed) for the
+	// earliest deadline when a request finds it idle; each time it fires it
+	// ends the requests past their deadline and re-arms for the earliest
+	// left, so it runs about once per timeout however many requests pass.
+	watchdog *time.Timer
+	armed    bool
 }
 
-// pendingRequest is one request waiting for its end.
+// pendingRequest is one request waiting for its end, with the storage of
+// its reply: one allocation per request.
 type pendingRequest struct {
 	start time.Time
-	done  func(*Reply, error)
-	// watchdog ends the request should the client never report it: the
-	// client starts its reply timer only once the request went out, and a
-	// send can stall (a full socket on a silent network) until the
-	// connection is given up.
-	watchdog *time.Timer
+	// deadline is when the watchdog ends the request.
+	deadline time.Time
+	done     ReplyHandler
+	reply    Reply
 }
 
 // watchdogGrace is how much longer than its timeout a request may wait for
@@ -97,6 +127,7 @@ func (s *Session) NewRequester(buffer uint) (*Requester, error) {
 		return nil, fmt.Errorf("starting request publisher: %w", err)
 	}
 	r := &Requester{sess: s, pub: pub, builder: s.svc.MessageBuilder(), pending: map[*pendingRequest]struct{}{}}
+	r.handler = r.onReply
 	pub.SetTerminationNotificationListener(func(ev solace.TerminationEvent) {
 		cause := ev.GetCause()
 		if cause == nil {
@@ -107,14 +138,15 @@ func (s *Session) NewRequester(buffer uint) (*Requester, error) {
 	return r, nil
 }
 
-// Request publishes o as a request to o.Destination (a topic) and calls done
+// Request publishes o as a request to o.Destination (a topic) and tells done
 // exactly once, from another goroutine or, when the request could not be
-// sent, before Request returns: with the reply, or with an error wrapping
+// sent, before Request returns: the reply, or an error wrapping
 // ErrReplyTimeout, ErrReplyLost, ErrRequestRefused, ErrSessionDown,
-// ErrRequesterClosed or ctx's error. Request waits up to timeout while the
-// session reconnects, and while the client's buffer is full. o.CorrelationID and
-// o.ReplyTo are ignored: the client sets both.
-func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Duration, done func(*Reply, error)) {
+// ErrRequesterClosed or ctx's error. The Reply is done's until it returns
+// (and its values for good). Request waits up to timeout while the session
+// reconnects, and while the client's buffer is full. o.CorrelationID and
+// o.ReplyTo are ignored: the client sets both; Request keeps nothing of o.
+func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Duration, done ReplyHandler) {
 	if !r.sess.connected.Load() {
 		// A request waits for a reconnection no longer than for its reply.
 		wctx, cancel := context.WithTimeout(ctx, timeout)
@@ -124,7 +156,7 @@ func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Durat
 			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 				err = fmt.Errorf("%w: not reconnected within the timeout", ErrReplyLost)
 			}
-			done(nil, err)
+			done.HandleReply(nil, err)
 			return
 		}
 	}
@@ -132,12 +164,15 @@ func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Durat
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		done(nil, ErrRequesterClosed)
+		done.HandleReply(nil, ErrRequesterClosed)
 		return
 	}
+	p.start = time.Now()
+	p.deadline = p.start.Add(timeout + watchdogGrace)
 	r.pending[p] = struct{}{}
-	// Set under mu, which end takes too: the timer's own end sees it.
-	p.watchdog = time.AfterFunc(timeout+watchdogGrace, func() { r.end(p, nil, errNoWordFromClient) })
+	if !r.armed {
+		r.armWatchdogLocked(p.deadline)
+	}
 	r.mu.Unlock()
 
 	plain := *o
@@ -145,14 +180,13 @@ func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Durat
 	topic := r.topics.get(plain.Destination.Topic())
 	r.pubMu.RLock()
 	defer r.pubMu.RUnlock()
-	p.start = time.Now()
 	var err error
 	if plain.plain() {
-		err = r.pub.PublishBytes(plain.Payload, r.onReply, topic, timeout, p)
+		err = r.pub.PublishBytes(plain.Payload, r.handler, topic, timeout, p)
 	} else {
 		var m message.OutboundMessage
 		if m, err = buildMessage(r.builder, &plain); err == nil {
-			err = r.pub.Publish(m, r.onReply, topic, timeout, nil, p)
+			err = r.pub.Publish(m, r.handler, topic, timeout, nil, p)
 			m.Dispose()
 		}
 	}
@@ -183,9 +217,51 @@ func (r *Requester) onReply(msg message.InboundMessage, uc any, err error) {
 		r.end(p, nil, err)
 		return
 	}
-	in := convertOne(r.sess.svc, msg)
+	rep := &p.reply
+	rep.in.msg = msg
+	rep.in.Meta = rep.meta[:0]
+	convertInto(r.sess.svc, &rep.in)
 	msg.Dispose()
-	r.end(p, &Reply{Payload: in.Payload, Meta: in.Meta, Properties: in.Properties, Latency: time.Since(p.start)}, nil)
+	rep.in.msg = nil
+	rep.Payload, rep.Meta, rep.Properties = rep.in.Payload, rep.in.Meta, rep.in.Properties
+	rep.Latency = time.Since(p.start)
+	r.end(p, rep, nil)
+}
+
+// armWatchdogLocked arms the watchdog to fire at d; r.mu is held.
+func (r *Requester) armWatchdogLocked(d time.Time) {
+	r.armed = true
+	if r.watchdog == nil {
+		r.watchdog = time.AfterFunc(time.Until(d), r.sweep)
+		return
+	}
+	r.watchdog.Reset(time.Until(d))
+}
+
+// sweep is the watchdog's run: it ends the requests past their deadline
+// and re-arms for the earliest deadline left.
+func (r *Requester) sweep() {
+	now := time.Now()
+	var expired []*pendingRequest
+	var next time.Time
+	r.mu.Lock()
+	for p := range r.pending {
+		switch {
+		case !p.deadline.After(now):
+			expired = append(expired, p)
+			delete(r.pending, p)
+		case next.IsZero() || p.deadline.Before(next):
+			next = p.deadline
+		}
+	}
+	r.armed = false
+	if !next.IsZero() && !r.closed {
+		r.armWatchdogLocked(next)
+	}
+	r.mu.Unlock()
+	for _, p := range expired {
+		p.done.HandleReply(nil, errNoWordFromClient)
+	}
 }
 
 // requestError classifies the client's error of a request without reply.
@@ -219,8 +295,7 @@ func (r *Requester) end(p *pendingRequest, reply *Reply, err error) {
 	delete(r.pending, p)
 	r.mu.Unlock()
 	if ok {
-		p.watchdog.Stop()
-		p.done(reply, err)
+		p.done.HandleReply(reply, err)
 	}
 }
 
@@ -244,8 +319,7 @@ func (r *Requester) FailOutstanding(err error) {
 	clear(r.pending)
 	r.mu.Unlock()
 	for _, p := range ps {
-		p.watchdog.Stop()
-		p.done(nil, err)
+		p.done.HandleReply(nil, err)
 	}
 }
 
@@ -254,6 +328,9 @@ func (r *Requester) FailOutstanding(err error) {
 func (r *Requester) Close(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
+	if r.watchdog != nil {
+		r.watchdog.Stop()
+	}
 	r.mu.Unlock()
 	r.FailOutstanding(ErrRequesterClosed)
 	done := make(chan error, 1)
@@ -276,13 +353,21 @@ func (r *Requester) Close(ctx context.Context) error {
 }
 
 // convertOne converts a message taken outside a queue flow (a reply or a
-// request) in one native read when the client allows it (see native.go),
-// which also gives the attributes the Go API hides, else through the Go API.
-// Everything is copied: the caller may dispose of msg at once.
+// request) as convertInto does, into an Inbound of its own.
 func convertOne(svc solace.MessagingService, msg message.InboundMessage) *Inbound {
 	in := &Inbound{msg: msg}
+	convertInto(svc, in)
+	return in
+}
+
+// convertInto converts in.msg, a message taken outside a queue flow, into
+// in (whose Meta storage it uses, see startConversion) in one native read
+// when the client allows it (see native.go), which also gives the
+// attributes the Go API hides, else through the Go API. Everything is
+// copied: the caller may dispose of the message at once.
+func convertInto(svc solace.MessagingService, in *Inbound) {
 	if nr, err := probeNative(svc); err == nil && nr.read(in, nil) {
-		return in
+		return
 	}
-	return readAPI(in, nil)
+	readAPI(in, nil)
 }

@@ -27,7 +27,7 @@ func TestRequesterWatchdogEndsASilentRequest(t *testing.T) {
 	start := time.Now()
 	const timeout = 100 * time.Millisecond
 	r.Request(t.Context(), &Outbound{Payload: []byte("x"), Destination: Destination{Name: "svc"}}, timeout,
-		func(_ *Reply, err error) { done <- err })
+		ReplyFunc(func(_ *Reply, err error) { done <- err }))
 	select {
 	case err := <-done:
 		require.ErrorIs(t, err, ErrReplyTimeout)

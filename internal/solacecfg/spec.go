@@ -41,14 +41,28 @@ const (
 	FieldTLSClientKeyPassword  = "client_key_password"
 	FieldTLSClientKeyPassFile  = "client_key_password_file"
 
-	FieldAuth               = "auth"
-	FieldAuthScheme         = "scheme"
-	FieldAuthOAuth2         = "oauth2"
-	FieldOAuth2AccessToken  = "access_token"
-	FieldOAuth2AccessFile   = "access_token_file"
-	FieldOAuth2IDToken      = "id_token"
-	FieldOAuth2IDTokenFile  = "id_token_file"
-	FieldOAuth2IssuerIDName = "issuer"
+	FieldAuth       = "auth"
+	FieldAuthScheme = "scheme"
+
+	// auth.oauth2 (spec_oauth.go): the tokens, then the
+	// client_credentials grant.
+	FieldAuthOAuth2             = "oauth2"
+	FieldOAuth2AccessToken      = "access_token"
+	FieldOAuth2AccessFile       = "access_token_file"
+	FieldOAuth2IDToken          = "id_token"
+	FieldOAuth2IDTokenFile      = "id_token_file"
+	FieldOAuth2IssuerIDName     = "issuer"
+	FieldOAuth2TokenURL         = "token_url"
+	FieldOAuth2ClientID         = "client_id"
+	FieldOAuth2ClientSecret     = "client_secret"
+	FieldOAuth2ClientSecretFile = "client_secret_file"
+	FieldOAuth2Scopes           = "scopes"
+	FieldOAuth2Audience         = "audience"
+	FieldOAuth2TokenTLS         = "tls"
+
+	// auth.kerberos (spec_kerberos.go).
+	FieldAuthKerberos        = "kerberos"
+	FieldKerberosServiceName = "service_name"
 
 	FieldReconnectAttempts   = "reconnect_attempts"
 	FieldReconnectInterval   = "reconnect_interval"
@@ -116,18 +130,7 @@ func ConnectionFields() []*service.ConfigField {
 			service.NewStringEnumField(FieldAuthScheme, session.AuthBasic, session.AuthClientCertificate, session.AuthOAuth2, session.AuthKerberos).
 				Description("The authentication scheme: `basic` (username and password), `client_certificate` (needs `tls.enabled`, `tls.client_certificate_file` and `tls.client_key_file`), `oauth2` (needs TLS and `auth.oauth2.access_token`, `auth.oauth2.id_token`, their `_file` fields or `auth.oauth2.token_url`) or `kerberos` (a ticket from the host's Kerberos credentials cache; `username`, when set, is sent as the API-provided username, which the broker uses only where its VPN allows it). See `auth.kerberos` for what the host needs.").
 				Default(session.AuthBasic),
-			service.NewObjectField(FieldAuthOAuth2, append([]*service.ConfigField{
-				service.NewStringField(FieldOAuth2AccessToken).
-					Description("An OAuth2 access token. Mutually exclusive with `access_token_file`.").Default("").Secret(),
-				service.NewStringField(FieldOAuth2AccessFile).
-					Description("A file holding the OAuth2 access token, kept fresh by something else (a sidecar, a projected token). It is read again ahead of the token's `exp` (at three quarters of its lifetime; every 30 s for a token that is not a JWT) and whenever the Solace client reconnects, and a new token is handed to the client for its next login; one trailing newline is trimmed. Keeps the token out of the config, which the streams API returns with `${ENV}` references resolved. Mutually exclusive with `access_token`.").Default(""),
-				service.NewStringField(FieldOAuth2IDToken).
-					Description("An OpenID Connect ID token. Mutually exclusive with `id_token_file`.").Default("").Secret(),
-				service.NewStringField(FieldOAuth2IDTokenFile).
-					Description("A file holding the OpenID Connect ID token, read again ahead of its `exp` and whenever the Solace client reconnects, like `access_token_file`; one trailing newline is trimmed. Mutually exclusive with `id_token`.").Default(""),
-				service.NewStringField(FieldOAuth2IssuerIDName).
-					Description("The issuer identifier the broker uses to pick its OAuth profile; empty means the VPN's default profile.").Default(""),
-			}, oauth2GrantFields()...)...).Description("OAuth2 credentials for `scheme: oauth2`."),
+			oauth2Field(),
 			kerberosField(),
 		).Description("How the client authenticates.").Advanced(),
 		service.NewIntField(FieldReconnectAttempts).
@@ -223,17 +226,11 @@ func readConfig(conf *service.ParsedConfig) (session.Config, error) {
 	t.String(&c.TLS.ClientKeyPasswordFile, FieldTLSClientKeyPassFile)
 	a := r.In(FieldAuth)
 	a.String(&c.AuthScheme, FieldAuthScheme)
-	o := a.In(FieldAuthOAuth2)
-	o.String(&c.OAuth2.AccessToken, FieldOAuth2AccessToken)
-	o.String(&c.OAuth2.IDToken, FieldOAuth2IDToken)
-	o.String(&c.OAuth2.AccessTokenFile, FieldOAuth2AccessFile)
-	o.String(&c.OAuth2.IDTokenFile, FieldOAuth2IDTokenFile)
-	o.String(&c.OAuth2.Issuer, FieldOAuth2IssuerIDName)
 	if err := r.Err(); err != nil {
 		return c, err
 	}
 	var err error
-	if c.OAuth2.Grant, err = readGrant(conf.Namespace(FieldAuth, FieldAuthOAuth2)); err != nil {
+	if c.OAuth2, err = readOAuth2(conf.Namespace(FieldAuth, FieldAuthOAuth2)); err != nil {
 		return c, err
 	}
 	a.String(&c.KerberosServiceName, FieldAuthKerberos, FieldKerberosServiceName)

@@ -4,12 +4,7 @@ package solacecfg
 
 import "github.com/redpanda-data/benthos/v4/public/service"
 
-// Field names of auth.kerberos.
-const (
-	FieldAuthKerberos        = "kerberos"
-	FieldKerberosServiceName = "service_name"
-)
-
+// kerberosField is auth.kerberos.
 func kerberosField() *service.ConfigField {
 	return service.NewObjectField(FieldAuthKerberos,
 		service.NewStringField(FieldKerberosServiceName).

@@ -58,6 +58,7 @@ extern int solClient_msg_getBinaryAttachmentField(uintptr_t msg_p, cs_field_t *f
 extern int solClient_msg_getUserPropertyMap(uintptr_t msg_p, uintptr_t *map_p);
 extern int solClient_container_closeMapStream(uintptr_t *map_p);
 extern int solClient_msg_getMsgId(uintptr_t msg_p, uint64_t *msgId_p);
+extern int solClient_msg_getDeliveryMode(uintptr_t msg_p, uint32_t *mode_p);
 extern int solClient_msg_free(uintptr_t *msg_p);
 extern int solClient_flow_getDestination(uintptr_t flow_p, cs_destination_t *dest_p, size_t destSize);
 extern int solClient_flow_settleMsg(uintptr_t flow_p, uint64_t msgId, int outcome);
@@ -76,8 +77,13 @@ enum {
 	CS_TTL = 1 << 16, CS_DCOUNT = 1 << 17, CS_MSGID = 1 << 18
 };
 
-// The field types of solClient_fieldType_t that are containers.
+// The field types of solClient_fieldType_t that are containers, and the
+// SDT wire types that encode them.
 enum { CS_FIELD_MAP = 14, CS_FIELD_STREAM = 15 };
+enum { CS_SDT_MAP = 10, CS_SDT_STREAM = 11 };
+
+// SOLCLIENT_DELIVERY_MODE_DIRECT.
+enum { CS_DELIVERY_MODE_DIRECT = 0x00 };
 
 // Indexes of the string attributes in cs_attrs_t.str and .len; a NULL
 // pointer means absent.
@@ -132,8 +138,13 @@ static void cs_read_attrs(uintptr_t m, cs_attrs_t *a, int rgmidStr) {
 	if (solClient_msg_getSequenceNumber(m, &a->seq) == 0) a->has |= CS_SEQ;
 	if (solClient_msg_getPriority(m, &a->prio) == 0 && a->prio != -1) a->has |= CS_PRIO;
 	if (solClient_msg_getTimeToLive(m, &a->ttl) == 0) a->has |= CS_TTL;
-	if (solClient_msg_getDeliveryCount(m, &a->dcount) == 0) a->has |= CS_DCOUNT;
 	if (solClient_msg_getMsgId(m, &a->msgId) == 0) a->has |= CS_MSGID;
+	// Only a guaranteed message has a delivery count. Asked of a direct
+	// one, CCSMP logs and formats an error string, which costs more than
+	// all the other attributes together.
+	uint32_t mode = 0;
+	if (solClient_msg_getDeliveryMode(m, &mode) == 0 && mode != CS_DELIVERY_MODE_DIRECT &&
+	    solClient_msg_getDeliveryCount(m, &a->dcount) == 0) a->has |= CS_DCOUNT;
 	solClient_msg_getClassOfService(m, &a->cos);
 	a->redelivered = solClient_msg_isRedelivered(m);
 	if (solClient_msg_getBinaryAttachmentPtr(m, &a->payload, &a->payloadLen) == 0) {
@@ -143,9 +154,15 @@ static void cs_read_attrs(uintptr_t m, cs_attrs_t *a, int rgmidStr) {
 		// plain bytes; asking for a map or stream outright makes CCSMP log
 		// "Bad Length in structured data TLV" for bytes that merely start
 		// like one.
+		// Only an attachment whose first byte is an SDT map or stream tag
+		// (type << 2 | length bytes - 1) can be one: CCSMP's own check
+		// decodes the attachment, costly for the plain bytes most are.
+		const unsigned char *b = a->payload;
+		int t = a->payloadLen > 0 ? b[0] >> 2 : 0;
 		cs_field_t f;
 		memset(&f, 0, sizeof(f));
-		if (solClient_msg_getBinaryAttachmentField(m, &f, sizeof(f)) == 0 &&
+		if ((t == CS_SDT_MAP || t == CS_SDT_STREAM) &&
+		    solClient_msg_getBinaryAttachmentField(m, &f, sizeof(f)) == 0 &&
 		    (f.type == CS_FIELD_MAP || f.type == CS_FIELD_STREAM)) {
 			solClient_container_closeMapStream(&f.value.container);
 			a->has &= ~CS_PAYLOAD;

@@ -12,9 +12,7 @@ import (
 
 // This file is the solace output's write path: WriteBatch gathers the
 // batches of concurrent calls into groups (group commit), publishes each
-// group on one session (the first with room in its publish window,
-// Pool.PublisherFor, so that a load one session carries uses one) and
-// reports every call's outcome.
+// group on one session and reports every call's outcome.
 //
 // Nothing waits for more messages. A call that finds fewer than maxGroups
 // groups being published sends its batch at once; while maxGroups groups
@@ -159,7 +157,7 @@ func (w *solaceWriter) publishGroup(self *soCall, group []*soCall) {
 	}
 	sc.outs, sc.owner = outs, owner
 
-	results := pool.PublisherFor(len(outs)).PublishBatchInto(self.ctx, outs, sc.results)
+	results := pool.Publisher().PublishBatchInto(self.ctx, outs, sc.results)
 	sc.results = results
 
 	// Per call: how many of its messages were confirmed and lost.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"solace.dev/go/messaging/pkg/solace"
@@ -100,10 +99,6 @@ type Publisher struct {
 	// reject-mode buffer, where the message would wait for its finalizer:
 	// that mode builds here.
 	publishBytes bool
-
-	// busy counts the messages of the PublishBatch calls under way, for
-	// Pool.PublisherFor.
-	busy atomic.Int64
 
 	mu      sync.Mutex
 	batches map[*batch]struct{} // batches waiting for receipts
@@ -367,8 +362,6 @@ func (p *Publisher) PublishBatchInto(ctx context.Context, msgs []*Outbound, dst 
 	if len(msgs) == 0 {
 		return results
 	}
-	p.busy.Add(int64(len(msgs)))
-	defer p.busy.Add(-int64(len(msgs)))
 	if !p.opts.Persistent {
 		p.publishDirect(ctx, msgs, results)
 		return results

@@ -4,7 +4,7 @@ DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X main.Version=$(VERSION) -X main.DateBuilt=$(DATE)
 BIN     ?= bin/connect-solace
 
-.PHONY: build demo docs test test-services test-unit test-integration lint bench clean
+.PHONY: build demo docs test test-services test-unit test-integration lint bench clean console-screenshots
 
 build:
 	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/connect-solace
@@ -26,10 +26,17 @@ test: test-services test-unit test-integration
 # RabbitMQ with AMQP 1.0 on 127.0.0.1 for the jms tests: installed (apt, needs
 # root) on first use, reused when already running, left running afterwards.
 # .ci/run starts it first and stops it at exit. The same for the MIT Kerberos KDC
-# (realm CONNECT-SOLACE.TEST) of the Kerberos login tests.
+# (realm CONNECT-SOLACE.TEST) of the Kerberos login tests, and for Chromium's
+# chromedriver (127.0.0.1:9515) of the devbroker console's browser test.
 test-services:
 	bash -c 'source .ci/setup.d/20-rabbitmq.sh'
 	bash -c 'source .ci/setup.d/30-krb5.sh'
+	bash -c 'source .ci/setup.d/40-chromium.sh'
+
+# Screenshots of the devbroker console for the docs, taken by its browser
+# test (needs chromedriver: make test-services).
+console-screenshots:
+	CONSOLE_SCREENSHOTS_DIR=$(CURDIR)/docs/images go test -count=1 -run '^TestConsoleInBrowser$$' ./solacetest
 
 test-unit:
 	go test -race ./...

@@ -19,3 +19,15 @@ apt_install() {
 	[ "$had_policy" = 0 ] && rm -f /usr/sbin/policy-rc.d
 	return 0
 }
+
+# stop_at_exit NAME PID: under .ci/run (which defines on_exit), stops the
+# server PID when the run ends, waiting up to 5 s for it to go; run by hand,
+# says how to stop it.
+stop_at_exit() {
+	local name="$1" pid="$2"
+	if declare -F on_exit >/dev/null; then
+		on_exit "kill $pid 2>/dev/null; for _i in \$(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done"
+	else
+		echo "$name: left running; stop it with: kill $pid"
+	fi
+}

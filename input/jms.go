@@ -15,6 +15,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/jmscfg"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/tally"
+	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
 const (
@@ -42,18 +43,26 @@ const (
 // jiLintSpec is the input's spec for reading a linted config.
 var jiLintSpec = sync.OnceValue(jmsInputSpec)
 
-// The input's lint rule reports the connection fields' contradictions
-// through this method.
+// The input's lint rule reports the constructor's destination rule, then
+// the connection fields' contradictions, through this method.
 var _ = lintmethod.Register("jms_input_lint",
-	"Internal to the jms input's lint rule: the contradictions between the connection fields of the linted config, as a list of messages.",
-	jiLintSpec, jmscfg.ConnectionProblems)
+	"Internal to the jms input's lint rule: the problems of the destination and connection fields of the linted config, as a list of messages.",
+	jiLintSpec, jiLint)
+
+func jiLint(pc *service.ParsedConfig) ([]error, error) {
+	queue, err := pc.FieldString(jiFieldQueue)
+	if err != nil {
+		return nil, err
+	}
+	topic, err := pc.FieldString(jiFieldTopic)
+	if err != nil {
+		return nil, err
+	}
+	return jmscfg.LintProblems(pc, queue != "", topic != "")
+}
 
 func jmsInputSpec() *service.ConfigSpec {
-	return service.NewConfigSpec().
-		Beta().
-		Categories("Services").
-		Summary("Consumes a JMS queue or topic over AMQP 1.0, decoding messages per the OASIS AMQP JMS Mapping and settling each one only after the pipeline acknowledged it.").
-		Description(`
+	return jmscfg.Spec("Consumes a JMS queue or topic over AMQP 1.0, decoding messages per the OASIS AMQP JMS Mapping and settling each one only after the pipeline acknowledged it.", `
 Reads from any broker that JMS 2.0 clients reach over AMQP 1.0: ActiveMQ 5, ActiveMQ Artemis, Solace PubSub+, RabbitMQ (amqp1_0 plugin), Qpid, IBM MQ and Azure Service Bus. Unlike a plain AMQP 1.0 input it knows JMS: message classes, headers, typed properties, durable and shared subscriptions and selectors. A message the `+"`jms`"+` output sent and this input read back keeps its body, headers and properties, so a `+"`jms`"+` → `+"`jms`"+` bridge is lossless.
 
 ### Source
@@ -97,7 +106,7 @@ A message that does not fit the mapping (an unknown type code, a type code that 
 
 ### Metadata
 
-The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_type`"+`, `+"`jms_delivery_mode`"+` (`+"`persistent`"+` or `+"`non_persistent`"+`), `+"`jms_priority`"+`, `+"`jms_timestamp`"+` and `+"`jms_expiration`"+` (epoch milliseconds, 0 when unset), `+"`jms_redelivered`"+`, `+"`jms_delivery_count`"+` (JMSXDeliveryCount, 1 on first delivery), `+"`jms_reply_to`"+` and `+"`jms_reply_to_type`"+`, `+"`jms_destination`"+` and `+"`jms_destination_type`"+` (names without the address style's prefix), `+"`jms_group_id`"+`, `+"`jms_group_seq`"+`, `+"`jms_user_id`"+`; then `+"`jms_message_type`"+`, `+"`jms_content_type`"+`, and the type metadata above. `+"`jms_delivery_mode`"+`, `+"`jms_priority`"+` (4 without a header), `+"`jms_redelivered`"+`, `+"`jms_delivery_count`"+`, `+"`jms_timestamp`"+`, `+"`jms_expiration`"+` and `+"`jms_message_type`"+` are always set, the others when the message carries them. Every application property is added under its own name with its type kept (an AMQP int stays a 32-bit integer, a float a 32-bit float), so the `+"`jms`"+` output sends it back unchanged; a property named like a header above is overwritten by the header.
+The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_type`"+`, `+"`jms_delivery_mode`"+` (`+"`persistent`"+` or `+"`non_persistent`"+`), `+"`jms_priority`"+`, `+"`jms_timestamp`"+` and `+"`jms_expiration`"+` (epoch milliseconds, 0 when unset), `+"`jms_redelivered`"+`, `+"`jms_delivery_count`"+` (JMSXDeliveryCount, 1 on first delivery), `+"`jms_reply_to`"+` and `+"`jms_reply_to_type`"+`, `+"`jms_destination`"+` and `+"`jms_destination_type`"+` (names without the address style's prefix), `+"`jms_group_id`"+`, `+"`jms_group_seq`"+`, `+"`jms_user_id`"+`; then `+"`jms_message_type`"+`, `+"`jms_content_type`"+`, and the type metadata above. `+"`jms_delivery_mode`"+`, `+"`jms_priority`"+` (4 without a header), `+"`jms_redelivered`"+`, `+"`jms_delivery_count`"+`, `+"`jms_timestamp`"+`, `+"`jms_expiration`"+` and `+"`jms_message_type`"+` are always set, the others when the message carries them. Every application property is added under its own name with its type kept (an AMQP int stays a 32-bit integer, a float a 32-bit float), so the `+"`jms`"+` output sends it back unchanged; a property named like a header above is overwritten by the header. The properties `+"`traceparent`"+` and `+"`tracestate`"+` carry the sender's trace context (see `+"`extract_tracing_map`"+`).
 
 ### Metrics
 
@@ -106,8 +115,8 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 - `+"`jms_input_nacked`"+` with label `+"`outcome`"+` (`+"`released`"+`, `+"`modified`"+`, `+"`rejected`"+`).
 - `+"`jms_input_stale_settlements`"+`: settlements dropped because the delivery's link was gone (the broker redelivers those messages).
 - `+"`jms_input_decode_errors`"+`: messages passed on with `+"`jms_decode_error`"+`.
-- `+"`jms_input_reconnects`"+`: connections made after the first.`).
-		Fields(jmscfg.ConnectionFields()...).
+- `+"`jms_input_reconnects`"+`: connections made after the first.`,
+		"jms_input_lint").
 		Fields(
 			service.NewStringField(jiFieldQueue).
 				Description("The JMS queue to consume. Exactly one of `queue` and `topic` must be set.").
@@ -156,8 +165,9 @@ The JMS headers: `+"`jms_message_id`"+`, `+"`jms_correlation_id`"+`, `+"`jms_typ
 				Description("The largest string or binary application property value passed on as metadata; a larger one is left out and reported in `jms_decode_error`. 0 means no limit.").
 				Default(1<<20).
 				Advanced(),
+			tracingcfg.ExtractField(tracingcfg.ApplicationProperties),
 		).
-		LintRule(lintmethod.Rule("jms_input_lint")).
+		Example(tracingcfg.InputExample("jms", "    urls: [ amqp://localhost:5672 ]\n    queue: orders\n")).
 		Example("ActiveMQ queue to a file", "Consumes an ActiveMQ 5 queue (started with `transport.transformer=jms`); JMS properties become metadata and a failing message is redelivered up to the broker's limit, then sent to `ActiveMQ.DLQ`.", `
 input:
   jms:
@@ -212,20 +222,6 @@ input:
 `)
 }
 
-func init() {
-	if err := registerJMSInput(service.GlobalEnvironment()); err != nil {
-		panic(err)
-	}
-}
-
-// registerJMSInput adds the jms input to env; see Register.
-func registerJMSInput(env *service.Environment) error {
-	return env.RegisterBatchInput("jms", jmsInputSpec(),
-		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
-			return newJMSReaderFromParsed(conf, mgr)
-		})
-}
-
 // jmsReader is the jms input: one connection, one session, one receiver
 // link.
 type jmsReader struct {
@@ -270,15 +266,12 @@ func newJMSReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}
-	switch {
-	case queue == "" && topic == "":
-		return nil, errors.New("field queue or topic is required: set queue: <name> to consume a queue or topic: <name> to subscribe to a topic")
-	case queue != "" && topic != "":
-		return nil, errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
-	case topic != "":
+	if err := jmscfg.DestinationError(queue != "", topic != ""); err != nil {
+		return nil, err
+	}
+	r.src.Kind, r.src.Name = jms.KindQueue, queue
+	if topic != "" {
 		r.src.Kind, r.src.Name = jms.KindTopic, topic
-	default:
-		r.src.Kind, r.src.Name = jms.KindQueue, queue
 	}
 
 	rc := &r.src.Config

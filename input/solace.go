@@ -16,6 +16,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/solacecfg"
 	"github.com/connect-solace/connect-solace/internal/tally"
+	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
 const (
@@ -69,11 +70,7 @@ const (
 const siDefaultBatchSize = 64
 
 func solaceInputSpec() *service.ConfigSpec {
-	return service.NewConfigSpec().
-		Beta().
-		Categories("Services").
-		Summary("Consumes guaranteed messages from a Solace PubSub+ queue, or from a topic through a queue it provisions, acknowledging each message only after the pipeline processed it.").
-		Description(`
+	return solacecfg.Spec("Consumes guaranteed messages from a Solace PubSub+ queue, or from a topic through a queue it provisions, acknowledging each message only after the pipeline processed it.", `
 Binds client-acknowledged consumer flows to a durable queue of a Solace PubSub+ event broker through the Solace Go client.
 
 ### Source
@@ -124,7 +121,7 @@ and timestamps stay typed in Bloblang):
 `+"`solace_sequence_number`"+`, `+"`solace_replication_group_message_id`"+`, `+"`solace_sender_id`"+`, `+"`solace_class_of_service`"+` (0 to 2),
 `+"`solace_http_content_type`"+`, `+"`solace_http_content_encoding`"+` and `+"`solace_timestamp`"+` (the event time chosen by
 `+"`timestamp`"+`). Every user property is added under its own name; a user property named like one of the keys above is
-overwritten by it.
+overwritten by it. The user properties `+"`traceparent`"+` and `+"`tracestate`"+` carry the sender's trace context (see `+"`extract_tracing_map`"+`).
 
 ### Metrics
 
@@ -137,8 +134,9 @@ overwritten by it.
 - `+"`solace_input_native_fallback`"+`: messages read through the Solace Go client's API alone, without `+"`solace_time_to_live`"+`, `+"`solace_expiration`"+`, `+"`solace_delivery_count`"+` and `+"`solace_reply_to`"+`, because the input's direct read of the client's C library is not verified for the linked client version (logged once at start-up). Zero with the client this binary was built with.
 - `+"`solace_input_stall_recoveries`"+`: flows rebound because the Solace Go client dropped messages it had received without settling them (the broker redelivers them; each is logged with its numbers).
 - `+"`solace_input_backlog_messages`"+` / `+"`solace_input_backlog_bytes`"+`: the queue's backlog, read over SEMP every `+"`backlog_poll_interval`"+`.
-- `+"`solace_input_reconnects`"+`: client reconnections.`+siDirectMetrics).
-		Fields(solacecfg.ConnectionFields()...).
+- `+"`solace_input_reconnects`"+`: client reconnections.`+siDirectMetrics,
+		// The rules live in siFields.problems (solace_config.go).
+		`this.solace_input_lint()`).
 		Fields(siDirectFields()...).
 		Fields(siQueueSettingsField()).
 		Fields(
@@ -223,6 +221,7 @@ overwritten by it.
 				Description("For `timestamp: mapping`: a Bloblang mapping over the message whose result is a timestamp, an RFC 3339 string or Unix seconds.").
 				Example(`root = this.event_time.ts_parse("2006-01-02T15:04:05Z07:00")`).
 				Optional(),
+			tracingcfg.ExtractField(tracingcfg.UserProperties),
 			service.NewDurationField(siFieldBacklogPollInterval).
 				Description("How often the queue's backlog (messages and bytes) is read over SEMP into the `solace_input_backlog_*` gauges; `0s` turns polling off. Needs `semp`.").
 				Default("30s").Advanced(),
@@ -230,32 +229,7 @@ overwritten by it.
 				Description("How many received messages may wait for the pipeline across all flows (each is converted to a Benthos message when the pipeline reads it). When full, the flows stop taking messages and the broker holds the rest.").
 				Default(256).Advanced(),
 		).
-		// The rules live in siFields.problems (solace_config.go).
-		LintRule(solacecfg.ConnectionLintRuleWith(`this.solace_input_lint()`))
-}
-
-func init() {
-	if err := registerSolaceInput(service.GlobalEnvironment()); err != nil {
-		panic(err)
-	}
-}
-
-// registerSolaceInput adds the solace input to env; see Register.
-func registerSolaceInput(env *service.Environment) error {
-	return env.RegisterBatchInput("solace", solaceInputSpec(),
-		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
-			cfg, replyMeta, err := siRequestsFromParsed(conf)
-			if err != nil || cfg == nil {
-				if err != nil {
-					return nil, err
-				}
-				return newSolaceReaderFromParsed(conf, mgr)
-			}
-			if err := siCheckFields(conf); err != nil {
-				return nil, err
-			}
-			return newSolaceServerFromParsed(conf, mgr, cfg, replyMeta)
-		})
+		Example(tracingcfg.InputExample("solace", "    urls: [ tcp://localhost:55555 ]\n    username: app\n    password: ${SOLACE_PASSWORD}\n    queue: orders\n"))
 }
 
 // siReceiver hands out deliveries whose slot holds the message the input

@@ -45,10 +45,28 @@ Set ` + "`requests`" + ` or one of ` + "`queue`" + ` and ` + "`topic`" + `.
 The request's payload is the message's content, its attributes and user properties its metadata, as in queue mode. When the
 pipeline acknowledges the message, its sync response is sent back (an empty reply when the pipeline set none). When the
 pipeline rejects it, or the sync response is flagged with a processor's error, the reply is empty and carries the error
-in the user property ` + "`error`" + `, so that the requester fails at once instead of waiting for its timeout. Requests are direct messages: a request that arrives while the pipeline
-is ` + "`receive_buffer`" + ` requests behind (size it for the bursts your requesters send), or while the input reconnects, is dropped by the broker or the input (counted in
-` + "`solace_input_requests_dropped`" + `) and its requester times out; a reply whose connection dropped is lost the same way.`).
+in the user property ` + "`error`" + `, so that the requester fails at once instead of waiting for its timeout. A request that arrives while the
+pipeline is ` + "`receive_buffer`" + ` requests behind (size it for the bursts your requesters send), and one still waiting when the input
+closes, is refused the same way: an empty reply with the ` + "`error`" + ` property, counted in ` + "`solace_input_requests_dropped`" + `.
+Requests are direct messages: one that arrives while the input reconnects is dropped by the broker and its requester times out;
+a reply whose connection dropped is lost the same way.`).
 		Optional()
+}
+
+// newSolaceInputFromParsed is the input of the mode the config chooses: the
+// server of requests mode, else the reader of queue or direct mode.
+func newSolaceInputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
+	cfg, replyMeta, err := siRequestsFromParsed(conf)
+	if err != nil || cfg == nil {
+		if err != nil {
+			return nil, err
+		}
+		return newSolaceReaderFromParsed(conf, mgr)
+	}
+	if err := siCheckFields(conf); err != nil {
+		return nil, err
+	}
+	return newSolaceServerFromParsed(conf, mgr, cfg, replyMeta)
 }
 
 // siRequestsFromParsed reads the requests block, nil when it is absent.
@@ -125,7 +143,7 @@ func (s *solaceServer) Connect(ctx context.Context) error {
 		return nil
 	}
 	sess, srv, err := openSession(ctx, s.conn, s.log, s.mReconnect, func(sess *session.Session) (*session.Server, error) {
-		return sess.NewServer(s.cfg, func() { s.mDropped.Incr(1) })
+		return sess.NewServer(s.cfg, s.refuse)
 	})
 	if err != nil {
 		return err
@@ -203,6 +221,24 @@ func (s *solaceServer) reply(req *session.Request, store *service.SyncResponseSt
 		}
 	}
 	s.send(req, &o)
+}
+
+// errRequestRefused is the error a refused request's reply carries.
+var errRequestRefused = errors.New("request refused: the input's receive_buffer is full, or the input is closing")
+
+// refuse answers a request the input cannot take with an empty reply
+// carrying the error, as a failed one, so that its requester fails at once
+// instead of at its timeout, and counts it as dropped. It runs on the
+// client's receive goroutine and does not block.
+func (s *solaceServer) refuse(req *session.Request) {
+	s.mDropped.Incr(1)
+	if !req.CanReply() {
+		return
+	}
+	o := session.Outbound{UserProperties: map[string]any{siReplyErrorProperty: errRequestRefused.Error()}}
+	if err := req.Reply(&o); err != nil {
+		s.log.Debugf("Solace request refused without reply: %v", err)
+	}
 }
 
 // send sends the reply o to req.

@@ -33,9 +33,16 @@ func siServePipeline(t *testing.T, b *solacetest.Broker, topics string, processo
 // siServePipelineURL is siServePipeline through the broker address url.
 func siServePipelineURL(t *testing.T, b *solacetest.Broker, url, topics string, processors ...string) {
 	t.Helper()
+	siServePipelineBuffer(t, b, url, 4096, topics, processors...)
+}
+
+// siServePipelineBuffer is siServePipelineURL with the given receive_buffer.
+func siServePipelineBuffer(t *testing.T, b *solacetest.Broker, url string, buffer int, topics string, processors ...string) {
+	t.Helper()
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: warn"))
-	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(url)+"receive_buffer: 4096\nrequests:\n  topics: "+topics+"\n  reply_metadata:\n    include_prefixes: [ out_ ]\n")))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(url)+
+		fmt.Sprintf("receive_buffer: %d\nrequests:\n  topics: %s\n  reply_metadata:\n    include_prefixes: [ out_ ]\n", buffer, topics))))
 	sb.SetThreads(2)
 	for _, p := range processors {
 		require.NoError(t, sb.AddProcessorYAML(p))
@@ -210,4 +217,52 @@ func TestSolaceInputServesAfterConnectionReset(t *testing.T) {
 		got, err := siAsk(pub, builder, "svc/reset", "b", 200*time.Millisecond)
 		return err == nil && got == "re:b"
 	}, 10*time.Second, 10*time.Millisecond, "requests are served again")
+}
+
+// TestSolaceInputRefusesWhatItCannotTake: requests beyond a full
+// receive_buffer get an error reply at once, before any request the busy
+// pipeline serves, instead of waiting for their requesters' timeout.
+func TestSolaceInputRefusesWhatItCannotTake(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	siServePipelineBuffer(t, b, b.SMFURL(), 1, "[ svc/slow ]", `sleep: { duration: 1s }`)
+	pub, builder := siRequester(t, b)
+	require.Eventually(t, func() bool {
+		_, err := siAsk(pub, builder, "svc/slow", "ping", 3*time.Second)
+		return err == nil
+	}, 20*time.Second, 10*time.Millisecond)
+
+	// Two pipeline threads and one buffered request take three; the rest
+	// are refused.
+	const n = 12
+	type result struct {
+		refused bool
+		err     error
+	}
+	results := make(chan result, n)
+	for range n {
+		msg, err := builder.BuildWithStringPayload("job")
+		require.NoError(t, err)
+		require.NoError(t, pub.Publish(msg, func(reply message.InboundMessage, _ any, err error) {
+			r := result{err: err}
+			if err == nil {
+				e, ok := reply.GetProperty(siReplyErrorProperty)
+				r.refused = ok && strings.Contains(fmt.Sprint(e), "receive_buffer is full")
+			}
+			results <- r
+		}, resource.TopicOf("svc/slow"), 30*time.Second, nil, nil))
+	}
+	var refused, served int
+	for range n {
+		r := <-results
+		require.NoError(t, r.err, "every request is answered: refused or served")
+		if r.refused {
+			require.Zero(t, served, "a refusal comes at once, before the first served reply")
+			refused++
+		} else {
+			served++
+		}
+	}
+	assert.GreaterOrEqual(t, refused, 1)
+	assert.GreaterOrEqual(t, served, 1)
+	t.Logf("%d refused, %d served", refused, served)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/jmscfg"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/tally"
+	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 	"github.com/connect-solace/connect-solace/internal/ttl"
 )
 
@@ -44,11 +45,7 @@ const (
 )
 
 func jmsOutputSpec() *service.ConfigSpec {
-	return service.NewConfigSpec().
-		Beta().
-		Categories("Services").
-		Summary("Sends messages to a JMS queue or topic over AMQP 1.0, encoded per the OASIS AMQP JMS Mapping so JMS consumers receive proper TextMessage, BytesMessage or MapMessage objects.").
-		Description(`
+	return jmscfg.Spec("Sends messages to a JMS queue or topic over AMQP 1.0, encoded per the OASIS AMQP JMS Mapping so JMS consumers receive proper TextMessage, BytesMessage or MapMessage objects.", `
 Works with any broker that JMS 2.0 clients reach over AMQP 1.0: ActiveMQ 5, ActiveMQ Artemis, Solace PubSub+, RabbitMQ (amqp1_0 plugin), Qpid, IBM MQ and Azure Service Bus. It does what Beam's `+"`JmsIO.Write`"+` does, with three differences users asked for:
 
 - **Per-message outcomes.** A message counts as delivered only when the broker settles it `+"`accepted`"+`. Messages the broker rejects, releases or modifies fail on their own through a batch error carrying the broker's condition and description, so `+"`fallback`"+` and `+"`reject_errored`"+` route exactly those messages.
@@ -79,8 +76,8 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 
 ### Metrics
 
-`+"`jms_messages_sent`"+` (added up and reported within 100 ms, not per batch, which saves a metric lookup per batch), `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` for messages cut off by a connection failure, which Benthos resends after reconnecting, `+"`refused`"+` for an address refused with a broker-specific condition, or `+"`encoding`"+` for messages that cannot be encoded, including bad dynamic header values), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (per batch: from its first transfer to its last settlement; sampled, at most one batch per 10 ms, so every batch below 100 batches a second, which saves a metric lookup and a histogram update per batch above).`).
-		Fields(jmscfg.ConnectionFields()...).
+`+"`jms_messages_sent`"+` (added up and reported within 100 ms, not per batch, which saves a metric lookup per batch), `+"`jms_send_failures`"+` (label `+"`condition`"+`: the broker's error condition such as `+"`amqp:not-found`"+`, else `+"`rejected`"+`, `+"`released`"+`, `+"`modified`"+`, `+"`connection`"+` for messages cut off by a connection failure, which Benthos resends after reconnecting, `+"`refused`"+` for an address refused with a broker-specific condition, or `+"`encoding`"+` for messages that cannot be encoded, including bad dynamic header values), `+"`jms_send_retries`"+`, `+"`jms_reconnects`"+` and the timer `+"`jms_send_latency_ns`"+` (per batch: from its first transfer to its last settlement; sampled, at most one batch per 10 ms, so every batch below 100 batches a second, which saves a metric lookup and a histogram update per batch above).`,
+		"jms_output_lint").
 		Fields(
 			service.NewInterpolatedStringField(jmsFieldQueue).
 				Description("The JMS queue to send to. Exactly one of `queue` or `topic` must be set.").
@@ -131,8 +128,9 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 				Default("").
 				Advanced(),
 			service.NewMetadataFilterField(jmsFieldMetadata).
-				Description("Which metadata keys become JMS properties (application-properties). Nothing is sent by default.").
+				Description("Which metadata keys become JMS properties (application-properties). Nothing is sent by default, but for the trace context (see `inject_tracing_map`).").
 				Optional(),
+			tracingcfg.InjectField(tracingcfg.ApplicationProperties),
 			service.NewBackOffField(jmsFieldRetry, true, nil).
 				Description("Pacing of resends after a link or session failure on a connection that is still up (the messages whose fate is unknown are resent on a fresh link). A `max_elapsed_time` of 0 retries without limit. Connection failures are not retried here: Benthos reconnects and resends the batch. Messages the broker rejects are not retried; they fail on their own.").
 				Advanced(),
@@ -150,7 +148,7 @@ When the broker offers `+"`ANONYMOUS-RELAY`"+`, every message goes over one link
 			service.NewOutputMaxInFlightField(),
 			service.NewBatchPolicyField(jmsFieldBatching),
 		).
-		LintRule(lintmethod.Rule("jms_output_lint")).
+		Example(tracingcfg.OutputExample("jms", "    urls: [ amqp://localhost:5672 ]\n    queue: orders\n")).
 		Example("Orders to an ActiveMQ queue", "Sends each message as a persistent TextMessage, with a correlation ID and a property from metadata.", `
 output:
   jms:
@@ -185,48 +183,24 @@ var _ = lintmethod.Register("jms_output_lint",
 	jmsLintSpec, jmsLint)
 
 func jmsLint(pc *service.ParsedConfig) ([]error, error) {
-	var errs []error
-	if err := jmsDestinationError(pc.Contains(jmsFieldQueue), pc.Contains(jmsFieldTopic)); err != nil {
-		errs = append(errs, err)
-	}
-	conn, err := jmscfg.ConnectionProblems(pc)
-	return append(errs, conn...), err
+	return jmscfg.LintProblems(pc, pc.Contains(jmsFieldQueue), pc.Contains(jmsFieldTopic))
 }
 
-// jmsDestinationError is the rule that exactly one of queue and topic is set.
-func jmsDestinationError(queue, topic bool) error {
-	switch {
-	case !queue && !topic:
-		return errors.New("field queue or topic is required: set queue: <name> for point-to-point or topic: <name> for publish/subscribe")
-	case queue && topic:
-		return errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
+// newJMSOutput builds the jms output with its batch policy and
+// max_in_flight.
+func newJMSOutput(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, policy service.BatchPolicy, maxInFlight int, err error) {
+	if maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
+		return
 	}
-	return nil
-}
-
-func init() {
-	if err := registerJMSOutput(service.GlobalEnvironment()); err != nil {
-		panic(err)
+	if policy, err = conf.FieldBatchPolicy(jmsFieldBatching); err != nil {
+		return
 	}
-}
-
-// registerJMSOutput adds the jms output to env; see Register.
-func registerJMSOutput(env *service.Environment) error {
-	return env.RegisterBatchOutput("jms", jmsOutputSpec(),
-		func(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, policy service.BatchPolicy, maxInFlight int, err error) {
-			if maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
-				return
-			}
-			if policy, err = conf.FieldBatchPolicy(jmsFieldBatching); err != nil {
-				return
-			}
-			var o *jmsOutput
-			if o, err = newJMSOutputFromParsed(conf, mgr); err != nil {
-				return
-			}
-			out, maxInFlight = o, jmsMaxInFlight(o, maxInFlight)
-			return
-		})
+	var o *jmsOutput
+	if o, err = newJMSOutputFromParsed(conf, mgr); err != nil {
+		return
+	}
+	out, maxInFlight = o, jmsMaxInFlight(o, maxInFlight)
+	return
 }
 
 // jmsMaxInFlight is 1 in ordered mode: batches go one after another, so they
@@ -247,7 +221,7 @@ type jmsOutput struct {
 
 	tmpl   jms.Outgoing               // every message's start: the static fields applied
 	fields *interp.Plan[jms.Outgoing] // the interpolated fields (jmsRules)
-	meta   *service.MetadataFilter
+	props  tracingcfg.Properties      // metadata and trace context as application properties
 
 	mSent       *tally.Tally // jms_messages_sent, handed over in batches
 	mFailures   *service.MetricCounter
@@ -280,7 +254,7 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	}
 
 	t := conf.Contains(jmsFieldTopic)
-	if err = jmsDestinationError(conf.Contains(jmsFieldQueue), t); err != nil {
+	if err = jmscfg.DestinationError(conf.Contains(jmsFieldQueue), t); err != nil {
 		return nil, err
 	}
 	if t { // else o.tmpl.DestKind is jms.KindQueue
@@ -306,10 +280,8 @@ func newJMSOutputFromParsed(conf *service.ParsedConfig, mgr *service.Resources) 
 	if rt == "topic" {
 		o.tmpl.ReplyToKind = jms.KindTopic
 	}
-	if conf.Contains(jmsFieldMetadata) {
-		if o.meta, err = conf.FieldMetadataFilter(jmsFieldMetadata); err != nil {
-			return nil, err
-		}
+	if o.props, err = tracingcfg.PropertiesFromParsed(conf, jmsFieldMetadata); err != nil {
+		return nil, err
 	}
 	if o.sendConf.Retry, err = conf.FieldBackOff(jmsFieldRetry); err != nil {
 		return nil, err
@@ -369,12 +341,8 @@ func (o *jmsOutput) prepare(p *jms.Outgoing, batch service.MessageBatch, ev *int
 	if p.MessageID == "" {
 		p.MessageID = jms.NewMessageID()
 	}
-	if o.meta != nil {
-		props := map[string]any{}
-		_ = o.meta.WalkMut(msg, func(k string, v any) error { props[k] = v; return nil })
-		if p.Properties, err = jms.Properties(props); err != nil {
-			return err
-		}
+	if p.Properties, err = jms.Properties(o.props.Of(msg)); err != nil {
+		return err
 	}
 	p.CreationTime = time.Now()
 	return nil

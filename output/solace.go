@@ -14,6 +14,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/solacecfg"
 	"github.com/connect-solace/connect-solace/internal/tally"
+	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
 const (
@@ -59,11 +60,7 @@ const (
 )
 
 func solaceOutputSpec() *service.ConfigSpec {
-	return service.NewConfigSpec().
-		Beta().
-		Categories("Services").
-		Summary("Publishes messages to Solace PubSub+ topics or queues, with per-message broker confirmations.").
-		Description(`
+	return solacecfg.Spec("Publishes messages to Solace PubSub+ topics or queues, with per-message broker confirmations.", `
 Publishes each message to a topic or a queue of a Solace PubSub+ event broker through the Solace Go client.
 
 ### Delivery guarantees
@@ -116,8 +113,8 @@ follows the peak number of messages it holds, with the defaults 4 × (1000 + 255
 
 ### Invalid values
 
-Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).`).
-		Fields(solacecfg.ConnectionFields()...).
+Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 levels), `+"`queue`"+` (1 to 200 bytes, none of `+"`'*<>&;`"+`, no control characters or empty levels), `+"`priority`"+` (0 to 255), `+"`class_of_service`"+` (0 to 2), `+"`ttl`"+` (0 or more), `+"`dmq_eligible`"+` and `+"`destination_type`"+` are checked by lint and at start-up. Interpolated values are checked per message: a message with a bad value fails on its own with the reason (`+"`reason: invalid_message`"+`).`,
+		`this.solace_output_lint_config()`).
 		Field(soPayloadTypeField()).
 		Fields(
 			service.NewInterpolatedStringField(soFieldTopic).
@@ -169,31 +166,24 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 				Description("Whether the client stamps every message with its send time (the SMF sender timestamp, `solace_sender_timestamp` on the `solace` input). Off by default because the stamp is expensive in the Solace C library: measured against the raw client (`make bench`, case `batched_persistent_sender_timestamp`), it costs the client about 20% more CPU per persistent message and about 10% per direct message through the session property, and no less when set on each message through the C API. Without it, consumers that want an event time use the receive time; the `solace` input's `timestamp: sender` falls back to it.").
 				Default(false).Advanced(),
 			service.NewMetadataFilterField(soFieldMetadata).
-				Description("Which metadata keys become Solace user properties. Values keep their types: integers become int64, floats float64, booleans bool, byte slices bytes, everything else a string. Keys starting with `solace.messaging.` are never sent. Without a filter no metadata is sent.").
+				Description("Which metadata keys become Solace user properties. Values keep their types: integers become int64, floats float64, booleans bool, byte slices bytes, everything else a string. Keys starting with `solace.messaging.` are never sent. Without a filter no metadata is sent, but for the trace context (see `inject_tracing_map`).").
 				Optional(),
+			tracingcfg.InjectField(tracingcfg.UserProperties),
 		).
-		LintRule(solacecfg.ConnectionLintRuleWith(`this.solace_output_lint_config()`))
+		Example(tracingcfg.OutputExample("solace", "    urls: [ tcp://localhost:55555 ]\n    username: app\n    password: ${SOLACE_PASSWORD}\n    topic: orders/created\n"))
 }
 
-func init() {
-	if err := registerSolaceOutput(service.GlobalEnvironment()); err != nil {
-		panic(err)
+// newSolaceOutput builds the solace output with its batch policy and
+// max_in_flight.
+func newSolaceOutput(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, pol service.BatchPolicy, maxInFlight int, err error) {
+	var w *solaceWriter
+	if w, err = newSolaceWriterFromParsed(conf, mgr); err != nil {
+		return
 	}
-}
-
-// registerSolaceOutput adds the solace output to env; see Register.
-func registerSolaceOutput(env *service.Environment) error {
-	return env.RegisterBatchOutput("solace", solaceOutputSpec(),
-		func(conf *service.ParsedConfig, mgr *service.Resources) (out service.BatchOutput, pol service.BatchPolicy, maxInFlight int, err error) {
-			var w *solaceWriter
-			if w, err = newSolaceWriterFromParsed(conf, mgr); err != nil {
-				return
-			}
-			if maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
-				return
-			}
-			return w, w.batchPolicy, maxInFlight, nil
-		})
+	if maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
+		return
+	}
+	return w, w.batchPolicy, maxInFlight, nil
 }
 
 type solaceWriter struct {
@@ -218,7 +208,7 @@ type solaceWriter struct {
 	fields *interp.Plan[session.Outbound]
 	// destChecked: the destination is static and was validated once.
 	destChecked bool
-	metaFilter  *service.MetadataFilter
+	props       tracingcfg.Properties // metadata and trace context as user properties
 
 	mPublished   *tally.Tally // added up: a MetricCounter resolves its path per Incr
 	mFailures    *service.MetricCounter
@@ -262,10 +252,8 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	if err = w.planFields(conf); err != nil {
 		return nil, err
 	}
-	if conf.Contains(soFieldMetadata) {
-		if w.metaFilter, err = conf.FieldMetadataFilter(soFieldMetadata); err != nil {
-			return nil, err
-		}
+	if w.props, err = tracingcfg.PropertiesFromParsed(conf, soFieldMetadata); err != nil {
+		return nil, err
 	}
 
 	mode, err := conf.FieldString(soFieldDeliveryMode)

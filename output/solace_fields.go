@@ -167,16 +167,6 @@ func (w *solaceWriter) toOutbound(batch service.MessageBatch, ev *interp.Eval[se
 			return err
 		}
 	}
-	if w.metaFilter != nil {
-		var props map[string]any
-		_ = w.metaFilter.WalkMut(batch[i], func(k string, v any) error {
-			if props == nil {
-				props = map[string]any{}
-			}
-			props[k] = v // session.Outbound converts the value
-			return nil
-		})
-		o.UserProperties = props
-	}
+	o.UserProperties = w.props.Of(batch[i]) // session.Outbound converts the values
 	return nil
 }

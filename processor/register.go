@@ -9,5 +9,16 @@ import "github.com/redpanda-data/benthos/v4/public/service"
 // with any Benthos registration, a component of the same name already in env
 // is replaced.
 func Register(env *service.Environment) error {
-	return registerSolaceRequestReply(env)
+	return env.RegisterBatchProcessor("solace_request_reply", solaceRequestReplySpec(),
+		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchProcessor, error) {
+			return newSolaceRequestReplyFromParsed(conf, mgr)
+		})
+}
+
+// init is what a blank import of this package runs: it registers the
+// components with Benthos's global environment.
+func init() {
+	if err := Register(service.GlobalEnvironment()); err != nil {
+		panic(err)
+	}
 }

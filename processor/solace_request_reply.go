@@ -23,11 +23,7 @@ const (
 )
 
 func solaceRequestReplySpec() *service.ConfigSpec {
-	return service.NewConfigSpec().
-		Beta().
-		Categories("Services").
-		Summary("Sends each message as a request to a Solace PubSub+ topic and replaces it with the reply.").
-		Description(`
+	return solacecfg.Spec("Sends each message as a request to a Solace PubSub+ topic and replaces it with the reply.", `
 Publishes every message of a batch as a direct request through the Solace Go client's request-reply publisher, which
 sets the request's reply-to (the session's own P2P inbox) and correlation id and matches the reply by that id, as any
 Solace requester does. The answering side can be any Solace replier, for example the Go client's
@@ -68,7 +64,6 @@ with `+"`closed`"+`.
   `+"`refused`"+`, `+"`not_connected`"+`, `+"`invalid_message`"+`, `+"`closed`"+`, `+"`canceled`"+`).
 - `+"`solace_request_reply_outstanding`"+`: requests waiting for their reply.
 - `+"`solace_request_reply_reconnects`"+`: client reconnections.`).
-		Fields(solacecfg.ConnectionFields()...).
 		Fields(
 			service.NewInterpolatedStringField(rrFieldTopic).
 				Description("The topic each request is published to, interpolated per message.").
@@ -86,23 +81,7 @@ with `+"`closed`"+`.
 			service.NewMetadataFilterField(rrFieldMetadata).
 				Description("Which metadata of a message travel with its request as user properties. Unset sends none.").
 				Optional(),
-		).
-		LintRule(solacecfg.ConnectionLintRuleWith())
-}
-
-func init() {
-	if err := registerSolaceRequestReply(service.GlobalEnvironment()); err != nil {
-		panic(err)
-	}
-}
-
-// registerSolaceRequestReply adds the solace_request_reply processor to env;
-// see Register.
-func registerSolaceRequestReply(env *service.Environment) error {
-	return env.RegisterBatchProcessor("solace_request_reply", solaceRequestReplySpec(),
-		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchProcessor, error) {
-			return newSolaceRequestReplyFromParsed(conf, mgr)
-		})
+		)
 }
 
 // solaceRequestReply is the solace_request_reply processor. One session and
@@ -126,13 +105,26 @@ type solaceRequestReply struct {
 	mReconnects  *service.MetricCounter
 	outstanding  atomic.Int64
 
+	// mu serialises connecting and closing; live, set under it, is the
+	// current session and requester, read without it by every batch and by
+	// the session's event callbacks (which run on the client's goroutine
+	// and must not take mu).
 	mu     sync.Mutex
-	sess   *session.Session
-	req    *session.Requester
+	live   atomic.Pointer[rrConn]
 	closed bool
-	// live is the current requester for the session's event callbacks,
-	// which run on the client's goroutine and must not take mu.
-	live atomic.Pointer[session.Requester]
+}
+
+// rrConn is a session with its requester.
+type rrConn struct {
+	sess *session.Session
+	req  *session.Requester
+}
+
+// failOutstanding fails the live requester's outstanding requests.
+func (p *solaceRequestReply) failOutstanding(cause error) {
+	if c := p.live.Load(); c != nil {
+		c.req.FailOutstanding(fmt.Errorf("%w: %v", session.ErrReplyLost, cause))
+	}
 }
 
 func newSolaceRequestReplyFromParsed(conf *service.ParsedConfig, mgr *service.Resources) (*solaceRequestReply, error) {
@@ -191,31 +183,24 @@ func rrCheckTopic(t string) error {
 // requester returns the live requester, connecting a session first when
 // there is none or the last one ended.
 func (p *solaceRequestReply) requester(ctx context.Context) (*session.Requester, error) {
+	if c := p.live.Load(); c != nil && !c.down() {
+		return c.req, nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, session.ErrRequesterClosed
 	}
-	if p.sess != nil {
-		select {
-		case <-p.sess.Down():
-			p.dropLocked()
-		default:
-			return p.req, nil
+	if c := p.live.Load(); c != nil {
+		if !c.down() {
+			return c.req, nil
 		}
+		p.dropLocked()
 	}
 	sess, err := session.Connect(ctx, p.conn, p.log, session.Events{
-		OnReconnecting: func(cause error) {
-			if r := p.live.Load(); r != nil {
-				r.FailOutstanding(fmt.Errorf("%w: %v", session.ErrReplyLost, cause))
-			}
-		},
-		OnReconnected: func() { p.mReconnects.Incr(1) },
-		OnInterrupted: func(cause error) {
-			if r := p.live.Load(); r != nil {
-				r.FailOutstanding(fmt.Errorf("%w: %v", session.ErrReplyLost, cause))
-			}
-		},
+		OnReconnecting: p.failOutstanding,
+		OnReconnected:  func() { p.mReconnects.Incr(1) },
+		OnInterrupted:  p.failOutstanding,
 	})
 	if err != nil {
 		return nil, err
@@ -225,21 +210,21 @@ func (p *solaceRequestReply) requester(ctx context.Context) (*session.Requester,
 		_ = sess.Close(context.Background())
 		return nil, err
 	}
-	p.sess, p.req = sess, req
-	p.live.Store(req)
+	p.live.Store(&rrConn{sess: sess, req: req})
 	return req, nil
 }
 
+// down reports whether c's session ended (Err is set as it ends).
+func (c *rrConn) down() bool { return c.sess.Err() != nil }
+
 // dropLocked closes the current session in the background; p.mu is held.
 func (p *solaceRequestReply) dropLocked() {
-	sess, req := p.sess, p.req
-	p.sess, p.req = nil, nil
-	p.live.Store(nil)
+	c := p.live.Swap(nil)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = req.Close(ctx)
-		_ = sess.Close(ctx)
+		_ = c.req.Close(ctx)
+		_ = c.sess.Close(ctx)
 	}()
 }
 
@@ -322,6 +307,7 @@ func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.Mes
 		}
 		p.mReplies.Incr(1)
 		p.mLatency.Timing(o.reply.Latency.Nanoseconds())
+		o.reply.Convert()
 		rrApplyReply(m, o.reply)
 	}
 	return []service.MessageBatch{batch}, nil
@@ -403,12 +389,10 @@ func rrApplyReply(m *service.Message, r *session.Reply) {
 func (p *solaceRequestReply) Close(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
-	sess, req := p.sess, p.req
-	p.sess, p.req = nil, nil
-	p.live.Store(nil)
+	c := p.live.Swap(nil)
 	p.mu.Unlock()
-	if sess == nil {
+	if c == nil {
 		return nil
 	}
-	return errors.Join(req.Close(ctx), sess.Close(ctx))
+	return errors.Join(c.req.Close(ctx), c.sess.Close(ctx))
 }

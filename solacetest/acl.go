@@ -46,23 +46,9 @@ func validACLKind(kind string) bool {
 	return kind == ACLPublishTopic || kind == ACLSubscribeTopic || kind == ACLSubscribeShareName
 }
 
-func (b *Broker) aclLocked(vpn, name string) (*ACLProfile, error) {
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return nil, err
-	}
-	return namedIn(v.acls, name, ErrUnknownACLProfile, vpn)
-}
-
 // ACLProfile returns an ACL profile.
 func (b *Broker) ACLProfile(vpn, name string) (ACLProfile, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, err := b.aclLocked(vpn, name)
-	if err != nil {
-		return ACLProfile{}, err
-	}
-	return p.clone(), nil
+	return onNamed(b, vpn, name, aclsOf, ErrUnknownACLProfile, func(p *ACLProfile) (ACLProfile, error) { return p.clone(), nil })
 }
 
 // AddACLException adds a deny exception of kind to an ACL profile.
@@ -73,34 +59,26 @@ func (b *Broker) AddACLException(vpn, profile, kind, topic string) error {
 	if topic == "" {
 		return errors.New("empty ACL exception topic")
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, err := b.aclLocked(vpn, profile)
-	if err != nil {
-		return err
-	}
-	if slices.Contains(p.Exceptions[kind], topic) {
-		return fmt.Errorf("%w: %s %q in ACL profile %q", ErrExceptionExists, kind, topic, profile)
-	}
-	p.Exceptions[kind] = append(p.Exceptions[kind], topic)
-	b.log.Info("ACL exception added", "vpn", vpn, "profile", profile, "kind", kind, "topic", topic)
-	return nil
+	return changeNamed(b, vpn, profile, aclsOf, ErrUnknownACLProfile, func(p *ACLProfile) error {
+		if slices.Contains(p.Exceptions[kind], topic) {
+			return fmt.Errorf("%w: %s %q in ACL profile %q", ErrExceptionExists, kind, topic, profile)
+		}
+		p.Exceptions[kind] = append(p.Exceptions[kind], topic)
+		b.log.Info("ACL exception added", "vpn", vpn, "profile", profile, "kind", kind, "topic", topic)
+		return nil
+	})
 }
 
 // RemoveACLException removes a deny exception.
 func (b *Broker) RemoveACLException(vpn, profile, kind, topic string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, err := b.aclLocked(vpn, profile)
-	if err != nil {
-		return err
-	}
-	i := slices.Index(p.Exceptions[kind], topic)
-	if i < 0 {
-		return fmt.Errorf("%w: %s %q in ACL profile %q", ErrUnknownException, kind, topic, profile)
-	}
-	p.Exceptions[kind] = slices.Delete(p.Exceptions[kind], i, i+1)
-	return nil
+	return changeNamed(b, vpn, profile, aclsOf, ErrUnknownACLProfile, func(p *ACLProfile) error {
+		i := slices.Index(p.Exceptions[kind], topic)
+		if i < 0 {
+			return fmt.Errorf("%w: %s %q in ACL profile %q", ErrUnknownException, kind, topic, profile)
+		}
+		p.Exceptions[kind] = slices.Delete(p.Exceptions[kind], i, i+1)
+		return nil
+	})
 }
 
 // acl is the ACL profile of a logged-in connection.

@@ -43,6 +43,9 @@ type Config struct {
 	// HealthAddr is the health-check HTTP listener's address (PubSub+
 	// serves it on port 5550); "" means none.
 	HealthAddr string
+	// ConsoleAddr is the web console's address (console.go), e.g.
+	// "127.0.0.1:0"; "" means none. It logs in as the SEMP user.
+	ConsoleAddr string
 	// SEMPMonitorDelay holds every SEMP monitor request this long before
 	// it is answered, like a real broker's management plane, which takes
 	// tens of milliseconds. Some of Solace's own suite's specs race on
@@ -70,8 +73,8 @@ type Broker struct {
 	log *slog.Logger
 
 	smfLn, tlsLn, sempLn, healthLn, compLn net.Listener
-	webLn, webTLSLn                        net.Listener
-	sempSrv, healthSrv                     *http.Server
+	webLn, webTLSLn, consoleLn             net.Listener
+	sempSrv, healthSrv, consoleSrv         *http.Server
 
 	wg        sync.WaitGroup
 	done      chan struct{}
@@ -185,7 +188,7 @@ func StartContext(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	if err := b.listen(); err != nil {
 		_ = b.st.close()
-		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn} {
+		for _, ln := range []net.Listener{b.smfLn, b.tlsLn, b.sempLn, b.healthLn, b.compLn, b.webLn, b.webTLSLn, b.consoleLn} {
 			if ln != nil {
 				_ = ln.Close()
 			}
@@ -203,6 +206,10 @@ func StartContext(ctx context.Context, cfg Config) (*Broker, error) {
 		b.healthSrv = &http.Server{Handler: healthHandler(b), ReadHeaderTimeout: 10 * time.Second}
 		b.serveHTTP(b.healthSrv, b.healthLn)
 	}
+	if b.consoleLn != nil {
+		b.consoleSrv = &http.Server{Handler: newConsoleHandler(b, cfg.SEMPUser, cfg.SEMPPassword), ReadHeaderTimeout: 10 * time.Second}
+		b.serveHTTP(b.consoleSrv, b.consoleLn)
+	}
 	b.wg.Add(2)
 	go b.acceptLoop(b.smfLn)
 	go b.janitor()
@@ -218,7 +225,7 @@ func StartContext(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	b.log.Info("solacetest broker started (for development and tests only, not a production broker)",
 		"smf", b.SMFURL(), "smfs", b.SMFSURL(), "semp", b.SEMPURL(), "health", b.HealthURL(),
-		"compressed", b.CompressedURL(), "web", b.WebURL(), "secure_web", b.SecureWebURL())
+		"compressed", b.CompressedURL(), "web", b.WebURL(), "secure_web", b.SecureWebURL(), "console", b.ConsoleURL())
 	return b, nil
 }
 
@@ -268,6 +275,11 @@ func (b *Broker) listen() error {
 			return fmt.Errorf("listening for health checks on %s: %w", cfg.HealthAddr, err)
 		}
 	}
+	if cfg.ConsoleAddr != "" {
+		if b.consoleLn, err = net.Listen("tcp", cfg.ConsoleAddr); err != nil {
+			return fmt.Errorf("listening for the web console on %s: %w", cfg.ConsoleAddr, err)
+		}
+	}
 	return nil
 }
 
@@ -309,6 +321,10 @@ func (b *Broker) SecureWebURL() string { return listenerURL("wss", b.webTLSLn) }
 // SEMPURL is the SEMP base URL, "http://127.0.0.1:PORT", or "" when disabled.
 func (b *Broker) SEMPURL() string { return listenerURL("http", b.sempLn) }
 
+// ConsoleURL is the web console's URL, "http://127.0.0.1:PORT", or "" without
+// Config.ConsoleAddr.
+func (b *Broker) ConsoleURL() string { return listenerURL("http", b.consoleLn) }
+
 // Close closes the listeners and every client connection and waits for all
 // of the broker's goroutines to end.
 func (b *Broker) Close() error {
@@ -324,7 +340,7 @@ func (b *Broker) Close() error {
 				errs = append(errs, ignoreClosed(ln.Close()))
 			}
 		}
-		for _, srv := range []*http.Server{b.sempSrv, b.healthSrv} {
+		for _, srv := range []*http.Server{b.sempSrv, b.healthSrv, b.consoleSrv} {
 			if srv != nil {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				errs = append(errs, srv.Shutdown(ctx))
@@ -431,23 +447,39 @@ func changeInVPN(b *Broker, vpn string, fn func(v *vpnState) error) error {
 	return err
 }
 
-// onQueue runs fn on vpn's queue name with b.mu held, refused with
-// ErrUnknownQueue (or ErrUnknownVPN) when there is no such queue.
-func onQueue[T any](b *Broker, vpn, name string, fn func(q *queue) (T, error)) (T, error) {
+// onNamed runs fn on the object name in one of vpn's maps, the one of
+// picks, with b.mu held, refused with unknown (or ErrUnknownVPN) when there
+// is no such object.
+func onNamed[V comparable, T any](b *Broker, vpn, name string, of func(*vpnState) map[string]V, unknown error, fn func(V) (T, error)) (T, error) {
 	return inVPN(b, vpn, func(v *vpnState) (T, error) {
-		q, err := namedIn(v.queues, name, ErrUnknownQueue, vpn)
+		o, err := namedIn(of(v), name, unknown, vpn)
 		if err != nil {
 			var zero T
 			return zero, err
 		}
-		return fn(q)
+		return fn(o)
 	})
+}
+
+// changeNamed is onNamed for a call that returns only an error.
+func changeNamed[V comparable](b *Broker, vpn, name string, of func(*vpnState) map[string]V, unknown error, fn func(V) error) error {
+	_, err := onNamed(b, vpn, name, of, unknown, func(o V) (struct{}, error) { return struct{}{}, fn(o) })
+	return err
+}
+
+// The maps onNamed picks from.
+func queuesOf(v *vpnState) map[string]*queue                 { return v.queues }
+func aclsOf(v *vpnState) map[string]*ACLProfile              { return v.acls }
+func clientProfilesOf(v *vpnState) map[string]*ClientProfile { return v.profiles }
+
+// onQueue runs fn on vpn's queue name with b.mu held (onNamed).
+func onQueue[T any](b *Broker, vpn, name string, fn func(q *queue) (T, error)) (T, error) {
+	return onNamed(b, vpn, name, queuesOf, ErrUnknownQueue, fn)
 }
 
 // changeQueue is onQueue for a call that returns only an error.
 func changeQueue(b *Broker, vpn, name string, fn func(q *queue) error) error {
-	_, err := onQueue(b, vpn, name, func(q *queue) (struct{}, error) { return struct{}{}, fn(q) })
-	return err
+	return changeNamed(b, vpn, name, queuesOf, ErrUnknownQueue, fn)
 }
 
 // The admin API keeps each kind of object in a map by name. namedIn,

@@ -118,20 +118,16 @@ func (b *Broker) Client(vpn, name string) (ClientInfo, error) {
 
 // Clients lists a VPN's connected clients, sorted by name.
 func (b *Broker) Clients(vpn string) ([]ClientInfo, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ClientInfo, 0, len(v.clients))
-	for _, c := range v.clients {
-		if c.loggedIn {
-			out = append(out, c.infoLocked())
+	return inVPN(b, vpn, func(v *vpnState) ([]ClientInfo, error) {
+		out := make([]ClientInfo, 0, len(v.clients))
+		for _, c := range v.clients {
+			if c.loggedIn {
+				out = append(out, c.infoLocked())
+			}
 		}
-	}
-	slices.SortFunc(out, func(a, b ClientInfo) int { return cmp.Compare(a.Name, b.Name) })
-	return out, nil
+		slices.SortFunc(out, func(a, b ClientInfo) int { return cmp.Compare(a.Name, b.Name) })
+		return out, nil
+	})
 }
 
 // DisconnectClient closes a client's connection, as SEMP's disconnect action

@@ -2,13 +2,16 @@ package solacetest
 
 // This file is the codec's SDT (structured data) decoding: the binary-metadata
 // section of a message, whose SDT map holds the JMS header fields ("h") and
-// user properties ("p") that consumer-flow selectors read.
+// user properties ("p") that consumer-flow selectors read, and its encoding
+// for messages the broker publishes itself (publish.go).
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 )
 
 // SDT type codes.
@@ -179,4 +182,53 @@ func walkSDT(b []byte, fn func(map[string]any)) {
 		}
 		b = b[n:]
 	}
+}
+
+// appendSDT appends one SDT item of type typ around payload, with the
+// length as the Go client writes it: four bytes for maps and streams, one
+// byte for scalars when it fits.
+func appendSDT(dst []byte, typ byte, payload []byte) []byte {
+	if l := len(payload) + 2; typ != sdtMap && typ != sdtStream && l <= 0xff {
+		return append(append(dst, typ<<2, byte(l)), payload...)
+	}
+	dst = append(dst, typ<<2|3)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(payload)+5))
+	return append(dst, payload...)
+}
+
+// appendSDTStringMap appends an SDT map of string keys and values, in key
+// order.
+func appendSDTStringMap(dst []byte, m map[string]string) []byte {
+	var entries []byte
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		entries = appendSDT(entries, sdtString, cstr(k))
+		entries = appendSDT(entries, sdtString, cstr(m[k]))
+	}
+	return appendSDT(dst, sdtMap, entries)
+}
+
+// encodeBinaryMetadata builds the binary-metadata section that
+// binaryMetadata reads and the Go client decodes: one block of type 0, an
+// SDT stream of the format marker the client writes (bytes 07 00) and a map
+// with the header fields under "h" and the user properties under "p". It
+// returns nil when both are empty.
+func encodeBinaryMetadata(headers, props map[string]string) []byte {
+	if len(headers) == 0 && len(props) == 0 {
+		return nil
+	}
+	var top []byte
+	if len(headers) > 0 {
+		top = appendSDT(top, sdtString, cstr("h"))
+		top = appendSDTStringMap(top, headers)
+	}
+	if len(props) > 0 {
+		top = appendSDT(top, sdtString, cstr("p"))
+		top = appendSDTStringMap(top, props)
+	}
+	stream := appendSDT(nil, sdtBytes, []byte{7, 0})
+	stream = appendSDT(stream, sdtMap, top)
+	block := appendSDT(nil, sdtStream, stream)
+	// One block: its index entry is the type (0) and a 24-bit length.
+	out := []byte{1, 0, byte(len(block) >> 16), byte(len(block) >> 8), byte(len(block))}
+	return append(out, block...)
 }

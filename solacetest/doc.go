@@ -48,7 +48,11 @@
 // monitor delay) to semp_queues.go, semp_clients.go, semp_vpn.go,
 // semp_profiles.go, semp_acl.go, semp_replay.go, semp_oauth.go and
 // semp_queue_msgs.go. persist.go keeps the state in Config.DataDir, in the
-// checksummed append-only log of internal/store.
+// checksummed append-only log of internal/store. queue_msgs.go is the admin's
+// view of a queue's messages and flows (browse, delete, purge), publish.go
+// Broker.Publish (a message the broker publishes itself, with attributes),
+// and console.go the web console (Config.ConsoleAddr) with its pages and
+// script embedded from console/.
 //
 // # Persistence and takeover
 //
@@ -323,7 +327,8 @@
 //     PATCH), client profiles, client usernames, client certificate
 //     authorities, OAuth profiles, authorization groups, domain
 //     certificate authorities, ACL profiles and exceptions, replay logs, and the
-//     disconnect and startReplay actions. Paths, bodies, envelopes and
+//     disconnect, startReplay, deleteMsgs (purge) and msgs/{msg}/delete
+//     actions. Paths, bodies, envelopes and
 //     error codes follow the SEMPv2 2.34 specs, which sempspec_test.go
 //     checks every test exchange against. Attributes the broker does not
 //     model are refused (NOT_SUPPORTED) rather than silently ignored, unless

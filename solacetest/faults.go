@@ -167,3 +167,20 @@ func (b *Broker) FlowState(vpn, name string) string {
 	}
 	return s.String()
 }
+
+// FaultState is what faults are in force, as Faults.State reports them.
+type FaultState struct {
+	DeliveryPaused        bool // PauseDelivery
+	RefusingLogins        bool // RefuseLogins, until its time is up
+	PublishNacksLeft      int  // NackNextPublishes
+	IgnoreConsumerWindows bool // IgnoreConsumerWindows
+}
+
+// State reports the faults in force.
+func (f Faults) State() FaultState {
+	b := f.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return FaultState{DeliveryPaused: b.faults.paused, RefusingLogins: b.faults.refusingLogins(),
+		PublishNacksLeft: b.faults.nackLeft, IgnoreConsumerWindows: b.faults.ignoreWindows}
+}

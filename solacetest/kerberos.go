@@ -107,10 +107,7 @@ func (b *Broker) kerberosLogin(vpn string, f *frame) oauthResult {
 	v, ok := b.vpns[vpn]
 	enabled := ok && v.cfg.KerberosAuthEnabled
 	b.mu.Unlock()
-	deny := func(reason string, args ...any) oauthResult {
-		b.log.Info("Kerberos login refused", "vpn", vpn, "reason", fmt.Sprintf(reason, args...))
-		return oauthResult{code: 401, text: oauthUnauthorizedText}
-	}
+	deny := b.refusal("Kerberos", vpn)
 	switch {
 	case !ok:
 		return deny("no such VPN")

@@ -324,6 +324,16 @@ type oauthResult struct {
 	gssReply []byte
 }
 
+// refusal returns how a token login (OAuth, Kerberos) to vpn is refused:
+// the reason is logged, the client gets 401 and no reason, as from a real
+// broker.
+func (b *Broker) refusal(mechanism, vpn string) func(reason string, args ...any) oauthResult {
+	return func(reason string, args ...any) oauthResult {
+		b.log.Info(mechanism+" login refused", "vpn", vpn, "reason", fmt.Sprintf(reason, args...))
+		return oauthResult{code: 401, text: oauthUnauthorizedText}
+	}
+}
+
 // Refusal texts of OAuth logins. The Go client maps any 401 it has no
 // special subcode for to LOGIN_FAILURE, as the suite expects; PubSub+'s
 // exact wording is not known here.
@@ -356,10 +366,7 @@ func (b *Broker) oauthLogin(vpn string, t oauthTokens) oauthResult {
 		roots = o.domainRootsLocked()
 	}
 	b.mu.Unlock()
-	deny := func(reason string, args ...any) oauthResult {
-		b.log.Info("OAuth login refused", "vpn", vpn, "reason", fmt.Sprintf(reason, args...))
-		return oauthResult{code: 401, text: oauthUnauthorizedText}
-	}
+	deny := b.refusal("OAuth", vpn)
 	switch {
 	case !ok:
 		return deny("no such VPN")

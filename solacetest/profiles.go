@@ -39,23 +39,9 @@ func defaultClientProfileConfig() *ClientProfile {
 	return &ClientProfile{Name: defaultClientProfile, AllowGuaranteedEndpointCreate: true, EndpointCreateDurability: EndpointCreateAll}
 }
 
-func (b *Broker) profileLocked(vpn, name string) (*ClientProfile, error) {
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return nil, err
-	}
-	return namedIn(v.profiles, name, ErrUnknownClientProfile, vpn)
-}
-
 // ClientProfile returns a client profile's configuration.
 func (b *Broker) ClientProfile(vpn, name string) (ClientProfile, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, err := b.profileLocked(vpn, name)
-	if err != nil {
-		return ClientProfile{}, err
-	}
-	return *p, nil
+	return onNamed(b, vpn, name, clientProfilesOf, ErrUnknownClientProfile, func(p *ClientProfile) (ClientProfile, error) { return *p, nil })
 }
 
 // ClientProfiles lists a VPN's client profiles, sorted by name.
@@ -68,22 +54,18 @@ func (b *Broker) ClientProfiles(vpn string) ([]ClientProfile, error) {
 // UpdateClientProfile changes a client profile; it applies to connected
 // clients at once.
 func (b *Broker) UpdateClientProfile(vpn, name string, update func(*ClientProfile)) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, err := b.profileLocked(vpn, name)
-	if err != nil {
-		return err
-	}
-	cfg := *p
-	update(&cfg)
-	cfg.Name = name
-	if !slices.Contains([]string{EndpointCreateAll, EndpointCreateDurable, EndpointCreateNonDurable}, cfg.EndpointCreateDurability) {
-		return fmt.Errorf("client profile %q: endpoint-create durability %q is not one of all, durable, non-durable", name, cfg.EndpointCreateDurability)
-	}
-	*p = cfg
-	b.log.Info("client profile updated", "vpn", vpn, "profile", name, "endpoint_create", cfg.AllowGuaranteedEndpointCreate,
-		"durability", cfg.EndpointCreateDurability, "reject_no_match", cfg.RejectMsgToSenderOnNoSubscriptionMatch)
-	return nil
+	return changeNamed(b, vpn, name, clientProfilesOf, ErrUnknownClientProfile, func(p *ClientProfile) error {
+		cfg := *p
+		update(&cfg)
+		cfg.Name = name
+		if !slices.Contains([]string{EndpointCreateAll, EndpointCreateDurable, EndpointCreateNonDurable}, cfg.EndpointCreateDurability) {
+			return fmt.Errorf("client profile %q: endpoint-create durability %q is not one of all, durable, non-durable", name, cfg.EndpointCreateDurability)
+		}
+		*p = cfg
+		b.log.Info("client profile updated", "vpn", vpn, "profile", name, "endpoint_create", cfg.AllowGuaranteedEndpointCreate,
+			"durability", cfg.EndpointCreateDurability, "reject_no_match", cfg.RejectMsgToSenderOnNoSubscriptionMatch)
+		return nil
+	})
 }
 
 // profile is the client profile of a logged-in connection.

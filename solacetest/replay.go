@@ -46,56 +46,47 @@ func (b *Broker) CreateReplayLog(vpn string, cfg ReplayLog) error {
 
 // ReplayLogs lists the VPN's replay log (none or one).
 func (b *Broker) ReplayLogs(vpn string) ([]ReplayLog, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return nil, err
-	}
-	if v.replayCfg == nil {
-		return nil, nil
-	}
-	return []ReplayLog{*v.replayCfg}, nil
+	return inVPN(b, vpn, func(v *vpnState) ([]ReplayLog, error) {
+		if v.replayCfg == nil {
+			return nil, nil
+		}
+		return []ReplayLog{*v.replayCfg}, nil
+	})
 }
 
 // UpdateReplayLog changes the replay log's switches and quota.
 func (b *Broker) UpdateReplayLog(vpn, name string, update func(*ReplayLog)) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, err := b.replayLogLocked(vpn, name)
-	if err != nil {
-		return err
-	}
-	cfg := *v.replayCfg
-	update(&cfg)
-	cfg.Name = name
-	*v.replayCfg = cfg
-	return nil
+	return changeInVPN(b, vpn, func(v *vpnState) error {
+		if err := v.hasReplayLog(name); err != nil {
+			return err
+		}
+		cfg := *v.replayCfg
+		update(&cfg)
+		cfg.Name = name
+		*v.replayCfg = cfg
+		return nil
+	})
 }
 
 // DeleteReplayLog deletes the replay log and what it recorded.
 func (b *Broker) DeleteReplayLog(vpn, name string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, err := b.replayLogLocked(vpn, name)
-	if err != nil {
-		return err
-	}
-	v.replayCfg, v.replay, v.replayHead, v.replayBytes = nil, nil, 0, 0
-	b.st.replayDeleted(v)
-	b.log.Info("replay log deleted", "vpn", vpn, "name", name)
-	return nil
+	return changeInVPN(b, vpn, func(v *vpnState) error {
+		if err := v.hasReplayLog(name); err != nil {
+			return err
+		}
+		v.replayCfg, v.replay, v.replayHead, v.replayBytes = nil, nil, 0, 0
+		b.st.replayDeleted(v)
+		b.log.Info("replay log deleted", "vpn", vpn, "name", name)
+		return nil
+	})
 }
 
-func (b *Broker) replayLogLocked(vpn, name string) (*vpnState, error) {
-	v, err := b.vpnLocked(vpn)
-	if err != nil {
-		return nil, err
-	}
+// hasReplayLog refuses a replay log name the VPN has not configured.
+func (v *vpnState) hasReplayLog(name string) error {
 	if v.replayCfg == nil || v.replayCfg.Name != name {
-		return nil, fmt.Errorf("%w %q in VPN %q", ErrNoReplayLog, name, vpn)
+		return fmt.Errorf("%w %q in VPN %q", ErrNoReplayLog, name, v.name)
 	}
-	return v, nil
+	return nil
 }
 
 // StartReplay replays the log into a queue, as SEMP's startReplay action
@@ -105,10 +96,14 @@ func (b *Broker) replayLogLocked(vpn, name string) (*vpnState, error) {
 func (b *Broker) StartReplay(vpn, queue, replayLog string, from time.Time, afterRGMID string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, err := b.replayLogLocked(vpn, replayLog); err != nil {
+	v, err := b.vpnLocked(vpn)
+	if err != nil {
 		return err
 	}
-	q, err := b.queueLocked(vpn, queue)
+	if err := v.hasReplayLog(replayLog); err != nil {
+		return err
+	}
+	q, err := namedIn(v.queues, queue, ErrUnknownQueue, vpn)
 	if err != nil {
 		return err
 	}

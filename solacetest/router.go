@@ -15,8 +15,14 @@ import (
 // or every queue subscribed to topic. When the message cannot be routed it
 // returns the rejection to nack it with instead.
 func (c *conn) routeGuaranteed(topic string) ([]*queue, *rejection) {
+	return c.vpn.routeGuaranteed(topic, c.profile().RejectMsgToSenderOnNoSubscriptionMatch)
+}
+
+// routeGuaranteed is conn.routeGuaranteed for a publisher whose client
+// profile says whether a topic without subscribers is rejected (rejectNoMatch).
+func (v *vpnState) routeGuaranteed(topic string, rejectNoMatch bool) ([]*queue, *rejection) {
 	if name, ok := queueFromTopic(topic); ok {
-		q, found := c.vpn.queues[name]
+		q, found := v.queues[name]
 		switch {
 		case !found:
 			return nil, &rejection{400, "Queue Not Found"}
@@ -25,8 +31,8 @@ func (c *conn) routeGuaranteed(topic string) ([]*queue, *rejection) {
 		}
 		return []*queue{q}, nil
 	}
-	dests := c.vpn.subscribedQueues(topic)
-	if len(dests) == 0 && c.profile().RejectMsgToSenderOnNoSubscriptionMatch {
+	dests := v.subscribedQueues(topic)
+	if len(dests) == 0 && rejectNoMatch {
 		return nil, &rejection{503, "No Subscription Match"}
 	}
 	return dests, nil

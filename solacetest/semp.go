@@ -84,14 +84,22 @@ const (
 
 // sempServer serves SEMPv2.
 type sempServer struct {
-	admin          queueAdmin
-	user, password string
-	log            *slog.Logger
-	now            func() time.Time // tests move the clock
+	admin queueAdmin
+	log   *slog.Logger
+	sessionAuth
 
 	// mux routes the resources beyond queues (see registerRoutes); what
 	// it does not match goes to route, the queue resources.
 	mux *http.ServeMux
+}
+
+// sessionAuth is SEMP's authentication: HTTP basic auth as the SEMP user,
+// which also issues a session cookie, or that cookie alone. The console
+// (console.go) logs in the same way, with a cookie of its own.
+type sessionAuth struct {
+	user, password string
+	cookie         string           // the session cookie's name
+	now            func() time.Time // tests move the clock
 
 	// bearer, when set, checks an OAuth access token sent as
 	// "Authorization: Bearer" (oauth_bearer.go).
@@ -99,6 +107,11 @@ type sempServer struct {
 
 	mu       sync.Mutex
 	sessions map[string]time.Time // token -> expiry
+}
+
+// newSessionAuth accepts user/password and sessions named cookie.
+func newSessionAuth(user, password, cookie string) sessionAuth {
+	return sessionAuth{user: user, password: password, cookie: cookie, now: time.Now, sessions: map[string]time.Time{}}
 }
 
 // sempCallKey carries the *sempCall of a request through the mux.
@@ -122,10 +135,7 @@ func newSEMPHandler(admin queueAdmin, user, password string, log *slog.Logger) h
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &sempServer{
-		admin: admin, user: user, password: password, log: log,
-		now: time.Now, sessions: map[string]time.Time{}, mux: http.NewServeMux(),
-	}
+	s := &sempServer{admin: admin, log: log, sessionAuth: newSessionAuth(user, password, sempCookieName), mux: http.NewServeMux()}
 	s.handle("/", s.route)
 	if b, ok := admin.(*Broker); ok {
 		s.bearer = b.sempBearer
@@ -168,7 +178,7 @@ func adminErr(err error) *sempErr {
 	case isAny(ErrQueueExists, ErrSubscriptionExists, ErrExceptionExists, ErrCertAuthorityExists, ErrClientUsernameExists,
 		ErrOAuthProfileExists, ErrAuthorizationGroupExists, ErrDomainCertAuthorityExists, ErrReplayLogExists):
 		return &sempErr{http.StatusBadRequest, sempCodeAlreadyExists, sempStatusAlreadyExists, err.Error()}
-	case isAny(ErrUnknownQueue, ErrUnknownVPN, ErrUnknownSubscription, ErrUnknownClient, ErrUnknownClientProfile,
+	case isAny(ErrUnknownQueue, ErrUnknownMsg, ErrUnknownVPN, ErrUnknownSubscription, ErrUnknownClient, ErrUnknownClientProfile,
 		ErrUnknownACLProfile, ErrUnknownException, ErrUnknownCertAuthority, ErrUnknownClientUsername, ErrUnknownOAuthProfile,
 		ErrUnknownAuthorizationGroup, ErrUnknownDomainCertAuthority, ErrNoReplayLog):
 		return errNotFound("%s", err.Error())
@@ -252,13 +262,13 @@ func (c *sempCall) parse() *sempErr {
 // authenticate accepts valid basic auth (issuing a session cookie when the
 // request carries no live one) or a live session cookie alone. Wrong basic
 // credentials fail even with a live cookie.
-func (s *sempServer) authenticate(w http.ResponseWriter, r *http.Request) bool {
+func (s *sessionAuth) authenticate(w http.ResponseWriter, r *http.Request) bool {
 	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return s.bearer != nil && s.bearer(r.Context(), tok) == nil
 	}
 	now := s.now()
 	token := ""
-	if ck, err := r.Cookie(sempCookieName); err == nil {
+	if ck, err := r.Cookie(s.cookie); err == nil {
 		token = ck.Value
 	}
 	s.mu.Lock()
@@ -279,7 +289,7 @@ func (s *sempServer) authenticate(w http.ResponseWriter, r *http.Request) bool {
 		}
 		if !live {
 			token = s.newSessionLocked(now)
-			http.SetCookie(w, &http.Cookie{Name: sempCookieName, Value: token, Path: "/", HttpOnly: true,
+			http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: token, Path: "/", HttpOnly: true,
 				SameSite: http.SameSiteStrictMode})
 		}
 	} else if !live {
@@ -289,7 +299,7 @@ func (s *sempServer) authenticate(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-func (s *sempServer) newSessionLocked(now time.Time) string {
+func (s *sessionAuth) newSessionLocked(now time.Time) string {
 	for tok, exp := range s.sessions {
 		if !now.Before(exp) {
 			delete(s.sessions, tok)
@@ -310,7 +320,7 @@ func (s *sempServer) newSessionLocked(now time.Time) string {
 }
 
 // sessionCount reports live sessions, for tests.
-func (s *sempServer) sessionCount() int {
+func (s *sessionAuth) sessionCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
@@ -356,6 +366,25 @@ func decodeAttr[T any](attrs map[string]json.RawMessage, name string, dst **T) *
 	}
 	*dst = &v
 	return nil
+}
+
+// decodeInto decodes attribute name, when the body gives it, onto *dst (a
+// field of the object it changes), as decodeAttr does.
+func decodeInto[T any](attrs map[string]json.RawMessage, name string, dst *T) *sempErr {
+	var v *T
+	if e := decodeAttr(attrs, name, &v); e != nil {
+		return e
+	}
+	setIf(dst, v)
+	return nil
+}
+
+// setIf sets *dst to an attribute's decoded value v when the body gave it
+// (decodeAttr leaves v nil when it did not).
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
 }
 
 // firstErr returns the first non-nil error, so a handler can decode or check
@@ -571,25 +600,6 @@ func required(attr string, v *string) *sempErr {
 		return errInvalid("missing required attribute %s", attr)
 	}
 	return nil
-}
-
-// writeAll answers a list request with all, the whole collection, or with
-// err's SEMP error when listing failed.
-func writeAll[T any](c *sempCall, all []T, err error, item func(T) (any, sempURILink)) *sempErr {
-	if err != nil {
-		return adminErr(err)
-	}
-	return writeEach(c, all, len(all), "", item)
-}
-
-// findIn returns the element of all that the request's path value key
-// names (findNamed), or err's SEMP error when listing failed.
-func findIn[T any](c *sempCall, all []T, err error, name func(T) string, kind, key string) (T, *sempErr) {
-	if err != nil {
-		var zero T
-		return zero, adminErr(err)
-	}
-	return findNamed(all, name, kind, c.r.PathValue(key))
 }
 
 // findNamed returns the element of all whose name is want, or SEMP's

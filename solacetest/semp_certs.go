@@ -6,6 +6,7 @@ package solacetest
 // accepted only with revocation checking off.
 
 import (
+	"encoding/json"
 	"maps"
 	"net/url"
 	"slices"
@@ -124,57 +125,31 @@ type sempClientUsername struct {
 	MsgVpnName        string `json:"msgVpnName"`
 }
 
-func (c *sempCall) clientUsernameLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.vpnObjectURI(vpn, "clientUsernames", name)}
+// clientUsernames is the collection msgVpns/{vpn}/clientUsernames.
+var clientUsernames = vpnCollection[ClientUsername, sempClientUsername, brokerAdmin]{
+	path: "clientUsernames", nameAttr: "clientUsername",
+	name: func(u ClientUsername) string { return u.Name }, object: clientUsernameJSON, changes: clientUsernameChanges,
+	fresh: func(name string) ClientUsername { return ClientUsername{Name: name} },
+	all:   brokerAdmin.ClientUsernames, create: brokerAdmin.CreateClientUsername, remove: brokerAdmin.DeleteClientUsername,
 }
 
-func createClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	attrs, err := c.readBody()
-	if err != nil {
-		return err
-	}
-	var name, password, bodyVPN, clientProfile, aclProfile *string
-	var enabled *bool
+// clientUsernameChanges decodes a MsgVpnClientUsername body onto u. Only
+// the default client and ACL profiles exist.
+func clientUsernameChanges(attrs map[string]json.RawMessage, u *ClientUsername) *sempErr {
+	var clientProfile, aclProfile *string
 	if e := firstErr(
-		decodeAttr(attrs, "clientUsername", &name), decodeAttr(attrs, "password", &password),
-		decodeAttr(attrs, "msgVpnName", &bodyVPN), decodeAttr(attrs, "clientProfileName", &clientProfile),
-		decodeAttr(attrs, "aclProfileName", &aclProfile), decodeAttr(attrs, "enabled", &enabled),
+		decodeInto(attrs, "password", &u.Password), decodeInto(attrs, "enabled", &u.Enabled),
+		decodeAttr(attrs, "clientProfileName", &clientProfile), decodeAttr(attrs, "aclProfileName", &aclProfile),
 	); e != nil {
 		return e
 	}
 	for attr := range attrs {
 		return errNotSupported("attribute %q of clientUsername is not supported by the test broker", attr)
 	}
-	if e := required("clientUsername", name); e != nil {
-		return e
-	}
-	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), onlyDefaultClientProfile(clientProfile), onlyDefaultACLProfile(aclProfile)); e != nil {
-		return e
-	}
-	u := ClientUsername{Name: *name, Enabled: enabled != nil && *enabled}
-	if password != nil {
-		u.Password = *password
-	}
-	if cerr := b.CreateClientUsername(vpn, u); cerr != nil {
-		return adminErr(cerr)
-	}
-	return c.writeObject(clientUsernameJSON(vpn, u), c.clientUsernameLink(vpn, u.Name), nil)
+	return firstErr(onlyDefaultClientProfile(clientProfile), onlyDefaultACLProfile(aclProfile))
 }
 
 func clientUsernameJSON(vpn string, u ClientUsername) sempClientUsername {
 	return sempClientUsername{ACLProfileName: defaultACLProfile, ClientProfileName: defaultClientProfile,
 		ClientUsername: u.Name, Enabled: u.Enabled, MsgVpnName: vpn}
-}
-
-func getClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	all, lerr := b.ClientUsernames(vpn)
-	u, err := findIn(c, all, lerr, func(u ClientUsername) string { return u.Name }, "clientUsername", "name")
-	if err != nil {
-		return err
-	}
-	return c.writeObject(clientUsernameJSON(vpn, u), c.clientUsernameLink(vpn, u.Name), nil)
-}
-
-func deleteClientUsername(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteClientUsername(vpn, c.r.PathValue("name")), adminErr)
 }

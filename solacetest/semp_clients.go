@@ -137,12 +137,8 @@ func listClientSubscriptions(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 }
 
 func disconnectClient(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	attrs, err := c.readBody()
-	if err != nil {
+	if err := noAttributes(c); err != nil {
 		return err
-	}
-	for name := range attrs {
-		return errInvalid("unknown attribute %q", name)
 	}
 	return c.writeMetaOnlyOr(b.DisconnectClient(vpn, c.r.PathValue("client")), adminErr)
 }

@@ -95,106 +95,41 @@ var oauthProfileDefaultsOnly = map[string]string{
 	"mqttUsernameValidateEnabled":      `false`,
 }
 
-// oauthProfileChanges reads a MsgVpnAuthenticationOauthProfile body into a
-// function that applies it.
-func oauthProfileChanges(c *sempCall, vpn string) (name *string, apply func(*OAuthProfile), err *sempErr) {
-	attrs, err := c.readBody()
-	if err != nil {
-		return nil, nil, err
-	}
-	var bodyVPN *string
+// oauthProfileChanges decodes a MsgVpnAuthenticationOauthProfile body onto
+// p.
+func oauthProfileChanges(attrs map[string]json.RawMessage, p *OAuthProfile) *sempErr {
 	var refresh *int64
-	if e := firstErr(decodeAttr(attrs, "oauthProfileName", &name), decodeAttr(attrs, "msgVpnName", &bodyVPN),
-		decodeAttr(attrs, "endpointJwksRefreshInterval", &refresh)); e != nil {
-		return nil, nil, e
+	if e := decodeAttr(attrs, "endpointJwksRefreshInterval", &refresh); e != nil {
+		return e
 	}
-	if e := matchesPath("msgVpnName", bodyVPN, vpn); e != nil {
-		return nil, nil, e
+	if refresh != nil {
+		p.EndpointJWKSRefresh = time.Duration(*refresh) * time.Second
 	}
-	var probe OAuthProfile
-	var sets []func(*OAuthProfile)
 	for attr, raw := range attrs {
 		if def, ok := oauthProfileDefaultsOnly[attr]; ok {
 			if string(raw) != def {
-				return nil, nil, errNotSupported("attribute %q of authenticationOauthProfile: the test broker supports only its default, %s", attr, def)
+				return errNotSupported("attribute %q of authenticationOauthProfile: the test broker supports only its default, %s", attr, def)
 			}
 			continue
 		}
 		field, ok := oauthProfileAttrs[attr]
 		if !ok {
-			return nil, nil, errInvalid("unknown attribute %q", attr)
+			return errInvalid("unknown attribute %q", attr)
 		}
-		if jerr := json.Unmarshal(raw, field(&probe)); jerr != nil {
-			return nil, nil, errInvalid("attribute %q: %v", attr, jerr)
+		if jerr := json.Unmarshal(raw, field(p)); jerr != nil {
+			return errInvalid("attribute %q: %v", attr, jerr)
 		}
-		sets = append(sets, func(p *OAuthProfile) { _ = json.Unmarshal(raw, field(p)) })
 	}
-	return name, func(p *OAuthProfile) {
-		for _, set := range sets {
-			set(p)
-		}
-		if refresh != nil {
-			p.EndpointJWKSRefresh = time.Duration(*refresh) * time.Second
-		}
-	}, nil
+	return nil
 }
 
-func (c *sempCall) oauthProfileLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.vpnObjectURI(vpn, "authenticationOauthProfiles", name)}
-}
-
-func createOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	name, apply, err := oauthProfileChanges(c, vpn)
-	if err != nil {
-		return err
-	}
-	if e := required("oauthProfileName", name); e != nil {
-		return e
-	}
-	p := NewOAuthProfile(*name)
-	apply(&p)
-	if cerr := b.CreateOAuthProfile(vpn, p); cerr != nil {
-		return adminErr(cerr)
-	}
-	return c.writeObject(oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name), nil)
-}
-
-func findOAuthProfile(c *sempCall, b oauthAdmin, vpn string) (OAuthProfile, *sempErr) {
-	all, err := b.OAuthProfiles(vpn)
-	return findIn(c, all, err, func(p OAuthProfile) string { return p.Name }, "authenticationOauthProfile", "profile")
-}
-
-func getOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	p, err := findOAuthProfile(c, b, vpn)
-	if err != nil {
-		return err
-	}
-	return c.writeObject(oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name), nil)
-}
-
-func listOAuthProfiles(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	all, err := b.OAuthProfiles(vpn)
-	return writeAll(c, all, err, func(p OAuthProfile) (any, sempURILink) {
-		return oauthProfileJSON(vpn, p), c.oauthProfileLink(vpn, p.Name)
-	})
-}
-
-func updateOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	name, apply, err := oauthProfileChanges(c, vpn)
-	if err != nil {
-		return err
-	}
-	if e := matchesPath("oauthProfileName", name, c.r.PathValue("profile")); e != nil {
-		return e
-	}
-	if uerr := b.UpdateOAuthProfile(vpn, c.r.PathValue("profile"), apply); uerr != nil {
-		return adminErr(uerr)
-	}
-	return getOAuthProfile(c, b, vpn)
-}
-
-func deleteOAuthProfile(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteOAuthProfile(vpn, c.r.PathValue("profile")), adminErr)
+// oauthProfiles is the collection msgVpns/{vpn}/authenticationOauthProfiles.
+var oauthProfiles = vpnCollection[OAuthProfile, sempOAuthProfile, oauthAdmin]{
+	path: "authenticationOauthProfiles", nameAttr: "oauthProfileName", monitor: true,
+	name: func(p OAuthProfile) string { return p.Name }, object: oauthProfileJSON, changes: oauthProfileChanges,
+	fresh: NewOAuthProfile,
+	all:   oauthAdmin.OAuthProfiles, create: oauthAdmin.CreateOAuthProfile,
+	update: oauthAdmin.UpdateOAuthProfile, remove: oauthAdmin.DeleteOAuthProfile,
 }
 
 // ---- authorization groups ----
@@ -212,63 +147,36 @@ func authzGroupJSON(vpn string, g AuthorizationGroup) sempAuthorizationGroup {
 		ClientProfileName: defaultClientProfile, Enabled: g.Enabled, MsgVpnName: vpn}
 }
 
-func (c *sempCall) authzGroupLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.vpnObjectURI(vpn, "authorizationGroups", name)}
+// authzGroups is the collection msgVpns/{vpn}/authorizationGroups.
+var authzGroups = vpnCollection[AuthorizationGroup, sempAuthorizationGroup, oauthAdmin]{
+	path: "authorizationGroups", nameAttr: "authorizationGroupName", monitor: true,
+	name: func(g AuthorizationGroup) string { return g.Name }, object: authzGroupJSON, changes: authzGroupChanges,
+	fresh: func(name string) AuthorizationGroup { return AuthorizationGroup{Name: name} },
+	all:   oauthAdmin.AuthorizationGroups, create: oauthAdmin.CreateAuthorizationGroup, remove: oauthAdmin.DeleteAuthorizationGroup,
 }
 
-func createAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	attrs, err := c.readBody()
-	if err != nil {
-		return err
-	}
-	var name, bodyVPN, aclProfile, clientProfile, before, after *string
-	var enabled *bool
+// authzGroupChanges decodes a MsgVpnAuthorizationGroup body onto g. Only
+// the default client and ACL profiles exist, and groups are not ordered.
+func authzGroupChanges(attrs map[string]json.RawMessage, g *AuthorizationGroup) *sempErr {
+	var aclProfile, clientProfile, before, after *string
 	if e := firstErr(
-		decodeAttr(attrs, "authorizationGroupName", &name), decodeAttr(attrs, "msgVpnName", &bodyVPN),
 		decodeAttr(attrs, "aclProfileName", &aclProfile), decodeAttr(attrs, "clientProfileName", &clientProfile),
 		decodeAttr(attrs, "orderBeforeAuthorizationGroupName", &before), decodeAttr(attrs, "orderAfterAuthorizationGroupName", &after),
-		decodeAttr(attrs, "enabled", &enabled),
+		decodeInto(attrs, "enabled", &g.Enabled),
 	); e != nil {
 		return e
 	}
 	if e := unknownAttr(attrs); e != nil {
 		return e
 	}
-	if e := required("authorizationGroupName", name); e != nil {
-		return e
-	}
-	if e := firstErr(matchesPath("msgVpnName", bodyVPN, vpn), onlyDefaultACLProfile(aclProfile), onlyDefaultClientProfile(clientProfile)); e != nil {
+	if e := firstErr(onlyDefaultACLProfile(aclProfile), onlyDefaultClientProfile(clientProfile)); e != nil {
 		return e
 	}
 	switch {
 	case before != nil && *before != "", after != nil && *after != "":
 		return errNotSupported("authorization group ordering is not supported by the test broker (it authorizes by client username)")
 	}
-	g := AuthorizationGroup{Name: *name, Enabled: enabled != nil && *enabled}
-	if cerr := b.CreateAuthorizationGroup(vpn, g); cerr != nil {
-		return adminErr(cerr)
-	}
-	return c.writeObject(authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name), nil)
-}
-
-func getAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	all, lerr := b.AuthorizationGroups(vpn)
-	g, err := findIn(c, all, lerr, func(g AuthorizationGroup) string { return g.Name }, "authorizationGroup", "group")
-	if err != nil {
-		return err
-	}
-	return c.writeObject(authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name), nil)
-}
-
-func listAuthzGroups(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	all, err := b.AuthorizationGroups(vpn)
-	return writeAll(c, all, err, func(g AuthorizationGroup) (any, sempURILink) {
-		return authzGroupJSON(vpn, g), c.authzGroupLink(vpn, g.Name)
-	})
-}
-
-func deleteAuthzGroup(c *sempCall, b oauthAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteAuthorizationGroup(vpn, c.r.PathValue("group")), adminErr)
+	return nil
 }
 
 // ---- domain certificate authorities ----
@@ -300,22 +208,8 @@ func (s *sempServer) registerOAuthRoutes(admin brokerAdmin) {
 	if !ok {
 		return
 	}
-	const (
-		config  = sempConfigBase + "/msgVpns/{vpn}"
-		monitor = sempMonitorBase + "/msgVpns/{vpn}"
-	)
-	inVPN := func(pattern string, h func(*sempCall, oauthAdmin, string) *sempErr) { handleInVPN(s, pattern, b, h) }
-	for _, base := range []string{config, monitor} {
-		inVPN("GET "+base+"/authenticationOauthProfiles", listOAuthProfiles)
-		inVPN("GET "+base+"/authenticationOauthProfiles/{profile}", getOAuthProfile)
-		inVPN("GET "+base+"/authorizationGroups", listAuthzGroups)
-		inVPN("GET "+base+"/authorizationGroups/{group}", getAuthzGroup)
-	}
-	inVPN("POST "+config+"/authenticationOauthProfiles", createOAuthProfile)
-	inVPN("PATCH "+config+"/authenticationOauthProfiles/{profile}", updateOAuthProfile)
-	inVPN("DELETE "+config+"/authenticationOauthProfiles/{profile}", deleteOAuthProfile)
-	inVPN("POST "+config+"/authorizationGroups", createAuthzGroup)
-	inVPN("DELETE "+config+"/authorizationGroups/{group}", deleteAuthzGroup)
+	oauthProfiles.register(s, b)
+	authzGroups.register(s, b)
 	caCollection{path: "/domainCertAuthorities", kind: "domainCertAuthority",
 		add: b.AddDomainCertAuthority, remove: b.RemoveDomainCertAuthority, all: b.DomainCertAuthorities,
 		object: func(name, pemCerts string) any {

@@ -1,7 +1,8 @@
 package solacetest
 
 // This file is the SEMP monitor resource msgVpns/{vpn}/queues/{queue}/msgs:
-// the messages a queue holds.
+// the messages a queue holds, and the action API's deleteMsgs (purge) and
+// msgs/{msg}/delete on them.
 
 import (
 	"fmt"
@@ -89,4 +90,37 @@ func getQueueMsg(c *sempCall, b brokerAdmin, vpn string) *sempErr {
 		}
 	}
 	return errNotFound("could not find match for msg %q in queue %q", c.r.PathValue("msg"), queue)
+}
+
+// noAttributes reads an action's body, which must have no attributes.
+func noAttributes(c *sempCall) *sempErr {
+	attrs, err := c.readBody()
+	if err != nil {
+		return err
+	}
+	for name := range attrs {
+		return errInvalid("unknown attribute %q", name)
+	}
+	return nil
+}
+
+// purgeQueue is the action msgVpns/{vpn}/queues/{queue}/deleteMsgs.
+func purgeQueue(c *sempCall, b brokerAdmin, vpn string) *sempErr {
+	if err := noAttributes(c); err != nil {
+		return err
+	}
+	_, err := b.PurgeQueue(vpn, c.r.PathValue("queue"))
+	return c.writeMetaOnlyOr(err, adminErr)
+}
+
+// deleteQueueMsg is the action msgVpns/{vpn}/queues/{queue}/msgs/{msg}/delete.
+func deleteQueueMsg(c *sempCall, b brokerAdmin, vpn string) *sempErr {
+	if err := noAttributes(c); err != nil {
+		return err
+	}
+	id, perr := strconv.ParseUint(c.r.PathValue("msg"), 10, 64)
+	if perr != nil {
+		return errNotFound("could not find match for msg %q in queue %q", c.r.PathValue("msg"), c.r.PathValue("queue"))
+	}
+	return c.writeMetaOnlyOr(b.DeleteQueueMsg(vpn, c.r.PathValue("queue"), id), adminErr)
 }

@@ -185,14 +185,14 @@ type sempURILink struct {
 // queueChanges is a parsed MsgVpnQueue request body: the attributes the
 // broker models, nil when absent.
 type queueChanges struct {
-	name, vpn                      *string
-	accessType, permission, owner  *string
-	deadMsgQueue                   *string
-	ingress, egress, respectTTL    *bool
-	maxRedeliveryCount, maxSpoolMB *int64
-	maxMsgSize                     *int64
-	partitionCount, rebalanceDelay *int64
-	rejectOnDiscard                *string
+	name, vpn                                  *string
+	accessType                                 *AccessType
+	permission, owner                          *string
+	deadMsgQueue                               *string
+	ingress, egress, respectTTL                *bool
+	maxRedeliveryCount, maxMsgSize, partitions *int
+	maxSpoolMB, rebalanceDelay                 *int64
+	rejectOnDiscard                            *string
 }
 
 // sempQueueDefaultAttrs holds the JSON default of every MsgVpnQueue attribute
@@ -218,36 +218,20 @@ func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
 		return nil, err
 	}
 	var q queueChanges
-	for _, d := range []struct {
-		name string
-		dst  **string
-	}{
-		{"queueName", &q.name}, {"msgVpnName", &q.vpn}, {"accessType", &q.accessType},
-		{"permission", &q.permission}, {"owner", &q.owner}, {"deadMsgQueue", &q.deadMsgQueue},
-		{"rejectMsgToSenderOnDiscardBehavior", &q.rejectOnDiscard},
-	} {
-		if err := decodeAttr(attrs, d.name, d.dst); err != nil {
-			return nil, err
-		}
+	if e := firstErr(
+		decodeAttr(attrs, "queueName", &q.name), decodeAttr(attrs, "msgVpnName", &q.vpn),
+		decodeAttr(attrs, "accessType", &q.accessType), decodeAttr(attrs, "permission", &q.permission),
+		decodeAttr(attrs, "owner", &q.owner), decodeAttr(attrs, "deadMsgQueue", &q.deadMsgQueue),
+		decodeAttr(attrs, "rejectMsgToSenderOnDiscardBehavior", &q.rejectOnDiscard),
+		decodeAttr(attrs, "ingressEnabled", &q.ingress), decodeAttr(attrs, "egressEnabled", &q.egress),
+		decodeAttr(attrs, "respectTtlEnabled", &q.respectTTL),
+		decodeAttr(attrs, "maxRedeliveryCount", &q.maxRedeliveryCount), decodeAttr(attrs, "maxMsgSpoolUsage", &q.maxSpoolMB),
+		decodeAttr(attrs, "maxMsgSize", &q.maxMsgSize), decodeAttr(attrs, "partitionCount", &q.partitions),
+		decodeAttr(attrs, "partitionRebalanceDelay", &q.rebalanceDelay),
+	); e != nil {
+		return nil, e
 	}
-	for _, d := range []struct {
-		name string
-		dst  **bool
-	}{{"ingressEnabled", &q.ingress}, {"egressEnabled", &q.egress}, {"respectTtlEnabled", &q.respectTTL}} {
-		if err := decodeAttr(attrs, d.name, d.dst); err != nil {
-			return nil, err
-		}
-	}
-	for _, d := range []struct {
-		name string
-		dst  **int64
-	}{{"maxRedeliveryCount", &q.maxRedeliveryCount}, {"maxMsgSpoolUsage", &q.maxSpoolMB}, {"maxMsgSize", &q.maxMsgSize},
-		{"partitionCount", &q.partitionCount}, {"partitionRebalanceDelay", &q.rebalanceDelay}} {
-		if err := decodeAttr(attrs, d.name, d.dst); err != nil {
-			return nil, err
-		}
-	}
-	if q.accessType != nil && *q.accessType != string(AccessExclusive) && *q.accessType != string(AccessNonExclusive) {
+	if q.accessType != nil && *q.accessType != AccessExclusive && *q.accessType != AccessNonExclusive {
 		return nil, errInvalid("accessType %q is not one of exclusive, non-exclusive", *q.accessType)
 	}
 	if q.permission != nil && !slices.Contains(sempwire.Permissions, *q.permission) {
@@ -259,8 +243,8 @@ func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
 	if q.maxMsgSize != nil && (*q.maxMsgSize < 0 || *q.maxMsgSize > maxFrameSize) {
 		return nil, errInvalid("maxMsgSize %d is outside 0-%d", *q.maxMsgSize, maxFrameSize)
 	}
-	if q.partitionCount != nil && (*q.partitionCount < 0 || *q.partitionCount > 1000) {
-		return nil, errInvalid("partitionCount %d is outside 0-1000", *q.partitionCount)
+	if q.partitions != nil && (*q.partitions < 0 || *q.partitions > 1000) {
+		return nil, errInvalid("partitionCount %d is outside 0-1000", *q.partitions)
 	}
 	if q.rejectOnDiscard != nil && !slices.Contains(sempwire.RejectOnDiscardBehaviors, *q.rejectOnDiscard) {
 		return nil, errInvalid("rejectMsgToSenderOnDiscardBehavior %q is not one of always, when-queue-enabled, never", *q.rejectOnDiscard)
@@ -301,47 +285,21 @@ func mustJSON(v any) string {
 
 // apply copies the changes onto cfg.
 func (q *queueChanges) apply(cfg *QueueConfig) {
-	if q.accessType != nil {
-		cfg.AccessType = AccessType(*q.accessType)
-	}
-	if q.permission != nil {
-		cfg.Permission = *q.permission
-	}
-	if q.owner != nil {
-		cfg.Owner = *q.owner
-	}
-	if q.deadMsgQueue != nil {
-		cfg.DeadMsgQueue = *q.deadMsgQueue
-	}
-	if q.ingress != nil {
-		cfg.IngressEnabled = *q.ingress
-	}
-	if q.egress != nil {
-		cfg.EgressEnabled = *q.egress
-	}
-	if q.respectTTL != nil {
-		cfg.RespectTTL = *q.respectTTL
-	}
-	if q.maxRedeliveryCount != nil {
-		cfg.MaxRedeliveryCount = int(*q.maxRedeliveryCount)
-	}
-	if q.maxMsgSize != nil {
-		cfg.MaxMsgSize = int(*q.maxMsgSize)
-	}
-	if q.partitionCount != nil {
-		cfg.PartitionCount = int(*q.partitionCount)
-	}
-	if q.rebalanceDelay != nil {
-		cfg.PartitionRebalanceDelay = *q.rebalanceDelay
-	}
-	if q.rejectOnDiscard != nil {
-		cfg.RejectMsgToSenderOnDiscard = *q.rejectOnDiscard
-	}
-	if q.maxSpoolMB != nil {
-		// SEMP's 0 means "only the last message"; the broker's 0 means no
-		// limit. Nobody configures the former on purpose.
-		cfg.MaxMsgSpoolUsage = *q.maxSpoolMB
-	}
+	setIf(&cfg.AccessType, q.accessType)
+	setIf(&cfg.Permission, q.permission)
+	setIf(&cfg.Owner, q.owner)
+	setIf(&cfg.DeadMsgQueue, q.deadMsgQueue)
+	setIf(&cfg.IngressEnabled, q.ingress)
+	setIf(&cfg.EgressEnabled, q.egress)
+	setIf(&cfg.RespectTTL, q.respectTTL)
+	setIf(&cfg.MaxRedeliveryCount, q.maxRedeliveryCount)
+	setIf(&cfg.MaxMsgSize, q.maxMsgSize)
+	setIf(&cfg.PartitionCount, q.partitions)
+	setIf(&cfg.PartitionRebalanceDelay, q.rebalanceDelay)
+	setIf(&cfg.RejectMsgToSenderOnDiscard, q.rejectOnDiscard)
+	// SEMP's 0 means "only the last message"; the broker's 0 means no
+	// limit. Nobody configures the former on purpose.
+	setIf(&cfg.MaxMsgSpoolUsage, q.maxSpoolMB)
 }
 
 // checkIdentity rejects a body whose identifying attributes contradict the

@@ -5,6 +5,7 @@ package solacetest
 // msgVpns/{vpn}/queues/{queue}/startReplay.
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -18,113 +19,40 @@ type sempReplayLog struct {
 	TopicFilterEnabled bool   `json:"topicFilterEnabled"`
 }
 
-func (c *sempCall) replayLogLink(vpn, name string) sempURILink {
-	return sempURILink{URI: c.vpnObjectURI(vpn, "replayLogs", name)}
+// replayLogs is the collection msgVpns/{vpn}/replayLogs.
+var replayLogs = vpnCollection[ReplayLog, sempReplayLog, brokerAdmin]{
+	path: "replayLogs", nameAttr: "replayLogName",
+	name: func(l ReplayLog) string { return l.Name }, object: replayLogJSON, changes: replayLogChanges,
+	// SEMP's defaults: both switches off.
+	fresh: func(name string) ReplayLog { return ReplayLog{Name: name} },
+	all:   brokerAdmin.ReplayLogs, create: brokerAdmin.CreateReplayLog,
+	update: brokerAdmin.UpdateReplayLog, remove: brokerAdmin.DeleteReplayLog,
 }
 
-// replayLogChanges reads a MsgVpnReplayLog body.
-func replayLogChanges(c *sempCall, vpn string) (name *string, apply func(*ReplayLog), err *sempErr) {
-	attrs, err := c.readBody()
-	if err != nil {
-		return nil, nil, err
-	}
-	var bodyVPN *string
-	var ingress, egress, topicFilter *bool
-	var quota *int64
+// replayLogChanges decodes a MsgVpnReplayLog body onto l.
+func replayLogChanges(attrs map[string]json.RawMessage, l *ReplayLog) *sempErr {
+	var topicFilter *bool
 	if e := firstErr(
-		decodeAttr(attrs, "replayLogName", &name), decodeAttr(attrs, "msgVpnName", &bodyVPN),
-		decodeAttr(attrs, "ingressEnabled", &ingress), decodeAttr(attrs, "egressEnabled", &egress),
-		decodeAttr(attrs, "topicFilterEnabled", &topicFilter), decodeAttr(attrs, "maxSpoolUsage", &quota),
+		decodeInto(attrs, "ingressEnabled", &l.IngressEnabled), decodeInto(attrs, "egressEnabled", &l.EgressEnabled),
+		decodeAttr(attrs, "topicFilterEnabled", &topicFilter), decodeInto(attrs, "maxSpoolUsage", &l.MaxSpoolUsage),
 	); e != nil {
-		return nil, nil, e
+		return e
 	}
-	for attr := range attrs {
-		return nil, nil, errInvalid("unknown attribute %q", attr)
-	}
-	if e := matchesPath("msgVpnName", bodyVPN, vpn); e != nil {
-		return nil, nil, e
+	if e := unknownAttr(attrs); e != nil {
+		return e
 	}
 	switch {
 	case topicFilter != nil && *topicFilter:
-		return nil, nil, errNotSupported("the test broker does not implement replay-log topic filters")
-	case quota != nil && *quota < 0:
-		return nil, nil, errInvalid("maxSpoolUsage %d is negative", *quota)
+		return errNotSupported("the test broker does not implement replay-log topic filters")
+	case l.MaxSpoolUsage < 0:
+		return errInvalid("maxSpoolUsage %d is negative", l.MaxSpoolUsage)
 	}
-	return name, func(l *ReplayLog) {
-		if ingress != nil {
-			l.IngressEnabled = *ingress
-		}
-		if egress != nil {
-			l.EgressEnabled = *egress
-		}
-		if quota != nil {
-			l.MaxSpoolUsage = *quota
-		}
-	}, nil
+	return nil
 }
 
 func replayLogJSON(vpn string, l ReplayLog) sempReplayLog {
 	return sempReplayLog{EgressEnabled: l.EgressEnabled, IngressEnabled: l.IngressEnabled,
 		MaxSpoolUsage: l.MaxSpoolUsage, MsgVpnName: vpn, ReplayLogName: l.Name}
-}
-
-func writeReplayLog(c *sempCall, vpn string, l ReplayLog) *sempErr {
-	return c.writeObject(replayLogJSON(vpn, l), c.replayLogLink(vpn, l.Name), nil)
-}
-
-func createReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	name, apply, err := replayLogChanges(c, vpn)
-	if err != nil {
-		return err
-	}
-	if e := required("replayLogName", name); e != nil {
-		return e
-	}
-	// SEMP's defaults: both switches off.
-	l := ReplayLog{Name: *name}
-	apply(&l)
-	if cerr := b.CreateReplayLog(vpn, l); cerr != nil {
-		return adminErr(cerr)
-	}
-	return writeReplayLog(c, vpn, l)
-}
-
-func findReplayLog(c *sempCall, b brokerAdmin, vpn string) (ReplayLog, *sempErr) {
-	logs, err := b.ReplayLogs(vpn)
-	return findIn(c, logs, err, func(l ReplayLog) string { return l.Name }, "replayLog", "name")
-}
-
-func getReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	l, err := findReplayLog(c, b, vpn)
-	if err != nil {
-		return err
-	}
-	return writeReplayLog(c, vpn, l)
-}
-
-func listReplayLogs(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	logs, err := b.ReplayLogs(vpn)
-	return writeAll(c, logs, err, func(l ReplayLog) (any, sempURILink) {
-		return replayLogJSON(vpn, l), c.replayLogLink(vpn, l.Name)
-	})
-}
-
-func updateReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	name, apply, err := replayLogChanges(c, vpn)
-	if err != nil {
-		return err
-	}
-	if e := matchesPath("replayLogName", name, c.r.PathValue("name")); e != nil {
-		return e
-	}
-	if uerr := b.UpdateReplayLog(vpn, c.r.PathValue("name"), apply); uerr != nil {
-		return adminErr(uerr)
-	}
-	return getReplayLog(c, b, vpn)
-}
-
-func deleteReplayLog(c *sempCall, b brokerAdmin, vpn string) *sempErr {
-	return c.writeMetaOnlyOr(b.DeleteReplayLog(vpn, c.r.PathValue("name")), adminErr)
 }
 
 // startReplay is the action msgVpns/{vpn}/queues/{queue}/startReplay.

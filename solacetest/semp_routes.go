@@ -22,6 +22,8 @@ type brokerAdmin interface {
 	Clients(vpn string) ([]ClientInfo, error)
 	DisconnectClient(vpn, name string) error
 	QueueMsgs(vpn, queue string) ([]QueueMsg, error)
+	PurgeQueue(vpn, queue string) (int, error)
+	DeleteQueueMsg(vpn, queue string, id uint64) error
 	VPN(vpn string) (VPNConfig, error)
 	UpdateVPN(vpn string, update func(*VPNConfig)) error
 	ClientProfile(vpn, name string) (ClientProfile, error)
@@ -55,11 +57,7 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	inVPN("PATCH "+config, updateVPN)
 	inVPN("GET "+monitor, getVPN)
 	// semp_profiles.go
-	for _, base := range []string{config, monitor} {
-		inVPN("GET "+base+"/clientProfiles", listClientProfiles)
-		inVPN("GET "+base+"/clientProfiles/{profile}", getClientProfile)
-	}
-	inVPN("PATCH "+config+"/clientProfiles/{profile}", updateClientProfile)
+	clientProfiles.register(s, b)
 	// semp_acl.go
 	inVPN("GET "+config+"/aclProfiles/{profile}", getACLProfile)
 	for _, kind := range []string{ACLPublishTopic, ACLSubscribeTopic, ACLSubscribeShareName} {
@@ -74,17 +72,11 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 		inVPN("DELETE "+coll+"/{exception...}", ofKind(removeACLException))
 	}
 	// semp_replay.go
-	inVPN("GET "+config+"/replayLogs", listReplayLogs)
-	inVPN("POST "+config+"/replayLogs", createReplayLog)
-	inVPN("GET "+config+"/replayLogs/{name}", getReplayLog)
-	inVPN("PATCH "+config+"/replayLogs/{name}", updateReplayLog)
-	inVPN("DELETE "+config+"/replayLogs/{name}", deleteReplayLog)
+	replayLogs.register(s, b)
 	inVPN("PUT "+action+"/queues/{queue}/startReplay", startReplay)
 	// semp_certs.go
 	clientCAs(b).register(s, false, false)
-	inVPN("POST "+config+"/clientUsernames", createClientUsername)
-	inVPN("GET "+config+"/clientUsernames/{name}", getClientUsername)
-	inVPN("DELETE "+config+"/clientUsernames/{name}", deleteClientUsername)
+	clientUsernames.register(s, b)
 	// semp_clients.go
 	inVPN("GET "+monitor+"/clients", listClients)
 	inVPN("GET "+monitor+"/clients/{client}", getClient)
@@ -93,6 +85,8 @@ func (s *sempServer) registerRoutes(b brokerAdmin) {
 	// semp_queue_msgs.go
 	inVPN("GET "+monitor+"/queues/{queue}/msgs", listQueueMsgs)
 	inVPN("GET "+monitor+"/queues/{queue}/msgs/{msg}", getQueueMsg)
+	inVPN("PUT "+action+"/queues/{queue}/deleteMsgs", purgeQueue)
+	inVPN("PUT "+action+"/queues/{queue}/msgs/{msg}/delete", deleteQueueMsg)
 	// semp_oauth.go
 	s.registerOAuthRoutes(b)
 }

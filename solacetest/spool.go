@@ -136,12 +136,13 @@ type queue struct {
 	// expiry, so that the janitor skips queues without any: walking every
 	// ready message each tick cost a full queue's worth of work per tick
 	// once a queue held a large backlog without TTLs.
-	expiring    int
-	bytes       int64
-	flows       []*flow // bound consumers in bind order; flows[0] is the active one of an exclusive queue
-	rr          int     // round-robin position for non-exclusive queues
-	redelivered int
-	tempOwner   string // client name that created a temporary queue
+	expiring     int
+	bytes        int64
+	flows        []*flow // bound consumers in bind order; flows[0] is the active one of an exclusive queue
+	rr           int     // round-robin position for non-exclusive queues
+	redelivered  int
+	deadLettered int    // messages dead-lettered: moved to the DMQ or discarded
+	tempOwner    string // client name that created a temporary queue
 	// partOwners is each partition's consumer flow (nil: none until the
 	// next rebalance), rebalanceAt when that is due (partition.go).
 	partOwners   []*flow
@@ -158,7 +159,8 @@ func (q *queue) config() QueueConfig {
 }
 
 func (q *queue) stats() QueueStats {
-	s := QueueStats{SpooledMsgCount: q.count, SpooledBytes: q.bytes, Redelivered: q.redelivered, Consumers: len(q.flows)}
+	s := QueueStats{SpooledMsgCount: q.count, SpooledBytes: q.bytes, Redelivered: q.redelivered, DeadLettered: q.deadLettered,
+		Consumers: len(q.flows)}
 	for _, f := range q.flows {
 		s.Unacked += len(f.unsettled)
 	}
@@ -272,6 +274,7 @@ func (b *Broker) redeliver(q *queue, qm *qmsg, why string) {
 // expire again.
 func (b *Broker) deadLetter(q *queue, qm *qmsg, why string) {
 	q.remove(qm)
+	q.deadLettered++
 	dmqName := q.cfg.DeadMsgQueue
 	dmq, ok := q.vpn.queues[dmqName]
 	if dmqName == "" || !ok || dmq == q || !qm.m.dmqEligible() {

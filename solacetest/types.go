@@ -68,6 +68,10 @@ type QueueStats struct {
 	Unacked int
 	// Redelivered counts redeliveries made from this queue since it was made.
 	Redelivered int
+	// DeadLettered counts messages that expired, were rejected or ran out
+	// of redeliveries since the queue was made: moved to its dead-message
+	// queue, or discarded when they could not go there.
+	DeadLettered int
 	// Consumers counts bound consumer flows.
 	Consumers int
 }

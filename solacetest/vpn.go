@@ -5,6 +5,8 @@ package solacetest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // Basic authentication types (SEMP's authenticationBasicType).
@@ -102,4 +104,11 @@ func (b *Broker) authenticateLocked(v *vpnState, user, pass string) (uint32, str
 		return 0, ""
 	}
 	return 401, "Unauthorized"
+}
+
+// VPNs lists the broker's message VPNs, sorted.
+func (b *Broker) VPNs() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Sorted(maps.Keys(b.vpns))
 }

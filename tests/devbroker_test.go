@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"io"
+	"net/http"
 	"regexp"
 	"syscall"
 	"testing"
@@ -16,18 +18,30 @@ import (
 // own process and drives it with the real Solace Go client: log in, publish
 // persistently to a pre-created queue's topic, consume and ack.
 func TestDevbrokerServesTheSolaceClient(t *testing.T) {
-	p := startBinary(t, "devbroker", "--smf-addr", "127.0.0.1:0", "--semp-addr", "-",
+	p := startBinary(t, "devbroker", "--smf-addr", "127.0.0.1:0", "--semp-addr", "-", "--console-addr", "127.0.0.1:0",
 		"--user", "app:pw", "--queue", "jobs:jobs/>,other/*")
-	ready := regexp.MustCompile(`devbroker ready: smf=(tcp://\S+)`)
-	var url string
+	ready := regexp.MustCompile(`devbroker ready: smf=(tcp://\S+) .* console=(http://\S+)`)
+	var url, consoleURL string
 	require.Eventually(t, func() bool {
 		m := ready.FindStringSubmatch(p.out.String())
 		if m != nil {
-			url = m[1]
+			url, consoleURL = m[1], m[2]
 		}
 		return m != nil
 	}, 30*time.Second, 20*time.Millisecond, "devbroker did not report ready:\n%s", p.out.String())
 	require.Contains(t, p.out.String(), "not a production")
+
+	// The web console answers the SEMP user with the pre-created queue.
+	req, err := http.NewRequestWithContext(t.Context(), "GET", consoleURL+"/api/state", nil)
+	require.NoError(t, err)
+	req.SetBasicAuth("admin", "admin")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	state, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(state), `"Name":"jobs"`)
 
 	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
 		config.TransportLayerPropertyHost:                      url,

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/connect-solace/connect-solace/internal/amqpwire"
+	"github.com/connect-solace/connect-solace/internal/widen"
 )
 
 // Message types the decoder reports besides those the encoder produces.
@@ -421,7 +422,7 @@ func (m *rawMessage) annotationKind(key string) (DestKind, bool) {
 	if !ok {
 		return 0, false
 	}
-	n, ok := asInt64(v)
+	n, ok := widen.Int64(v)
 	if !ok || n < int64(KindQueue) || n > int64(KindTempTopic) {
 		return 0, false
 	}
@@ -438,31 +439,6 @@ func (m *rawMessage) annotation(key string) (any, bool) {
 	}
 	v, err := amqpwire.Value(raw)
 	return v, err == nil
-}
-
-func asInt64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case uint8:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case uint64:
-		if n > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(n), true
-	}
-	return 0, false
 }
 
 // Prefixes the JMS mapping (and Qpid JMS) use to carry non-string AMQP
@@ -574,7 +550,7 @@ var msgTypeName = map[int8]string{
 func (in *Inbound) decodeBody(m *rawMessage, problems []string) []string {
 	code, hasCode := int8(-1), false
 	if v, ok := m.annotation(AnnMsgType); ok {
-		if n, ok := asInt64(v); ok && n >= math.MinInt8 && n <= math.MaxInt8 {
+		if n, ok := widen.Int64(v); ok && n >= math.MinInt8 && n <= math.MaxInt8 {
 			code, hasCode = int8(n), true
 		} else {
 			problems = append(problems, fmt.Sprintf("%s is %v (%T), not a byte: type inferred from the body", AnnMsgType, v, v))

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/connect-solace/connect-solace/internal/widen"
 )
 
 // selectorReserved are the words a JMS message selector reserves; a property
@@ -62,16 +64,9 @@ func PropertyValue(v any) (any, error) {
 	switch t := v.(type) {
 	case nil, string, bool, int8, int16, int32, int64, float32, float64:
 		return t, nil
-	case uint:
-		return unsignedValue(uint64(t)), nil
-	case uint64:
-		return unsignedValue(t), nil
 	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i, nil
-		}
-		if f, err := t.Float64(); err == nil {
-			return f, nil
+		if n, err := widen.Number(t); err == nil {
+			return n, nil
 		}
 		return t.String(), nil
 	case time.Time:

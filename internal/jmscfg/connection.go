@@ -12,6 +12,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connect-solace/connect-solace/internal/jms"
+	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/secretfile"
 )
 
@@ -34,6 +35,20 @@ const (
 	FieldLinkCacheSize  = "link_cache_size"
 	FieldContainerID    = "container_id"
 )
+
+// Spec starts the spec of a jms plugin: its status and category, its summary
+// and description, the connection fields, and the lint rule that calls the
+// plugin's lint method, which reports LintProblems. The plugin adds its own
+// fields.
+func Spec(summary, description, lintMethod string) *service.ConfigSpec {
+	return service.NewConfigSpec().
+		Beta().
+		Categories("Services").
+		Summary(summary).
+		Description(description).
+		Fields(ConnectionFields()...).
+		LintRule(lintmethod.Rule(lintMethod))
+}
 
 // ConnectionFields returns the spec fields of a JMS broker connection, in the
 // order they appear in the docs.
@@ -140,14 +155,32 @@ func (f connFields) problems() []error {
 	return errs
 }
 
-// ConnectionProblems are the contradictions among the connection fields of
-// conf, for a lint rule (see lintmethod.Register).
-func ConnectionProblems(conf *service.ParsedConfig) ([]error, error) {
+// DestinationError is the rule of both jms plugins that exactly one of
+// their fields queue and topic is set, or nil.
+func DestinationError(queue, topic bool) error {
+	switch {
+	case !queue && !topic:
+		return errors.New("field queue or topic is required: set queue: <name> for a queue (point-to-point) or topic: <name> for a topic (publish/subscribe)")
+	case queue && topic:
+		return errors.New("fields queue and topic are both set: a JMS destination is either a queue or a topic, remove one of them")
+	}
+	return nil
+}
+
+// LintProblems are what a jms plugin's lint rule reports (see
+// lintmethod.Register): the destination rule, given whether the plugin's
+// queue and topic are set, then the contradictions among the connection
+// fields of conf.
+func LintProblems(conf *service.ParsedConfig, queue, topic bool) ([]error, error) {
+	var errs []error
+	if err := DestinationError(queue, topic); err != nil {
+		errs = append(errs, err)
+	}
 	f, err := readConnFields(conf)
 	if err != nil {
 		return nil, err
 	}
-	return f.problems(), nil
+	return append(errs, f.problems()...), nil
 }
 
 // ConnConfigFromParsed reads the fields of ConnectionFields and checks them.

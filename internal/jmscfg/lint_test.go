@@ -11,10 +11,39 @@ import (
 )
 
 // The method behind a lint rule of the connection fields, registered as the
-// jms plugins register theirs.
+// jms plugins register theirs, for a config whose destination is set.
 var _ = lintmethod.Register("jmscfg_test_lint", "test only",
 	func() *service.ConfigSpec { return service.NewConfigSpec().Fields(ConnectionFields()...) },
-	ConnectionProblems)
+	func(pc *service.ParsedConfig) ([]error, error) { return LintProblems(pc, true, false) })
+
+// TestDestinationError checks the rule that exactly one of queue and topic
+// is set, which lint reports first.
+func TestDestinationError(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		queue, topic bool
+		want         string
+	}{
+		{"queue", true, false, ""},
+		{"topic", false, true, ""},
+		{"neither", false, false, "field queue or topic is required"},
+		{"both", true, true, "fields queue and topic are both set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := DestinationError(tc.queue, tc.topic)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+			pc, perr := service.NewConfigSpec().Fields(ConnectionFields()...).ParseYAML("urls: [ amqp://h ]", nil)
+			require.NoError(t, perr)
+			got, perr := LintProblems(pc, tc.queue, tc.topic)
+			require.NoError(t, perr)
+			require.Equal(t, []error{err}, got)
+		})
+	}
+}
 
 // TestConnectionProblems checks the lint rule reports every contradiction
 // among the connection fields, in the constructor's words where the

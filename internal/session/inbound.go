@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/connect-solace/connect-solace/internal/widen"
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/message/sdt"
 	"solace.dev/go/messaging/pkg/solace/resource"
@@ -300,7 +301,7 @@ func convertSDT(v sdt.Data) any {
 	case []byte:
 		return t
 	case int8, int16, int32, int, uint8, uint16, uint32:
-		i, _ := widenInt(t)
+		i, _ := widen.Int64(t)
 		return i
 	case uint:
 		return uint64(t)

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/connect-solace/connect-solace/internal/widen"
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/message"
@@ -266,31 +267,26 @@ func (o *Outbound) properties() (config.MessagePropertyMap, error) {
 }
 
 // userPropertyValue keeps the types a user property can carry: int64,
-// float64, bool, string and []byte arrive as the matching SDT types; int,
-// int32 and uint32 (and a uint64 that fits) become int64, float32 float64,
-// nil the empty string, and anything else its fmt.Sprint string.
+// float64, bool, string and []byte arrive as the matching SDT types; other
+// Go integers that fit (widen.Int64) become int64 and a larger uint64 its
+// decimal string, float32 float64, nil the empty string, and anything else
+// its fmt.Sprint string.
 func userPropertyValue(v any) any {
 	switch t := v.(type) {
 	case int64, float64, bool, string, []byte:
 		return t
-	case int:
-		return int64(t)
-	case int32:
-		return int64(t)
-	case uint32:
-		return int64(t)
-	case uint64:
-		if t <= 1<<63-1 {
-			return int64(t)
-		}
-		return strconv.FormatUint(t, 10)
 	case float32:
 		return float64(t)
 	case nil:
 		return ""
-	default:
-		return fmt.Sprint(t)
 	}
+	if i, ok := widen.Int64(v); ok {
+		return i
+	}
+	if u, ok := v.(uint64); ok {
+		return strconv.FormatUint(u, 10)
+	}
+	return fmt.Sprint(v)
 }
 
 // plain reports a message without attributes, which needs no property map.

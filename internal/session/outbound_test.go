@@ -65,6 +65,7 @@ func TestUserPropertyValue(t *testing.T) {
 	}{
 		{int64(1), int64(1)}, {1.5, 1.5}, {true, true}, {"s", "s"}, {[]byte{1}, []byte{1}},
 		{3, int64(3)}, {int32(3), int64(3)}, {uint32(3), int64(3)}, {uint64(3), int64(3)},
+		{int8(-3), int64(-3)}, {uint16(3), int64(3)},
 		{uint64(1 << 63), "9223372036854775808"}, {float32(0.5), 0.5},
 		{nil, ""}, {custom{A: 1}, "{1}"},
 	} {

@@ -28,7 +28,8 @@ var (
 	ErrRequesterClosed error = &labelled{"requester closed", "closed"}
 )
 
-// Reply is the answer to a request, converted to plain Go values.
+// Reply is the answer to a request. Its holder calls Convert once, from
+// any goroutine, before reading Payload, Meta and Properties.
 type Reply struct {
 	Payload []byte
 	// Meta holds the reply's attributes that are present, as Inbound.Meta.
@@ -38,11 +39,32 @@ type Reply struct {
 	// Latency is the time from publishing the request to its reply.
 	Latency time.Duration
 
-	// in is the conversion's storage (its string attributes share
-	// in.strBuf) and meta Meta's: a reply is converted into the request's
-	// own allocation.
+	svc solace.MessagingService
+	// in holds the client's message until Convert and then the
+	// conversion's storage (its string attributes share in.strBuf), and
+	// meta is Meta's: a reply is converted into the request's own
+	// allocation.
 	in   Inbound
 	meta [metaCap]MetaField
+}
+
+// Convert reads the reply's payload, attributes and user properties into
+// Payload, Meta and Properties, as plain Go values, and frees the client's
+// message; later calls do nothing. The Requester leaves it to the reply's
+// holder because the client calls the reply handler on a goroutine of its
+// own per request, fresh, whose stack the native read would have to grow
+// every time; a goroutine that waits for its requests (a pipeline's
+// thread) has grown its stack once.
+func (r *Reply) Convert() {
+	msg := r.in.msg
+	if msg == nil {
+		return
+	}
+	r.in.Meta = r.meta[:0]
+	convertInto(r.svc, &r.in)
+	msg.Dispose()
+	r.in.msg = nil
+	r.Payload, r.Meta, r.Properties = r.in.Payload, r.in.Meta, r.in.Properties
 }
 
 // ReplyHandler is told how a request ended: with its reply, or with an
@@ -86,12 +108,14 @@ type Requester struct {
 	// watchdog ends the requests the client never reports on: the client
 	// starts its reply timer only once a request went out, and a send can
 	// stall (a full socket on a silent network) until the connection is
-	// given up. One timer serves every request, armed (armed) for the
-	// earliest deadline when a request finds it idle; each time it fires it
-	// ends the requests past their deadline and re-arms for the earliest
-	// left, so it runs about once per timeout however many requests pass.
+	// given up. One timer serves every request, armed (armed, for armedAt)
+	// for the earliest deadline when a request finds it idle or set for
+	// later; each time it fires it ends the requests past their deadline
+	// and re-arms for the earliest left, so it runs about once per timeout
+	// however many requests pass.
 	watchdog *time.Timer
 	armed    bool
+	armedAt  time.Time
 }
 
 // pendingRequest is one request waiting for its end, with the storage of
@@ -140,10 +164,9 @@ func (s *Session) NewRequester(buffer uint) (*Requester, error) {
 
 // Request publishes o as a request to o.Destination (a topic) and tells done
 // exactly once, from another goroutine or, when the request could not be
-// sent, before Request returns: the reply, or an error wrapping
-// ErrReplyTimeout, ErrReplyLost, ErrRequestRefused, ErrSessionDown,
-// ErrRequesterClosed or ctx's error. The Reply is done's until it returns
-// (and its values for good). Request waits up to timeout while the session
+// sent, before Request returns: the reply (done's from then on: it calls
+// Reply.Convert), or an error wrapping ErrReplyTimeout, ErrReplyLost,
+// ErrRequestRefused, ErrSessionDown, ErrRequesterClosed or ctx's error. Request waits up to timeout while the session
 // reconnects, and while the client's buffer is full. o.CorrelationID and
 // o.ReplyTo are ignored: the client sets both; Request keeps nothing of o.
 func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Duration, done ReplyHandler) {
@@ -170,7 +193,7 @@ func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Durat
 	p.start = time.Now()
 	p.deadline = p.start.Add(timeout + watchdogGrace)
 	r.pending[p] = struct{}{}
-	if !r.armed {
+	if !r.armed || p.deadline.Before(r.armedAt) {
 		r.armWatchdogLocked(p.deadline)
 	}
 	r.mu.Unlock()
@@ -218,19 +241,17 @@ func (r *Requester) onReply(msg message.InboundMessage, uc any, err error) {
 		return
 	}
 	rep := &p.reply
-	rep.in.msg = msg
-	rep.in.Meta = rep.meta[:0]
-	convertInto(r.sess.svc, &rep.in)
-	msg.Dispose()
-	rep.in.msg = nil
-	rep.Payload, rep.Meta, rep.Properties = rep.in.Payload, rep.in.Meta, rep.in.Properties
+	rep.svc, rep.in.msg = r.sess.svc, msg
 	rep.Latency = time.Since(p.start)
-	r.end(p, rep, nil)
+	if !r.end(p, rep, nil) {
+		// The request ended already (its watchdog, a connection loss).
+		msg.Dispose()
+	}
 }
 
 // armWatchdogLocked arms the watchdog to fire at d; r.mu is held.
 func (r *Requester) armWatchdogLocked(d time.Time) {
-	r.armed = true
+	r.armed, r.armedAt = true, d
 	if r.watchdog == nil {
 		r.watchdog = time.AfterFunc(time.Until(d), r.sweep)
 		return
@@ -287,9 +308,9 @@ func notEstablished(err error) bool {
 	return errors.As(err, &ne) && ne.SubCode() == subcode.SessionNotEstablished
 }
 
-// end ends p once; later calls (the client's handler after FailOutstanding)
-// do nothing.
-func (r *Requester) end(p *pendingRequest, reply *Reply, err error) {
+// end ends p once, reporting whether this call did; later calls (the
+// client's handler after FailOutstanding) do nothing.
+func (r *Requester) end(p *pendingRequest, reply *Reply, err error) bool {
 	r.mu.Lock()
 	_, ok := r.pending[p]
 	delete(r.pending, p)
@@ -297,6 +318,7 @@ func (r *Requester) end(p *pendingRequest, reply *Reply, err error) {
 	if ok {
 		p.done.HandleReply(reply, err)
 	}
+	return ok
 }
 
 // Outstanding is the number of requests waiting for their end.

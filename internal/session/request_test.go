@@ -38,3 +38,34 @@ func TestRequesterWatchdogEndsASilentRequest(t *testing.T) {
 	require.Less(t, time.Since(start), timeout+watchdogGrace+time.Second)
 	require.Zero(t, r.Outstanding())
 }
+
+// One watchdog serves every request: each silent request ends on its own
+// deadline, the earlier first, and none before it.
+func TestRequesterWatchdogEndsEachRequestOnItsDeadline(t *testing.T) {
+	s := &Session{}
+	s.connected.Store(true)
+	r := &Requester{sess: s, pub: silentPublisher{}, pending: map[*pendingRequest]struct{}{}}
+	type end struct {
+		i   int
+		at  time.Duration
+		err error
+	}
+	ends := make(chan end, 2)
+	start := time.Now()
+	timeouts := []time.Duration{400 * time.Millisecond, 50 * time.Millisecond}
+	for i, timeout := range timeouts {
+		r.Request(t.Context(), &Outbound{Payload: []byte("x"), Destination: Destination{Name: "svc"}}, timeout,
+			ReplyFunc(func(_ *Reply, err error) { ends <- end{i, time.Since(start), err} }))
+	}
+	for _, want := range []int{1, 0} {
+		select {
+		case e := <-ends:
+			require.Equal(t, want, e.i, "the request with the earlier deadline ends first")
+			require.ErrorIs(t, e.err, ErrReplyTimeout)
+			require.GreaterOrEqual(t, e.at, timeouts[e.i]+watchdogGrace, "a request ended before its deadline")
+		case <-time.After(5 * time.Second):
+			t.Fatal("a request never ended")
+		}
+	}
+	require.Zero(t, r.Outstanding())
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/connect-solace/connect-solace/internal/widen"
 	"solace.dev/go/messaging/pkg/solace/message/sdt"
 )
 
@@ -41,7 +42,7 @@ func toSDT(v any, path string) (sdt.Data, error) {
 	case nil, bool, string, int64, []byte:
 		return t, nil
 	case int, int32, int16, int8, uint8, uint16, uint32:
-		i, _ := widenInt(t)
+		i, _ := widen.Int64(t)
 		return i, nil
 	case uint64:
 		return t, nil
@@ -50,14 +51,11 @@ func toSDT(v any, path string) (sdt.Data, error) {
 	case float64:
 		return wholeOrFloat(t), nil
 	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i, nil
-		}
-		f, err := t.Float64()
+		n, err := widen.Number(t)
 		if err != nil {
 			return nil, fmt.Errorf("%s: number %q: %w", pathOr(path), t, err)
 		}
-		return f, nil
+		return n, nil
 	case map[string]any:
 		m := make(sdt.Map, len(t))
 		for k, e := range t {
@@ -96,26 +94,4 @@ func pathOr(p string) string {
 		return "the payload"
 	}
 	return "the payload at " + p[min(1, len(p)):]
-}
-
-// widenInt returns v as an int64 when it is one of the Go integer types
-// every value of which an int64 holds.
-func widenInt(v any) (int64, bool) {
-	switch t := v.(type) {
-	case int:
-		return int64(t), true
-	case int8:
-		return int64(t), true
-	case int16:
-		return int64(t), true
-	case int32:
-		return int64(t), true
-	case uint8:
-		return int64(t), true
-	case uint16:
-		return int64(t), true
-	case uint32:
-		return int64(t), true
-	}
-	return 0, false
 }

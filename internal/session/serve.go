@@ -19,11 +19,16 @@ type ServerConfig struct {
 	// ShareName, when set, makes every subscription shared under this name
 	// (#share/<name>/<topic>): the broker hands each request to one member.
 	ShareName string
-	// Buffer is how many received requests may wait to be taken; when it is
-	// full the client drops the newest (PubSub+ direct messaging keeps no
-	// backlog), and OnDropped hears of them.
+	// Buffer is how many received requests may wait to be taken; a request
+	// that finds it full is refused (PubSub+ direct messaging keeps no
+	// backlog): see NewServer.
 	Buffer int
 }
+
+// refuseHeadroom is how many requests more than Buffer the client's own
+// buffer holds before it drops the newest unseen: room for a burst to
+// reach the server's handler, which refuses what Buffer has no room for.
+const refuseHeadroom = 1024
 
 // Request is one request received by a Server, converted to plain Go values,
 // with the means to answer it.
@@ -49,18 +54,19 @@ type Server struct {
 	receivers []solace.RequestReplyMessageReceiver
 	builder   solace.OutboundMessageBuilder
 	requests  chan *Request
-	// OnDropped, set before requests arrive, hears of each request dropped
-	// because Buffer was full.
-	onDropped func()
+	// onRefused is given each request the server cannot take.
+	onRefused func(*Request)
 
 	closeOnce sync.Once
 	closed    chan struct{}
 }
 
-// NewServer starts one request receiver per topic of cfg on s. onDropped,
-// if not nil, hears of every request dropped because the buffer was full; it
-// must not block.
-func (s *Session) NewServer(cfg ServerConfig, onDropped func()) (*Server, error) {
+// NewServer starts one request receiver per topic of cfg on s. onRefused,
+// if not nil, is given every request the server cannot take, so that its
+// requester can learn at once (say, from a reply that carries the error)
+// rather than at its timeout: one that finds the buffer full, and on Close
+// those still waiting to be taken. It must not block.
+func (s *Session) NewServer(cfg ServerConfig, onRefused func(*Request)) (*Server, error) {
 	if len(cfg.Topics) == 0 {
 		return nil, errors.New("request server: no topics")
 	}
@@ -71,14 +77,15 @@ func (s *Session) NewServer(cfg ServerConfig, onDropped func()) (*Server, error)
 		sess:      s,
 		builder:   s.svc.MessageBuilder(),
 		requests:  make(chan *Request, cfg.Buffer),
-		onDropped: onDropped,
+		onRefused: onRefused,
 		closed:    make(chan struct{}),
 	}
 	for _, t := range cfg.Topics {
-		// The client's own buffer (50 by default) drops the newest too;
-		// it only hands requests on to ours.
+		// The client's own buffer (50 by default) drops the newest
+		// unseen; it only hands requests on to ours, which refuses what it
+		// has no room for, so it holds a burst more.
 		b := s.svc.RequestReply().CreateRequestReplyMessageReceiverBuilder().
-			OnBackPressureDropLatest(uint(cfg.Buffer))
+			OnBackPressureDropLatest(uint(cfg.Buffer + refuseHeadroom))
 		sub := resource.TopicSubscriptionOf(t)
 		var (
 			rcv solace.RequestReplyMessageReceiver
@@ -110,9 +117,13 @@ func (srv *Server) onRequest(msg message.InboundMessage, replier solace.Replier)
 	select {
 	case srv.requests <- req:
 	default:
-		if srv.onDropped != nil {
-			srv.onDropped()
-		}
+		srv.refuse(req)
+	}
+}
+
+func (srv *Server) refuse(req *Request) {
+	if srv.onRefused != nil {
+		srv.onRefused(req)
 	}
 }
 
@@ -160,7 +171,8 @@ func (req *Request) Reply(o *Outbound) error {
 	return nil
 }
 
-// Close terminates the receivers; requests not yet answered get no reply.
+// Close terminates the receivers and refuses the requests still waiting to
+// be taken; requests taken but not yet answered get no reply.
 func (srv *Server) Close(ctx context.Context) error {
 	var errs []error
 	srv.closeOnce.Do(func() {
@@ -176,6 +188,15 @@ func (srv *Server) Close(ctx context.Context) error {
 				}
 			case <-ctx.Done():
 				errs = append(errs, ctx.Err())
+			}
+		}
+	drain:
+		for {
+			select {
+			case req := <-srv.requests:
+				srv.refuse(req)
+			default:
+				break drain
 			}
 		}
 	})

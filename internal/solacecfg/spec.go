@@ -75,8 +75,22 @@ const (
 	FieldCompressionLevel    = "compression_level"
 )
 
+// Spec starts the spec of a solace plugin: its status and category, its
+// summary and description, the connection fields, and the lint rule that
+// checks them, extended by the plugin's own checks (see
+// ConnectionLintRuleWith). The plugin adds its own fields.
+func Spec(summary, description string, checks ...string) *service.ConfigSpec {
+	return service.NewConfigSpec().
+		Beta().
+		Categories("Services").
+		Summary(summary).
+		Description(description).
+		Fields(ConnectionFields()...).
+		LintRule(ConnectionLintRuleWith(checks...))
+}
+
 // ConnectionFields returns the connection config fields shared by the solace
-// input and output. Add ConnectionLintRuleWith to the spec as well.
+// plugins, which Spec starts their specs with.
 func ConnectionFields() []*service.ConfigField {
 	return []*service.ConfigField{
 		service.NewURLListField(FieldURLs).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -31,7 +32,9 @@ OAuth provider for OAuth logins (--oauth-addr): it serves a given key set, or
 signs tokens with its own key, issues them to --oauth-client clients with the
 client_credentials grant at /token (lifetime --oauth-token-ttl), and rotates
 its key on POST /rotate-key. With --kerberos-keytab it verifies Kerberos logins
-(GSS-API tickets) against the keytab. Messages live
+(GSS-API tickets) against the keytab. A web console (--console-addr, on
+loopback by default) shows its VPNs, clients, rates, queues and messages and
+publishes test messages, purges queues and applies faults. Messages live
 in memory only and are lost when it stops. It is meant for development and
 tests, never production.
 
@@ -40,6 +43,7 @@ Example:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "smf-addr", Value: "127.0.0.1:55555", Usage: "address for SMF (tcp://) clients"},
 			&cli.StringFlag{Name: "semp-addr", Value: "127.0.0.1:8080", Usage: `address for the SEMPv2 HTTP API, "-" to disable`},
+			&cli.StringFlag{Name: "console-addr", Value: defaultConsoleAddr, Usage: `address for the web console (open it in a browser: queues, clients, rates, browsing messages, publishing test messages, faults; it logs in as --semp-user), "-" to disable; loopback only unless you give another host; when the default port is taken the broker runs without it`},
 			&cli.StringFlag{Name: "compressed-addr", Usage: "address for compressed SMF clients (PubSub+'s port 55003; clients set a compression level), none by default"},
 			&cli.StringFlag{Name: "web-addr", Usage: "address for web transport (ws://, SMF over WebSocket) clients, none by default"},
 			&cli.StringFlag{Name: "secure-web-addr", Usage: "address for web transport over TLS (wss://) clients; needs --tls-cert"},
@@ -128,6 +132,10 @@ func runDevbroker(c *cli.Context) error {
 		}
 		extra = append(extra, [2]string{transport, addr})
 	}
+	consoleAddr, err := devbrokerConsoleAddr(c, logger)
+	if err != nil {
+		return err
+	}
 	// A standby waits in Start: a signal must be able to end that wait.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -145,6 +153,7 @@ func runDevbroker(c *cli.Context) error {
 		SMFAddr:          c.String("smf-addr"),
 		SEMPAddr:         c.String("semp-addr"),
 		HealthAddr:       healthAddr(c.String("health-addr")),
+		ConsoleAddr:      consoleAddr,
 		SEMPMonitorDelay: c.Duration("semp-monitor-delay"),
 		NoReplayLog:      true,
 		Logger:           logger,
@@ -189,8 +198,8 @@ func runDevbroker(c *cli.Context) error {
 			return fmt.Errorf("--queue %q: %w", q, err)
 		}
 	}
-	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s web=%s secure_web=%s semp=%s health=%s oauth=%s (dev/test only)\n",
-		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.WebURL(), b.SecureWebURL(), b.SEMPURL(), b.HealthURL(), oauthURL)
+	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s web=%s secure_web=%s semp=%s health=%s oauth=%s console=%s (dev/test only)\n",
+		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.WebURL(), b.SecureWebURL(), b.SEMPURL(), b.HealthURL(), oauthURL, b.ConsoleURL())
 
 	<-ctx.Done()
 	logger.Info("shutting down")
@@ -266,6 +275,38 @@ func devbrokerOAuth(c *cli.Context, tlsConf *tls.Config) (*solacetest.OAuthServe
 		}
 	}
 	return &cfg, nil
+}
+
+// defaultConsoleAddr is where the console listens unless told otherwise: on
+// loopback, next to SEMP's 8080.
+const defaultConsoleAddr = "127.0.0.1:8081"
+
+// devbrokerConsoleAddr is Config.ConsoleAddr from --console-addr: "" for
+// "-"; a bare port listens on loopback. A console the user did not ask for
+// gives way when its default port is taken (a second devbroker on the
+// machine), with a warning: it must not stop the broker from starting.
+func devbrokerConsoleAddr(c *cli.Context, logger *slog.Logger) (string, error) {
+	addr := c.String("console-addr")
+	switch {
+	case addr == "-":
+		return "", nil
+	case !strings.Contains(addr, ":"):
+		addr = "127.0.0.1:" + addr
+	case strings.HasPrefix(addr, ":"):
+		addr = "127.0.0.1" + addr
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return "", fmt.Errorf("--console-addr %q: want HOST:PORT, a port, or - for none: %w", c.String("console-addr"), err)
+	}
+	if !c.IsSet("console-addr") {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			logger.Warn("web console not started: its default address is taken; set --console-addr", "addr", addr, "error", err)
+			return "", nil
+		}
+		_ = ln.Close()
+	}
+	return addr, nil
 }
 
 // healthAddr maps the flag's "-" (no listener) to Config's "".

@@ -27,6 +27,7 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 		{name: "kerberos principal without keytab", args: []string{"--kerberos-principal", "solace/localhost"}, want: "--kerberos-principal needs --kerberos-keytab"},
 		{name: "kerberos keytab missing", args: []string{"--kerberos-keytab", "/nonexistent/solace.keytab"}, want: "--kerberos-keytab: reading keytab"},
 		{name: "oauth files without address", args: []string{"--oauth-jwks-file", "jwks.json"}, want: "need --oauth-addr"},
+		{name: "console address", args: []string{"--console-addr", "127.0.0.1:1:2"}, want: `--console-addr "127.0.0.1:1:2": want HOST:PORT`},
 		{name: "oauth key set missing", args: []string{"--oauth-addr", "127.0.0.1:0", "--oauth-jwks-file", "/nonexistent/jwks.json"}, want: "--oauth-jwks-file"},
 	}
 	for _, tt := range tests {

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-solace/connect-solace/internal/widen"
 	"github.com/stretchr/testify/require"
 )
 
@@ -288,18 +289,11 @@ func field(d *described, i int) any {
 	return d.fields[i]
 }
 
+// asUint reads a handle, count or other uint field; a field that is absent
+// or not an integer reads 0.
 func asUint(v any) uint32 {
-	switch t := v.(type) {
-	case uint32:
-		return t
-	case uint64:
-		return uint32(t)
-	case uint16:
-		return uint32(t)
-	case uint8:
-		return uint32(t)
-	}
-	return 0
+	n, _ := widen.Int64(v)
+	return uint32(n)
 }
 
 // ---- the peer ----

@@ -231,35 +231,29 @@ func NewFromParsed(conf *service.ParsedConfig, log *service.Logger) (*Exporter, 
 }
 
 func (e *Exporter) initPush(conf *service.ParsedConfig) error {
-	pushURL, err := conf.FieldString(pmFieldPushURL)
-	if err != nil {
-		return err
+	rd := confread.New(conf)
+	var pushURL, job, user, pass string
+	rd.String(&pushURL, pmFieldPushURL)
+	rd.String(&job, pmFieldPushJobName)
+	if rd.Contains(pmFieldPushBasicAuth) {
+		auth := rd.In(pmFieldPushBasicAuth)
+		auth.String(&user, pmFieldPushBasicAuthUser)
+		auth.String(&pass, pmFieldPushBasicAuthPass)
 	}
-	job, err := conf.FieldString(pmFieldPushJobName)
-	if err != nil {
+	var interval time.Duration
+	pushes := rd.Contains(pmFieldPushInterval)
+	if pushes {
+		rd.Duration(&interval, pmFieldPushInterval)
+	}
+	if err := rd.Err(); err != nil {
 		return err
 	}
 	e.pusher = push.New(pushURL, job).Gatherer(e.reg)
-	if conf.Contains(pmFieldPushBasicAuth) {
-		authConf := conf.Namespace(pmFieldPushBasicAuth)
-		user, err := authConf.FieldString(pmFieldPushBasicAuthUser)
-		if err != nil {
-			return err
-		}
-		pass, err := authConf.FieldString(pmFieldPushBasicAuthPass)
-		if err != nil {
-			return err
-		}
-		if user != "" || pass != "" {
-			e.pusher = e.pusher.BasicAuth(user, pass)
-		}
+	if user != "" || pass != "" {
+		e.pusher = e.pusher.BasicAuth(user, pass)
 	}
-	if !conf.Contains(pmFieldPushInterval) {
+	if !pushes {
 		return nil
-	}
-	interval, err := conf.FieldDuration(pmFieldPushInterval)
-	if err != nil {
-		return err
 	}
 	if interval <= 0 {
 		return fmt.Errorf("field %s must be positive, got %v", pmFieldPushInterval, interval)
@@ -354,58 +348,56 @@ func (e *Exporter) collector(name string, labels []string, mk func() prom.Collec
 	return c
 }
 
-// vecCtor returns the constructor of name's children: build makes the
-// vector collector when the name is new (collector), child makes the metric
-// for one set of label values. Where the name is taken by another kind of
-// collector, or registering failed, the children are none.
-func vecCtor[V prom.Collector, M any](e *Exporter, name string, labels []string, build func() V, child func(V, []string) M, none M) func(labelValues ...string) M {
-	vec, ok := e.collector(name, labels, func() prom.Collector { return build() }).(V)
+// vec is a Prometheus vector collector whose child, for one set of label
+// values, is a C.
+type vec[C any] interface {
+	prom.Collector
+	WithLabelValues(lvs ...string) C
+}
+
+// vecCtor returns the constructor of the metric name's children: build
+// makes the vector collector, under the full name and with the sanitised
+// labels, when the name is new (collector); adapt makes Benthos's metric of
+// a child. Where the name is taken by another kind of collector, or
+// registering failed, the children are noops.
+func vecCtor[V vec[C], C, M any](e *Exporter, name string, labelKeys []string, build func(name string, labels []string) V, adapt func(C) M) func(labelValues ...string) M {
+	name = e.fullName(name)
+	labels := sanitiseLabels(labelKeys)
+	vec, ok := e.collector(name, labels, func() prom.Collector { return build(name, labels) }).(V)
+	none := any(noop{}).(M)
 	return func(labelValues ...string) M {
 		if !ok {
 			return none
 		}
-		return child(vec, labelValues)
+		return adapt(vec.WithLabelValues(labelValues...))
 	}
 }
 
 // NewCounterCtor implements service.MetricsExporter.
 func (e *Exporter) NewCounterCtor(name string, labelKeys ...string) service.MetricsExporterCounterCtor {
-	name = e.fullName(name)
-	labels := sanitiseLabels(labelKeys)
-	return vecCtor(e, name, labels, func() *prom.CounterVec {
+	return vecCtor(e, name, labelKeys, func(name string, labels []string) *prom.CounterVec {
 		return prom.NewCounterVec(prom.CounterOpts{Name: name, Help: "Benthos Counter metric"}, labels)
-	}, func(vec *prom.CounterVec, lv []string) service.MetricsExporterCounter {
-		return &counter{c: vec.WithLabelValues(lv...)}
-	}, service.MetricsExporterCounter(noop{}))
+	}, func(c prom.Counter) service.MetricsExporterCounter { return &counter{c: c} })
 }
 
-// NewTimerCtor implements service.MetricsExporter.
+// NewTimerCtor implements service.MetricsExporter: a histogram in seconds
+// or a summary in nanoseconds.
 func (e *Exporter) NewTimerCtor(name string, labelKeys ...string) service.MetricsExporterTimerCtor {
-	name = e.fullName(name)
-	labels := sanitiseLabels(labelKeys)
 	if e.useHistogram {
-		return vecCtor(e, name, labels, func() *prom.HistogramVec {
+		return vecCtor(e, name, labelKeys, func(name string, labels []string) *prom.HistogramVec {
 			return prom.NewHistogramVec(prom.HistogramOpts{Name: name, Help: "Benthos Timing metric (seconds)", Buckets: e.buckets}, labels)
-		}, func(vec *prom.HistogramVec, lv []string) service.MetricsExporterTimer {
-			return &histogramTimer{o: vec.WithLabelValues(lv...)}
-		}, service.MetricsExporterTimer(noop{}))
+		}, func(o prom.Observer) service.MetricsExporterTimer { return &histogramTimer{o: o} })
 	}
-	return vecCtor(e, name, labels, func() *prom.SummaryVec {
+	return vecCtor(e, name, labelKeys, func(name string, labels []string) *prom.SummaryVec {
 		return prom.NewSummaryVec(prom.SummaryOpts{Name: name, Help: "Benthos Timing metric (nanoseconds)", Objectives: e.quantiles}, labels)
-	}, func(vec *prom.SummaryVec, lv []string) service.MetricsExporterTimer {
-		return &summaryTimer{o: vec.WithLabelValues(lv...)}
-	}, service.MetricsExporterTimer(noop{}))
+	}, func(o prom.Observer) service.MetricsExporterTimer { return &summaryTimer{o: o} })
 }
 
 // NewGaugeCtor implements service.MetricsExporter.
 func (e *Exporter) NewGaugeCtor(name string, labelKeys ...string) service.MetricsExporterGaugeCtor {
-	name = e.fullName(name)
-	labels := sanitiseLabels(labelKeys)
-	return vecCtor(e, name, labels, func() *prom.GaugeVec {
+	return vecCtor(e, name, labelKeys, func(name string, labels []string) *prom.GaugeVec {
 		return prom.NewGaugeVec(prom.GaugeOpts{Name: name, Help: "Benthos Gauge metric"}, labels)
-	}, func(vec *prom.GaugeVec, lv []string) service.MetricsExporterGauge {
-		return &gauge{g: vec.WithLabelValues(lv...)}
-	}, service.MetricsExporterGauge(noop{}))
+	}, func(g prom.Gauge) service.MetricsExporterGauge { return &gauge{g: g} })
 }
 
 // Close stops the push loop and, when a Pushgateway is configured, pushes

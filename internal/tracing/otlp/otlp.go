@@ -8,6 +8,7 @@ package otlp
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"sort"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -106,8 +107,10 @@ func init() {
 
 // exporters makes an exporter, with newExp, for each collector that the list
 // field names (kind is its protocol, for errors), each behind a batcher.
+// newExp gets the collector's endpoint URL, whose scheme, http or https,
+// says whether to use TLS.
 func exporters(ctx context.Context, conf *service.ParsedConfig, field, kind string,
-	newExp func(ctx context.Context, addr string, secure bool) (sdktrace.SpanExporter, error),
+	newExp func(ctx context.Context, endpoint string) (sdktrace.SpanExporter, error),
 ) ([]sdktrace.TracerProviderOption, error) {
 	confs, err := conf.FieldObjectList(field)
 	if err != nil {
@@ -119,7 +122,11 @@ func exporters(ctx context.Context, conf *service.ParsedConfig, field, kind stri
 		if err != nil {
 			return nil, err
 		}
-		exp, err := newExp(ctx, addr, secure)
+		endpoint := url.URL{Scheme: "http", Host: addr}
+		if secure {
+			endpoint.Scheme = "https"
+		}
+		exp, err := newExp(ctx, endpoint.String())
 		if err != nil {
 			return nil, fmt.Errorf("creating OTLP/%s exporter %s[%d] for %q: %w", kind, field, i, addr, err)
 		}
@@ -132,25 +139,18 @@ func exporters(ctx context.Context, conf *service.ParsedConfig, field, kind stri
 // `open_telemetry_collector` config. Benthos calls Shutdown on the returned
 // provider when the process stops, which flushes the pending spans.
 func NewFromParsed(ctx context.Context, conf *service.ParsedConfig) (*sdktrace.TracerProvider, error) {
-	httpOpts, err := exporters(ctx, conf, ocFieldHTTP, "HTTP", func(ctx context.Context, addr string, secure bool) (sdktrace.SpanExporter, error) {
-		opts := []otlptracehttp.Option{otlptracehttp.WithEndpoint(addr)}
-		if !secure {
-			opts = append(opts, otlptracehttp.WithInsecure())
-		}
-		return otlptracehttp.New(ctx, opts...)
+	httpOpts, err := exporters(ctx, conf, ocFieldHTTP, "HTTP", func(ctx context.Context, endpoint string) (sdktrace.SpanExporter, error) {
+		// A URL's path is used as it is: the OTLP/HTTP traces path.
+		return otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint+"/v1/traces"))
 	})
 	if err != nil {
 		return nil, err
 	}
-	grpcOpts, err := exporters(ctx, conf, ocFieldGRPC, "gRPC", func(ctx context.Context, addr string, secure bool) (sdktrace.SpanExporter, error) {
-		opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpoint(addr)}
-		if !secure {
-			opts = append(opts, otlptracegrpc.WithInsecure())
-		}
+	grpcOpts, err := exporters(ctx, conf, ocFieldGRPC, "gRPC", func(ctx context.Context, endpoint string) (sdktrace.SpanExporter, error) {
 		// The gRPC client connects lazily, so a collector that is down at
 		// start-up does not stop the pipeline; spans are retried and then
 		// dropped with a log line from the SDK.
-		return otlptracegrpc.New(ctx, opts...)
+		return otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(endpoint))
 	})
 	if err != nil {
 		return nil, err

@@ -1,7 +1,8 @@
 // Package jmscfg holds the Benthos-facing pieces both jms plugins share: the
-// connection fields and a sending component's link fields, their lint, and
-// their reading into internal/jms's settings. internal/jms speaks AMQP and
-// JMS, not Benthos.
+// start of their specs (Spec), the connection fields and a sending
+// component's link fields, their reading into internal/jms's settings, the
+// queue-or-topic rule, and the lint method reporting them (RegisterLint).
+// internal/jms speaks AMQP and JMS, not Benthos.
 package jmscfg
 
 import (

@@ -13,7 +13,6 @@ import (
 	"github.com/connect-solace/connect-solace/internal/confread"
 	"github.com/connect-solace/connect-solace/internal/jms"
 	"github.com/connect-solace/connect-solace/internal/jmscfg"
-	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
@@ -39,25 +38,16 @@ const (
 	jiNackRejected = "rejected"
 )
 
-// jiLintSpec is the input's spec for reading a linted config.
-var jiLintSpec = sync.OnceValue(jmsInputSpec)
+// The input's lint rule (see jmscfg.Spec) calls this method.
+var _ = jmscfg.RegisterLint("jms_input_lint", jmsInputSpec, jiDestination)
 
-// The input's lint rule reports the constructor's destination rule, then
-// the connection fields' contradictions, through this method.
-var _ = lintmethod.Register("jms_input_lint",
-	"Internal to the jms input's lint rule: the problems of the destination and connection fields of the linted config, as a list of messages.",
-	jiLintSpec, jiLint)
-
-func jiLint(pc *service.ParsedConfig) ([]error, error) {
-	queue, err := pc.FieldString(jiFieldQueue)
-	if err != nil {
-		return nil, err
+// jiDestination says whether queue and topic are set, for lint.
+func jiDestination(pc *service.ParsedConfig) (queue, topic bool, err error) {
+	var q, t string
+	if q, err = pc.FieldString(jiFieldQueue); err == nil {
+		t, err = pc.FieldString(jiFieldTopic)
 	}
-	topic, err := pc.FieldString(jiFieldTopic)
-	if err != nil {
-		return nil, err
-	}
-	return jmscfg.LintProblems(pc, queue != "", topic != "")
+	return q != "", t != "", err
 }
 
 func jmsInputSpec() *service.ConfigSpec {

@@ -3,6 +3,7 @@ package input
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,6 +63,10 @@ const (
 	siTimestampReceive = "receive"
 	siTimestampMapping = "mapping"
 )
+
+// siDefaultBatchSize is batch_size's default: the most messages a read hands
+// over, of those already waiting (a read never waits for more).
+const siDefaultBatchSize = 64
 
 func solaceInputSpec() *service.ConfigSpec {
 	return solacecfg.Spec("Consumes guaranteed messages from a Solace PubSub+ queue, or from a topic through a queue it provisions, acknowledging each message only after the pipeline processed it.", `
@@ -203,8 +208,8 @@ overwritten by it. The user properties `+"`traceparent`"+` and `+"`tracestate`"+
 					Default(""),
 			).Description("Asks the broker to replay messages from its replay log into the queue when the input first connects; later reconnects carry on from the queue, so a replay never repeats. Replay requires a replay log on the broker.").Advanced(),
 			service.NewIntField(siFieldBatchSize).
-				Description("Read up to this many messages that are already waiting into one batch. 1 passes messages one at a time. For time- or size-based batching wrap the input in a `broker` with `batching`.").
-				Default(1),
+				Description("Read up to this many messages that are already waiting into one batch. The input never waits for more: when the pipeline keeps up, each message goes on alone as soon as it arrives, and batches grow with the backlog, so a busy pipeline pays its per-batch costs (a transaction, an output call, one settlement call for the batch) once per batch rather than per message. When the pipeline fails a batch, the input settles all of its messages with `nack_outcome`, so the broker redelivers them all, also those the output had already sent. 1 passes messages one at a time, as components that look at one message of each batch expect (`read_until` checks the first). For time- or size-based batching wrap the input in a `broker` with `batching`.").
+				Default(siDefaultBatchSize),
 			service.NewStringAnnotatedEnumField(siFieldTimestamp, map[string]string{
 				siTimestampSender:  "The sender timestamp, falling back to the receive time when the publisher set none.",
 				siTimestampReceive: "The time the client received the message.",
@@ -256,9 +261,12 @@ type solaceReader struct {
 	nack         session.Outcome
 	rcvConf      session.ReceiverConfig
 	batchSize    int
-	tsMode       string
-	tsMapping    *bloblang.Executor
-	pollEvery    time.Duration
+	// scratch is what a read takes from the receiver, reused: Benthos
+	// reads from one goroutine, and a batch gets a copy of its own size.
+	scratch   []*siDelivery
+	tsMode    string
+	tsMapping *bloblang.Executor
+	pollEvery time.Duration
 
 	dedup      bool
 	dedupWin   *dedupWindow
@@ -330,6 +338,7 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		Buffer:   f.receiveBuffer,
 	}
 	r.batchSize = f.batchSize
+	r.scratch = make([]*siDelivery, 0, r.batchSize)
 	r.tsMode = f.timestamp
 	if r.tsMode == siTimestampMapping {
 		if r.tsMapping, err = conf.FieldBloblang(siFieldTimestampMapping); err != nil {
@@ -411,32 +420,27 @@ func (r *solaceReader) ReadBatch(ctx context.Context) (service.MessageBatch, ser
 		return nil, nil, service.ErrNotConnected
 	}
 	for {
-		if r.batchSize == 1 {
-			// The default: the ack holds the one message, which costs
-			// less than a batch kept for it (one stays on the stack),
-			// and the batch is the delivery's own slot.
-			var one [1]*siDelivery
-			got, err := r.receive(ctx, recv, one[:0])
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(got) == 0 {
-				continue
-			}
+		got, err := r.receive(ctx, recv, r.scratch[:0])
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(got) == 0 {
+			continue
+		}
+		if len(got) == 1 {
+			// What a pipeline that keeps up reads: the ack holds the one
+			// message, which costs less than a batch kept for it, and
+			// the batch is the delivery's own slot.
 			in := got[0]
+			got[0] = nil
 			r.message(in)
 			r.mReceived.Add(1)
 			return in.Slot[:], func(ctx context.Context, err error) error {
 				return r.settleOne(ctx, recv, in, err)
 			}, nil
 		}
-		ins, err := r.receive(ctx, recv, make([]*siDelivery, 0, r.batchSize))
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(ins) == 0 {
-			continue
-		}
+		ins := slices.Clone(got)
+		clear(got)
 		batch := make(service.MessageBatch, len(ins))
 		for i, in := range ins {
 			batch[i] = r.message(in)

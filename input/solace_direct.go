@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,6 +157,9 @@ type siDirect struct {
 	stopPoll    context.CancelFunc
 	pollDone    chan struct{}
 	lastNackLog atomic.Int64
+	// scratch is what a read takes from the receiver, reused: Benthos
+	// reads from one goroutine.
+	scratch []*session.Inbound
 
 	// flying are the dedup keys of messages in the pipeline: a copy that
 	// arrives meanwhile is dropped (nothing is redelivered, so there is
@@ -179,6 +183,7 @@ func (r *solaceReader) directFromFields(f *siFields, m *service.Metrics) {
 		mDiscarded:      m.NewCounter("solace_input_discarded"),
 		mBrokerDiscards: m.NewCounter("solace_input_broker_discards"),
 		flying:          map[string]struct{}{},
+		scratch:         make([]*session.Inbound, 0, f.batchSize),
 	}
 	if f.bpStrategy == siDropOldest {
 		d.cfg.BackPressure = session.DropOldest
@@ -274,13 +279,10 @@ func (r *solaceReader) readDirect(ctx context.Context) (service.MessageBatch, se
 	if recv == nil {
 		return nil, nil, service.ErrNotConnected
 	}
-	var one [1]*session.Inbound
-	dst := one[:0]
-	if r.batchSize > 1 {
-		dst = make([]*session.Inbound, 0, r.batchSize)
-	}
 	for {
-		ins, err := recv.ReceiveBatch(ctx, dst, r.batchSize)
+		// The messages are built before the read returns, so the scratch
+		// space is free again then (dedup keeps a copy).
+		ins, err := recv.ReceiveBatch(ctx, d.scratch[:0], r.batchSize)
 		if err != nil {
 			if errors.Is(err, session.ErrReceiverDown) || errors.Is(err, session.ErrReceiverClosed) {
 				r.log.Warnf("Solace direct receiver on %q is down, reconnecting: %v", d.cfg.Subscriptions, err)
@@ -292,7 +294,8 @@ func (r *solaceReader) readDirect(ctx context.Context) (service.MessageBatch, se
 			return nil, nil, err
 		}
 		if r.dedup {
-			ins = r.dropDirectDuplicates(ctx, ins)
+			ins = slices.Clone(r.dropDirectDuplicates(ctx, ins))
+			clear(d.scratch[:cap(d.scratch)])
 			if len(ins) == 0 {
 				continue
 			}
@@ -307,6 +310,7 @@ func (r *solaceReader) readDirect(ctx context.Context) (service.MessageBatch, se
 		}
 		r.mReceived.Add(int64(len(batch)))
 		if !r.dedup {
+			clear(ins)
 			n := len(batch)
 			return batch, func(_ context.Context, err error) error {
 				if err != nil {

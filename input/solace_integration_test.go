@@ -113,7 +113,8 @@ func TestIntegrationSolaceAtLeastOnceThroughRestart(t *testing.T) {
 		require.NoError(t, produce(t.Context(), service.NewMessage([]byte(k))))
 	}
 
-	r := newSiReader(t, b, "queue: alo\n")
+	// One message a read, so that the pipeline settles each on its own.
+	r := newSiReader(t, b, "queue: alo\nbatch_size: 1\n")
 	var rejected []string
 	for range 5 {
 		batch, ack := readBatch(t, r)
@@ -128,7 +129,7 @@ func TestIntegrationSolaceAtLeastOnceThroughRestart(t *testing.T) {
 	require.ElementsMatch(t, []string{"C", "E"}, rejected)
 	require.NoError(t, r.Close(t.Context()))
 
-	r2 := newSiReader(t, b, "queue: alo\n")
+	r2 := newSiReader(t, b, "queue: alo\nbatch_size: 1\n")
 	var again []string
 	for range 2 {
 		batch, ack := readBatch(t, r2)

@@ -114,7 +114,7 @@ func TestSolaceInputCountsReceivedAndAcked(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	createQueueSEMP(t, b, semp.Queue{QueueName: "counted"}, "counted")
 	newSiPublisher(t, b).send(t, "counted", []string{"a", "b", "c"}, nil)
-	r, m := newSiReaderWithMetrics(t, b, "queue: counted\n")
+	r, m := newSiReaderWithMetrics(t, b, "queue: counted\nbatch_size: 1\n")
 	for range 2 {
 		_, ack := readBatch(t, r)
 		require.NoError(t, ack(t.Context(), nil))

@@ -39,15 +39,23 @@ func siServePipelineURL(t *testing.T, b *solacetest.Broker, url, topics string, 
 // siServePipelineBuffer is siServePipelineURL with the given receive_buffer.
 func siServePipelineBuffer(t *testing.T, b *solacetest.Broker, url string, buffer int, topics string, processors ...string) {
 	t.Helper()
+	siRunStream(t, b, solacekit.ConnectionYAML(url)+
+		fmt.Sprintf("receive_buffer: %d\nrequests:\n  topics: %s\n  reply_metadata:\n    include_prefixes: [ out_ ]\n", buffer, topics),
+		"sync_response: {}", processors...)
+}
+
+// siRunStream runs a stream of a solace input (its fields input), the
+// processors and output until the test ends, once the input connected.
+func siRunStream(t *testing.T, b *solacetest.Broker, input, output string, processors ...string) {
+	t.Helper()
 	sb := service.NewStreamBuilder()
 	require.NoError(t, sb.SetLoggerYAML("level: warn"))
-	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(solacekit.ConnectionYAML(url)+
-		fmt.Sprintf("receive_buffer: %d\nrequests:\n  topics: %s\n  reply_metadata:\n    include_prefixes: [ out_ ]\n", buffer, topics))))
+	require.NoError(t, sb.AddInputYAML("solace:\n"+componenttest.IndentYAML(input)))
 	sb.SetThreads(2)
 	for _, p := range processors {
 		require.NoError(t, sb.AddProcessorYAML(p))
 	}
-	require.NoError(t, sb.AddOutputYAML("sync_response: {}"))
+	require.NoError(t, sb.AddOutputYAML(output))
 	stream, err := sb.Build()
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -265,4 +273,54 @@ func TestSolaceInputRefusesWhatItCannotTake(t *testing.T) {
 	assert.GreaterOrEqual(t, refused, 1)
 	assert.GreaterOrEqual(t, served, 1)
 	t.Logf("%d refused, %d served", refused, served)
+}
+
+// TestSolaceOutputRepliesToRequests: a pipeline that reads requests through
+// a direct subscription answers them through the solace output with reply
+// set, to each request's reply-to with its correlation id and the reply
+// flag; a requester on the Go client's own RequestReplyMessagePublisher
+// matches every reply to its request (checked by payload). Without the flag
+// the client would take none.
+func TestSolaceOutputRepliesToRequests(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	conn := solacekit.ConnectionYAML(b.SMFURL())
+	siRunStream(t, b, conn+"topic_subscriptions: [ svc/echo ]\n",
+		"solace:\n"+componenttest.IndentYAML(conn+`topic: ${! meta("solace_reply_to") }
+correlation_id: ${! meta("solace_correlation_id") }
+delivery_mode: direct
+reply: true
+`), `mapping: 'root = "re:" + content().string()'`)
+	pub, builder := siRequester(t, b)
+	require.Eventually(t, func() bool {
+		got, err := siAsk(pub, builder, "svc/echo", "ping", 200*time.Millisecond)
+		return err == nil && got == "re:ping"
+	}, 10*time.Second, 10*time.Millisecond)
+
+	const n = 500
+	type result struct {
+		i    int
+		body string
+		err  error
+	}
+	results := make(chan result, n)
+	for i := range n {
+		require.NoError(t, pub.PublishBytes(fmt.Appendf(nil, "req-%d", i), func(reply message.InboundMessage, uc any, err error) {
+			r := result{i: uc.(int), err: err}
+			if err == nil {
+				body, _ := reply.GetPayloadAsBytes()
+				r.body = string(body)
+			}
+			results <- r
+		}, resource.TopicOf("svc/echo"), 10*time.Second, i))
+	}
+	// n answers, each the right one: none twice, none missing.
+	got := make([]string, n)
+	for range n {
+		r := <-results
+		require.NoError(t, r.err, "request %d", r.i)
+		got[r.i] = r.body
+	}
+	for i, body := range got {
+		require.Equal(t, fmt.Sprintf("re:req-%d", i), body, "the reply to request %d", i)
+	}
 }

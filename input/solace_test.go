@@ -412,7 +412,7 @@ func TestSolaceInputMetadataPerMessageShape(t *testing.T) {
 	pub.send(t, "shapes/a", []string{"3"}, withCorr)
 	pub.send(t, "shapes/b", []string{"4"}, nil)
 
-	r := newSiReader(t, b, "queue: shapes\n"+siSEMPYAML(b))
+	r := newSiReader(t, b, "queue: shapes\nbatch_size: 1\n"+siSEMPYAML(b))
 	for i, hasCorr := range []bool{false, false, true, false} {
 		batch, ack := readBatch(t, r)
 		require.Len(t, batch, 1)

@@ -14,7 +14,6 @@ import (
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/jms"
 	"github.com/connect-solace/connect-solace/internal/jmscfg"
-	"github.com/connect-solace/connect-solace/internal/lintmethod"
 	"github.com/connect-solace/connect-solace/internal/tally"
 	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 	"github.com/connect-solace/connect-solace/internal/ttl"
@@ -43,6 +42,11 @@ const (
 	jmsDeliveryPersistent    = "persistent"
 	jmsDeliveryNonPersistent = "non_persistent"
 )
+
+// The output's lint rule (see jmscfg.Spec) calls this method.
+var _ = jmscfg.RegisterLint("jms_output_lint", jmsOutputSpec, func(pc *service.ParsedConfig) (queue, topic bool, err error) {
+	return pc.Contains(jmsFieldQueue), pc.Contains(jmsFieldTopic), nil
+})
 
 func jmsOutputSpec() *service.ConfigSpec {
 	return jmscfg.Spec("Sends messages to a JMS queue or topic over AMQP 1.0, encoded per the OASIS AMQP JMS Mapping so JMS consumers receive proper TextMessage, BytesMessage or MapMessage objects.", `
@@ -171,19 +175,6 @@ output:
     delivery_mode: non_persistent
     ttl: 1m
 `)
-}
-
-// jmsLintSpec is the output's spec for reading a linted config.
-var jmsLintSpec = sync.OnceValue(jmsOutputSpec)
-
-// The output's lint rule reports the constructor's destination rule, then
-// the connection fields' contradictions, through this method.
-var _ = lintmethod.Register("jms_output_lint",
-	"Internal to the jms output's lint rule: the problems of the destination and connection fields of the linted config, as a list of messages.",
-	jmsLintSpec, jmsLint)
-
-func jmsLint(pc *service.ParsedConfig) ([]error, error) {
-	return jmscfg.LintProblems(pc, pc.Contains(jmsFieldQueue), pc.Contains(jmsFieldTopic))
 }
 
 // newJMSOutput builds the jms output with its batch policy and

@@ -33,6 +33,7 @@ const (
 	soFieldLatencyMetrics   = "publish_latency_metrics"
 	soFieldSenderTimestamp  = "sender_timestamp"
 	soFieldMetadata         = "metadata"
+	soFieldReply            = "reply"
 )
 
 // Values of the enum fields.
@@ -165,6 +166,9 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 			service.NewBoolField(soFieldSenderTimestamp).
 				Description("Whether the client stamps every message with its send time (the SMF sender timestamp, `solace_sender_timestamp` on the `solace` input). Off by default because the stamp is expensive in the Solace C library: measured against the raw client (`make bench`, case `batched_persistent_sender_timestamp`), it costs the client about 20% more CPU per persistent message and about 10% per direct message through the session property, and no less when set on each message through the C API. Without it, consumers that want an event time use the receive time; the `solace` input's `timestamp: sender` falls back to it.").
 				Default(false).Advanced(),
+			service.NewBoolField(soFieldReply).
+				Description("Send every message as a reply to a Solace request: with the SMF reply flag set, which a Solace requester (the Go client's `RequestReplyMessagePublisher`, JCSMP's `Requestor`, the `solace_request_reply` processor) needs to take it as the answer. Set `topic` to the request's reply-to and `correlation_id` to its correlation id, as the `solace` input gives them: `${! meta(\"solace_reply_to\") }` and `${! meta(\"solace_correlation_id\") }`. Replies are usually sent with `delivery_mode: direct`, as requests are. The `solace` input's `requests` mode answers requests itself; this serves pipelines that receive requests another way. The flag is set through the client's C library (the input's native read path), so a client version that path was not verified with fails at connect.").
+				Example(true).Default(false).Advanced(),
 			service.NewMetadataFilterField(soFieldMetadata).
 				Description("Which metadata keys become Solace user properties. Values keep their types: integers become int64, floats float64, booleans bool, byte slices bytes, everything else a string. Keys starting with `solace.messaging.` are never sent. Without a filter no metadata is sent, but for the trace context (see `inject_tracing_map`).").
 				Optional(),
@@ -250,6 +254,9 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	}
 	w.payloadType = soPayloadType(pt)
 	if err = w.planFields(conf); err != nil {
+		return nil, err
+	}
+	if w.tmpl.Reply, err = conf.FieldBool(soFieldReply); err != nil {
 		return nil, err
 	}
 	if w.props, err = tracingcfg.PropertiesFromParsed(conf, soFieldMetadata); err != nil {
@@ -348,6 +355,12 @@ func (w *solaceWriter) Connect(ctx context.Context) error {
 	pool, err := session.NewPool(ctx, w.conn, w.clients, opts, w.log, events)
 	if err != nil {
 		return err
+	}
+	if w.tmpl.Reply {
+		if err := pool.Publisher().NativeErr(); err != nil {
+			_ = pool.Close(ctx)
+			return fmt.Errorf("field %s: cannot set the reply flag: %w", soFieldReply, err)
+		}
 	}
 	w.pool = pool
 	return nil

@@ -37,7 +37,10 @@ import (
 // alike. Per bridge it reports p50, p99 and p99.9 in milliseconds
 // (<bridge>_p50_ms, ...), the achieved rate at the receiver
 // (<bridge>_msgs/s) against offered_msgs/s, the direct messages lost
-// (<bridge>_lost), and the ratios solace/raw of
+// (<bridge>_lost), this process's CPU time per message during the bridge's
+// rounds (<bridge>_cpu_us/msg: the bridge and the probe, whose share is the
+// same for both; what decides whether a bridge keeps up on a busy machine),
+// and the ratios solace/raw of
 // each percentile (p50_ratio, p99_ratio, p999_ratio; goals with the
 // defaults: p50 ≤ 1.2, p99 ≤ 1.5, achieved = offered within 2%). With
 // CONNECT_SOLACE_BENCH_PLOT_DIR set, it writes each case's latency by
@@ -147,6 +150,7 @@ type latSide struct {
 	msgs    int
 	lost    int           // direct messages that never arrived
 	busy    time.Duration // first to last receipt, summed over rounds
+	cpu     time.Duration // this process's CPU time during the measured rounds
 }
 
 func (s *latSide) hist() *hdrhistogram.Histogram {
@@ -162,6 +166,7 @@ func (s *latSide) hist() *hdrhistogram.Histogram {
 func (s *latSide) round(b *testing.B, rate, n int, h *hdrhistogram.Histogram) {
 	p := s.probe
 	p.span()
+	cpu0 := benchbroker.CPU()
 	interval := time.Second / time.Duration(rate)
 	start := time.Now()
 	got := 0
@@ -211,6 +216,7 @@ func (s *latSide) round(b *testing.B, rate, n int, h *hdrhistogram.Histogram) {
 		first, last := p.span()
 		s.msgs += n - 1
 		s.busy += last.Sub(first)
+		s.cpu += benchbroker.CPU() - cpu0
 	}
 }
 
@@ -224,6 +230,7 @@ func (s *latSide) report(b *testing.B) {
 		b.ReportMetric(s.quantile(q.q), s.name+"_"+q.name+"_ms")
 	}
 	b.ReportMetric(float64(s.msgs)/s.busy.Seconds(), s.name+"_msgs/s")
+	b.ReportMetric(float64(s.cpu.Microseconds())/float64(s.msgs), s.name+"_cpu_us/msg")
 	if s.direct {
 		b.ReportMetric(float64(s.lost), s.name+"_lost")
 	}

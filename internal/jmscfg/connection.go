@@ -1,13 +1,15 @@
 // Package jmscfg holds the Benthos-facing pieces both jms plugins share: the
-// connection fields and a sending component's link fields, their lint, and
-// their reading into internal/jms's settings. internal/jms speaks AMQP and
-// JMS, not Benthos.
+// start of their specs (Spec), the connection fields and a sending
+// component's link fields, their reading into internal/jms's settings, the
+// queue-or-topic rule, and the lint method reporting them (RegisterLint).
+// internal/jms speaks AMQP and JMS, not Benthos.
 package jmscfg
 
 import (
 	"crypto/tls"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
@@ -38,8 +40,7 @@ const (
 
 // Spec starts the spec of a jms plugin: its status and category, its summary
 // and description, the connection fields, and the lint rule that calls the
-// plugin's lint method, which reports LintProblems. The plugin adds its own
-// fields.
+// plugin's lint method (see RegisterLint). The plugin adds its own fields.
 func Spec(summary, description, lintMethod string) *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
@@ -167,11 +168,26 @@ func DestinationError(queue, topic bool) error {
 	return nil
 }
 
-// LintProblems are what a jms plugin's lint rule reports (see
-// lintmethod.Register): the destination rule, given whether the plugin's
-// queue and topic are set, then the contradictions among the connection
-// fields of conf.
-func LintProblems(conf *service.ParsedConfig, queue, topic bool) ([]error, error) {
+// RegisterLint registers method, the lint method of the jms plugin whose
+// spec spec returns, which the lint rule Spec gives the plugin calls: it
+// reports lintProblems, destination saying whether the plugin's queue and
+// topic are set.
+func RegisterLint(method string, spec func() *service.ConfigSpec, destination func(*service.ParsedConfig) (queue, topic bool, err error)) bool {
+	return lintmethod.Register(method,
+		"Internal to the lint rule of a jms plugin: the problems of the destination and connection fields of the linted config, as a list of messages.",
+		sync.OnceValue(spec), func(pc *service.ParsedConfig) ([]error, error) {
+			queue, topic, err := destination(pc)
+			if err != nil {
+				return nil, err
+			}
+			return lintProblems(pc, queue, topic)
+		})
+}
+
+// lintProblems are what a jms plugin's lint rule reports: the destination
+// rule, given whether the plugin's queue and topic are set, then the
+// contradictions among the connection fields of conf.
+func lintProblems(conf *service.ParsedConfig, queue, topic bool) ([]error, error) {
 	var errs []error
 	if err := DestinationError(queue, topic); err != nil {
 		errs = append(errs, err)

@@ -14,7 +14,7 @@ import (
 // jms plugins register theirs, for a config whose destination is set.
 var _ = lintmethod.Register("jmscfg_test_lint", "test only",
 	func() *service.ConfigSpec { return service.NewConfigSpec().Fields(ConnectionFields()...) },
-	func(pc *service.ParsedConfig) ([]error, error) { return LintProblems(pc, true, false) })
+	func(pc *service.ParsedConfig) ([]error, error) { return lintProblems(pc, true, false) })
 
 // TestDestinationError checks the rule that exactly one of queue and topic
 // is set, which lint reports first.
@@ -38,7 +38,7 @@ func TestDestinationError(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 			pc, perr := service.NewConfigSpec().Fields(ConnectionFields()...).ParseYAML("urls: [ amqp://h ]", nil)
 			require.NoError(t, perr)
-			got, perr := LintProblems(pc, tc.queue, tc.topic)
+			got, perr := lintProblems(pc, tc.queue, tc.topic)
 			require.NoError(t, perr)
 			require.Equal(t, []error{err}, got)
 		})

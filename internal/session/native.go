@@ -63,6 +63,14 @@ func probeNative(svc solace.MessagingService) (nativeReader, error) {
 	return probeReader, probeErr
 }
 
+// NativeErr reports why the native path (package ccsmp) cannot be used
+// with s's client, or nil when it can: reading every attribute, settling
+// natively and setting the reply flag (Outbound.Reply) need it.
+func (s *Session) NativeErr() error {
+	_, err := probeNative(s.svc)
+	return err
+}
+
 // newInboundNative reads the attributes straight from CCSMP in one call.
 // It yields what newInboundAPI yields plus the attributes the Go API hides
 // (nativeOnlyMeta; a test holds the rest equal).

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/connect-solace/connect-solace/internal/session/ccsmp"
 	"github.com/connect-solace/connect-solace/internal/widen"
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
@@ -152,6 +153,11 @@ type Outbound struct {
 	// the client's public API cannot set the SMF reply-to header on a
 	// published message (only its request-reply publisher can).
 	ReplyTo string
+	// Reply sends the message as a reply: the SMF reply flag set (natively,
+	// see ccsmp.SetReply), which a Solace requester needs, with its
+	// correlation id in CorrelationID and its reply-to as the destination,
+	// to take the message as the answer to its request.
+	Reply bool
 	// AckImmediately asks the broker to confirm this persistent message at
 	// once instead of batching its acknowledgement with later ones: lower
 	// latency for a message that is waited on alone.
@@ -294,7 +300,7 @@ func (o *Outbound) plain() bool {
 	return len(o.UserProperties) == 0 && o.ApplicationMessageID == "" && o.ApplicationMessageType == "" &&
 		o.CorrelationID == "" && o.SenderID == "" && o.HTTPContentType == "" && o.HTTPContentEncoding == "" &&
 		o.Priority == nil && o.TTL == 0 && o.DMQEligible == nil && o.ClassOfService == nil &&
-		o.PartitionKey == "" && o.ReplyTo == "" && !o.AckImmediately && o.PayloadType == PayloadBytes
+		o.PartitionKey == "" && o.ReplyTo == "" && !o.AckImmediately && !o.Reply && o.PayloadType == PayloadBytes
 }
 
 // build turns o into a client message. The caller disposes it once the
@@ -342,6 +348,12 @@ func buildMessage(b solace.OutboundMessageBuilder, o *Outbound) (message.Outboun
 	}
 	if err != nil {
 		return nil, fmt.Errorf("building message: %w", err)
+	}
+	if o.Reply {
+		if err := ccsmp.SetReply(m); err != nil {
+			m.Dispose()
+			return nil, err
+		}
 	}
 	return m, nil
 }

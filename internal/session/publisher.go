@@ -320,6 +320,10 @@ func (p *Publisher) terminated(cause error) {
 	}
 }
 
+// NativeErr is the session's NativeErr: why Outbound.Reply cannot be
+// sent with this client, or nil.
+func (p *Publisher) NativeErr() error { return p.sess.NativeErr() }
+
 // Alive reports whether the publisher and its session can still publish.
 // It is asked per batch (and per pool slot), so it checks each channel
 // alone: a non-blocking receive from one open channel reads its state

@@ -1,8 +1,9 @@
 // Package solacecfg holds the Benthos-facing pieces the solace plugins
-// share: the connection fields of their specs, read into session.Config, the
-// lint rule over them (which calls session.Config's own checks, so lint and
-// the constructors say the same), and the solace_* metadata key names.
-// internal/session itself speaks Solace, not Benthos.
+// share: the start of their specs (Spec), the connection fields, read into
+// session.Config, the lint rule over them (which calls session.Config's own
+// checks, so lint and the constructors say the same), the message attribute
+// fields the output and the processor set (Attrs), and the solace_*
+// metadata key names. internal/session itself speaks Solace, not Benthos.
 package solacecfg
 
 // This file is the connection fields and their reading into session.Config:
@@ -78,7 +79,7 @@ const (
 // Spec starts the spec of a solace plugin: its status and category, its
 // summary and description, the connection fields, and the lint rule that
 // checks them, extended by the plugin's own checks (see
-// ConnectionLintRuleWith). The plugin adds its own fields.
+// connectionLintRule). The plugin adds its own fields.
 func Spec(summary, description string, checks ...string) *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
@@ -86,7 +87,7 @@ func Spec(summary, description string, checks ...string) *service.ConfigSpec {
 		Summary(summary).
 		Description(description).
 		Fields(ConnectionFields()...).
-		LintRule(ConnectionLintRuleWith(checks...))
+		LintRule(connectionLintRule(checks...))
 }
 
 // ConnectionFields returns the connection config fields shared by the solace
@@ -170,7 +171,7 @@ func ConnectionFields() []*service.ConfigField {
 	}
 }
 
-// ConnectionLintRuleWith returns a bloblang lint rule for contradictions in
+// connectionLintRule returns a bloblang lint rule for contradictions in
 // the connection fields, extended by the plugin's own checks (a spec holds a
 // single lint rule: ConfigSpec.LintRule replaces the previous one). The
 // connection's rules are Config.Validate's, reached through the
@@ -179,7 +180,7 @@ func ConnectionFields() []*service.ConfigField {
 // them) or null, e.g.
 //
 //	`if this.topic.or("") == "" { "field topic: required" } else { null }`
-func ConnectionLintRuleWith(checks ...string) string {
+func connectionLintRule(checks ...string) string {
 	var extra strings.Builder
 	for _, c := range checks {
 		extra.WriteString("  ")

@@ -16,7 +16,7 @@ import (
 
 // testSpec builds a spec the way plugins do: the shared fields plus the rule.
 func testSpec() *service.ConfigSpec {
-	return service.NewConfigSpec().Fields(ConnectionFields()...).LintRule(ConnectionLintRuleWith())
+	return service.NewConfigSpec().Fields(ConnectionFields()...).LintRule(connectionLintRule())
 }
 
 func TestConnectionLintRule(t *testing.T) {

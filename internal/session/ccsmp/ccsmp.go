@@ -1,7 +1,8 @@
 // Package ccsmp reads received messages and settles them through CCSMP, the C
 // library inside the Solace Go client, in one cgo call each: the solace
 // input's fast path, and the only route to the attributes the Go API does
-// not expose (TTL, delivery count, reply-to and the destination type). It is
+// not expose (TTL, delivery count, reply-to and the destination type); and
+// it sets the reply flag the API sets only through a Replier (reply.go). It is
 // the one package to check at every client upgrade, for it depends on two
 // things outside the client's API:
 //   - the CCSMP prototypes below, declared by hand because the client keeps

@@ -29,9 +29,11 @@ func TestNativeProbe(t *testing.T) {
 	require.NoError(t, err)
 	_, ok := HandleOf(msg)
 	require.True(t, ok, "the message handle must be readable for %T", msg)
+	require.NoError(t, SetReply(msg))
 	msg.Dispose()
 	_, ok = HandleOf(msg)
 	require.False(t, ok, "a disposed message must not be read")
+	require.Error(t, SetReply(msg), "a disposed message must not be written")
 	require.False(t, layoutHoldsHandle(reflect.TypeOf(&struct{ A int }{})))
 	require.Equal(t, -1, findDisposed(reflect.TypeOf(&struct{ A int }{})))
 }

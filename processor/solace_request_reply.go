@@ -377,11 +377,11 @@ func (p *solaceRequestReply) toRequest(ev *interp.Eval[session.Outbound], batch 
 // rrApplyReply makes m the reply: its payload, its attributes under the
 // solace input's metadata keys and its user properties.
 func rrApplyReply(m *service.Message, r *session.Reply) {
-	m.SetBytes(r.Payload)
-	for k, v := range r.Properties {
+	m.SetBytes(r.Payload())
+	for k, v := range r.Properties() {
 		m.MetaSetMut(k, v)
 	}
-	for _, f := range r.Meta {
+	for _, f := range r.Meta() {
 		m.MetaSetMut(solacecfg.MetaKeys[f.Key], f.Value)
 	}
 }

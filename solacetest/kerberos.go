@@ -104,16 +104,14 @@ func (b *Broker) EnableKerberos(cfg KerberosConfig) error {
 func (b *Broker) kerberosLogin(vpn string, f *frame) oauthResult {
 	b.mu.Lock()
 	cfg := b.krb
-	v, ok := b.vpns[vpn]
-	enabled := ok && v.cfg.KerberosAuthEnabled
+	v, found := b.vpns[vpn]
+	enabled := found && v.cfg.KerberosAuthEnabled
 	b.mu.Unlock()
-	deny := b.refusal("Kerberos", vpn)
-	switch {
-	case !ok:
-		return deny("no such VPN")
-	case !enabled:
-		return oauthResult{code: 403, text: kerberosShutdownText}
-	case cfg == nil:
+	deny, refused, ok := b.tokenLogin("Kerberos", vpn, found, enabled, oauthResult{code: 403, text: kerberosShutdownText})
+	if !ok {
+		return refused
+	}
+	if cfg == nil {
 		return deny("the broker has no keytab")
 	}
 	var token []byte

@@ -324,14 +324,24 @@ type oauthResult struct {
 	gssReply []byte
 }
 
-// refusal returns how a token login (OAuth, Kerberos) to vpn is refused:
-// the reason is logged, the client gets 401 and no reason, as from a real
-// broker.
-func (b *Broker) refusal(mechanism, vpn string) func(reason string, args ...any) oauthResult {
-	return func(reason string, args ...any) oauthResult {
+// tokenLogin starts the check of a token login (OAuth, Kerberos) to vpn,
+// the same for every mechanism: found and on say whether the VPN exists and
+// has the mechanism enabled, off is the answer when it has not. deny refuses
+// the login: the reason is logged, the client gets 401 and no reason, as
+// from a real broker. When the VPN refuses the login, ok is false and
+// refused the answer.
+func (b *Broker) tokenLogin(mechanism, vpn string, found, on bool, off oauthResult) (deny func(reason string, args ...any) oauthResult, refused oauthResult, ok bool) {
+	deny = func(reason string, args ...any) oauthResult {
 		b.log.Info(mechanism+" login refused", "vpn", vpn, "reason", fmt.Sprintf(reason, args...))
 		return oauthResult{code: 401, text: oauthUnauthorizedText}
 	}
+	switch {
+	case !found:
+		return deny, deny("no such VPN"), false
+	case !on:
+		return deny, off, false
+	}
+	return deny, oauthResult{}, true
 }
 
 // Refusal texts of OAuth logins. The Go client maps any 401 it has no
@@ -353,26 +363,24 @@ func (b *Broker) oauthLogin(vpn string, t oauthTokens) oauthResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b.mu.Lock()
-	v, ok := b.vpns[vpn]
+	v, found := b.vpns[vpn]
 	var enabled bool
 	var defaultProfile string
 	var profiles []OAuthProfile
 	var roots *x509.CertPool
 	o := b.oauthLocked()
 	skew := o.skew
-	if ok {
+	if found {
 		enabled, defaultProfile = v.cfg.OAuthEnabled, v.cfg.OAuthDefaultProfile
 		profiles = b.oauthProfilesLocked(vpn)
 		roots = o.domainRootsLocked()
 	}
 	b.mu.Unlock()
-	deny := b.refusal("OAuth", vpn)
-	switch {
-	case !ok:
-		return deny("no such VPN")
-	case !enabled:
-		return oauthResult{code: 401, text: oauthShutdownText}
-	case t.idToken == "" && t.accessToken == "":
+	deny, refused, ok := b.tokenLogin("OAuth", vpn, found, enabled, oauthResult{code: 401, text: oauthShutdownText})
+	if !ok {
+		return refused
+	}
+	if t.idToken == "" && t.accessToken == "" {
 		return deny("no ID token and no access token")
 	}
 	idTok, idErr := jwt.ParseSigned(t.idToken, signatureAlgs)

@@ -31,11 +31,6 @@ var (
 // Reply is the answer to a request. Its holder calls Convert once, from
 // any goroutine, before reading Payload, Meta and Properties.
 type Reply struct {
-	Payload []byte
-	// Meta holds the reply's attributes that are present, as Inbound.Meta.
-	Meta []MetaField
-	// Properties are the reply's user properties.
-	Properties map[string]any
 	// Latency is the time from publishing the request to its reply.
 	Latency time.Duration
 
@@ -43,14 +38,29 @@ type Reply struct {
 	// in holds the client's message until Convert and then the
 	// conversion's storage (its string attributes share in.strBuf), and
 	// meta is Meta's: a reply is converted into the request's own
-	// allocation.
+	// allocation, which replyMetaCap keeps at 512 bytes, the largest size
+	// the allocator serves without a header (a reply with more attributes
+	// than that grows its Meta).
 	in   Inbound
-	meta [metaCap]MetaField
+	meta [replyMetaCap]MetaField
 }
 
-// Convert reads the reply's payload, attributes and user properties into
-// Payload, Meta and Properties, as plain Go values, and frees the client's
-// message; later calls do nothing. The Requester leaves it to the reply's
+// replyMetaCap is the room for a reply's attributes in its request's
+// allocation: a reply usually has six (destination and its type,
+// correlation id, redelivered, receive timestamp, class of service).
+const replyMetaCap = 8
+
+// Payload is the reply's payload (Inbound.Payload).
+func (r *Reply) Payload() []byte { return r.in.Payload }
+
+// Meta holds the reply's attributes that are present, as Inbound.Meta.
+func (r *Reply) Meta() []MetaField { return r.in.Meta }
+
+// Properties are the reply's user properties.
+func (r *Reply) Properties() map[string]any { return r.in.Properties }
+
+// Convert reads the reply's payload, attributes and user properties, as
+// plain Go values, and frees the client's message; later calls do nothing. The Requester leaves it to the reply's
 // holder because the client calls the reply handler on a goroutine of its
 // own per request, fresh, whose stack the native read would have to grow
 // every time; a goroutine that waits for its requests (a pipeline's
@@ -64,7 +74,6 @@ func (r *Reply) Convert() {
 	convertInto(r.svc, &r.in)
 	msg.Dispose()
 	r.in.msg = nil
-	r.Payload, r.Meta, r.Properties = r.in.Payload, r.in.Meta, r.in.Properties
 }
 
 // ReplyHandler is told how a request ended: with its reply, or with an
@@ -122,11 +131,16 @@ type Requester struct {
 // its reply: one allocation per request.
 type pendingRequest struct {
 	start time.Time
-	// deadline is when the watchdog ends the request.
-	deadline time.Time
-	done     ReplyHandler
-	reply    Reply
+	// wait is how long after start the watchdog ends the request (see
+	// deadline); a duration is a third of a time.Time, which keeps the
+	// allocation within 512 bytes.
+	wait  time.Duration
+	done  ReplyHandler
+	reply Reply
 }
+
+// deadline is when the watchdog ends p.
+func (p *pendingRequest) deadline() time.Time { return p.start.Add(p.wait) }
 
 // watchdogGrace is how much longer than its timeout a request may wait for
 // the client's word before the watchdog ends it.
@@ -191,10 +205,10 @@ func (r *Requester) Request(ctx context.Context, o *Outbound, timeout time.Durat
 		return
 	}
 	p.start = time.Now()
-	p.deadline = p.start.Add(timeout + watchdogGrace)
+	p.wait = timeout + watchdogGrace
 	r.pending[p] = struct{}{}
-	if !r.armed || p.deadline.Before(r.armedAt) {
-		r.armWatchdogLocked(p.deadline)
+	if d := p.deadline(); !r.armed || d.Before(r.armedAt) {
+		r.armWatchdogLocked(d)
 	}
 	r.mu.Unlock()
 
@@ -267,12 +281,12 @@ func (r *Requester) sweep() {
 	var next time.Time
 	r.mu.Lock()
 	for p := range r.pending {
-		switch {
-		case !p.deadline.After(now):
+		switch d := p.deadline(); {
+		case !d.After(now):
 			expired = append(expired, p)
 			delete(r.pending, p)
-		case next.IsZero() || p.deadline.Before(next):
-			next = p.deadline
+		case next.IsZero() || d.Before(next):
+			next = d
 		}
 	}
 	r.armed = false

@@ -3,6 +3,7 @@ package session
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging/pkg/solace"
@@ -68,4 +69,10 @@ func TestRequesterWatchdogEndsEachRequestOnItsDeadline(t *testing.T) {
 		}
 	}
 	require.Zero(t, r.Outstanding())
+}
+
+// A request and its reply's storage are one allocation of at most 512
+// bytes, the largest the allocator serves without a header.
+func TestPendingRequestSize(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(pendingRequest{}), uintptr(512))
 }

@@ -1,9 +1,10 @@
 // Package solacecfg holds the Benthos-facing pieces the solace plugins
 // share: the start of their specs (Spec), the connection fields, read into
 // session.Config, the lint rule over them (which calls session.Config's own
-// checks, so lint and the constructors say the same), the message attribute
-// fields the output and the processor set (Attrs), and the solace_*
-// metadata key names. internal/session itself speaks Solace, not Benthos.
+// checks, so lint and the constructors say the same), the semp object
+// (SEMPField, SEMPv2 access), the message attribute fields the output and
+// the processor set (Attrs), and the solace_* metadata key names.
+// internal/session itself speaks Solace, not Benthos.
 package solacecfg
 
 // This file is the connection fields and their reading into session.Config:

@@ -16,18 +16,6 @@ import (
 	"github.com/connect-solace/connect-solace/internal/session"
 )
 
-// SEMP field names.
-const (
-	FieldSEMP             = "semp"
-	FieldSEMPURL          = "url"
-	FieldSEMPUsername     = "username"
-	FieldSEMPPassword     = "password"
-	FieldSEMPPasswordFile = "password_file"
-	FieldSEMPVPN          = "vpn"
-	FieldSEMPTLS          = "tls"
-	FieldSEMPOAuth2       = "oauth2"
-)
-
 // SEMPField is the optional semp object. description says what the plugin
 // needs SEMP for, username what the SEMP user must be allowed, vpn which VPN
 // the plugin manages.
@@ -38,9 +26,7 @@ func SEMPField(description, username, vpn string) *service.ConfigField {
 		service.NewStringField(FieldSEMPUsername).
 			Description(username).
 			Default("admin"),
-		service.NewStringField(FieldSEMPPassword).
-			Description("The SEMP password. Mutually exclusive with `password_file`.").
-			Default("").Secret(),
+		secretfile.PasswordField(FieldSEMPPassword, "The SEMP password."),
 		secretfile.PasswordFileField(FieldSEMPPasswordFile, "the SEMP password", "/var/run/secrets/semp/password"),
 		service.NewStringField(FieldSEMPVPN).
 			Description(vpn).

@@ -278,49 +278,54 @@ func TestSolaceInputRefusesWhatItCannotTake(t *testing.T) {
 // TestSolaceOutputRepliesToRequests: a pipeline that reads requests through
 // a direct subscription answers them through the solace output with reply
 // set, to each request's reply-to with its correlation id and the reply
-// flag; a requester on the Go client's own RequestReplyMessagePublisher
+// flag, direct or persistent (each publisher's copy of the message keeps the
+// flag); a requester on the Go client's own RequestReplyMessagePublisher
 // matches every reply to its request (checked by payload). Without the flag
 // the client would take none.
 func TestSolaceOutputRepliesToRequests(t *testing.T) {
-	b := solacetest.NewTestBroker(t, solacetest.Config{})
-	conn := solacekit.ConnectionYAML(b.SMFURL())
-	siRunStream(t, b, conn+"topic_subscriptions: [ svc/echo ]\n",
-		"solace:\n"+componenttest.IndentYAML(conn+`topic: ${! meta("solace_reply_to") }
+	for _, mode := range []string{"direct", "persistent"} {
+		t.Run(mode, func(t *testing.T) {
+			b := solacetest.NewTestBroker(t, solacetest.Config{})
+			conn := solacekit.ConnectionYAML(b.SMFURL())
+			siRunStream(t, b, conn+"topic_subscriptions: [ svc/echo ]\n",
+				"solace:\n"+componenttest.IndentYAML(conn+`topic: ${! meta("solace_reply_to") }
 correlation_id: ${! meta("solace_correlation_id") }
-delivery_mode: direct
+delivery_mode: `+mode+`
 reply: true
 `), `mapping: 'root = "re:" + content().string()'`)
-	pub, builder := siRequester(t, b)
-	require.Eventually(t, func() bool {
-		got, err := siAsk(pub, builder, "svc/echo", "ping", 200*time.Millisecond)
-		return err == nil && got == "re:ping"
-	}, 10*time.Second, 10*time.Millisecond)
+			pub, builder := siRequester(t, b)
+			require.Eventually(t, func() bool {
+				got, err := siAsk(pub, builder, "svc/echo", "ping", 200*time.Millisecond)
+				return err == nil && got == "re:ping"
+			}, 10*time.Second, 10*time.Millisecond)
 
-	const n = 500
-	type result struct {
-		i    int
-		body string
-		err  error
-	}
-	results := make(chan result, n)
-	for i := range n {
-		require.NoError(t, pub.PublishBytes(fmt.Appendf(nil, "req-%d", i), func(reply message.InboundMessage, uc any, err error) {
-			r := result{i: uc.(int), err: err}
-			if err == nil {
-				body, _ := reply.GetPayloadAsBytes()
-				r.body = string(body)
+			const n = 500
+			type result struct {
+				i    int
+				body string
+				err  error
 			}
-			results <- r
-		}, resource.TopicOf("svc/echo"), 10*time.Second, i))
-	}
-	// n answers, each the right one: none twice, none missing.
-	got := make([]string, n)
-	for range n {
-		r := <-results
-		require.NoError(t, r.err, "request %d", r.i)
-		got[r.i] = r.body
-	}
-	for i, body := range got {
-		require.Equal(t, fmt.Sprintf("re:req-%d", i), body, "the reply to request %d", i)
+			results := make(chan result, n)
+			for i := range n {
+				require.NoError(t, pub.PublishBytes(fmt.Appendf(nil, "req-%d", i), func(reply message.InboundMessage, uc any, err error) {
+					r := result{i: uc.(int), err: err}
+					if err == nil {
+						body, _ := reply.GetPayloadAsBytes()
+						r.body = string(body)
+					}
+					results <- r
+				}, resource.TopicOf("svc/echo"), 10*time.Second, i))
+			}
+			// n answers, each the right one: none twice, none missing.
+			got := make([]string, n)
+			for range n {
+				r := <-results
+				require.NoError(t, r.err, "request %d", r.i)
+				got[r.i] = r.body
+			}
+			for i, body := range got {
+				require.Equal(t, fmt.Sprintf("re:req-%d", i), body, "the reply to request %d", i)
+			}
+		})
 	}
 }

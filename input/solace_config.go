@@ -179,11 +179,6 @@ func (f *siFields) replay() session.Replay {
 var siLintSpec = sync.OnceValue(solaceInputSpec)
 
 // The input's lint rule calls problems through this method.
-var _ = lintmethod.Register("solace_input_lint",
+var _ = lintmethod.RegisterRead("solace_input_lint",
 	"Internal to the solace input's lint rule: the contradictions between the input's own fields of the linted config, as a list of messages.",
-	siLintSpec, siLint)
-
-func siLint(pc *service.ParsedConfig) ([]error, error) {
-	f, err := siFieldsFromParsed(pc)
-	return f.problems(), err
-}
+	siLintSpec, siFieldsFromParsed, func(f siFields) []error { return f.problems() })

@@ -206,14 +206,9 @@ var connectionSpec = sync.OnceValue(func() *service.ConfigSpec {
 })
 
 // The lint rule calls Config.Validate through this method.
-var _ = lintmethod.Register("solace_connection_lint",
+var _ = lintmethod.RegisterRead("solace_connection_lint",
 	"Internal to the solace plugins' lint rules: the contradictions in the connection fields of the linted config, as a list of messages.",
-	connectionSpec, lintConnection)
-
-func lintConnection(pc *service.ParsedConfig) ([]error, error) {
-	c, err := readConfig(pc)
-	return c.Problems(), err
-}
+	connectionSpec, readConfig, session.Config.Problems)
 
 // ConfigFromParsed reads the fields of ConnectionFields and validates them.
 func ConfigFromParsed(conf *service.ParsedConfig) (session.Config, error) {

@@ -11,7 +11,6 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/solacecfg"
@@ -22,14 +21,6 @@ const (
 	siFieldQueue               = "queue"
 	siFieldTopic               = "topic"
 	siFieldQueueName           = "queue_name"
-	siFieldSEMP                = "semp"
-	siFieldSEMPURL             = "url"
-	siFieldSEMPUsername        = "username"
-	siFieldSEMPPassword        = "password"
-	siFieldSEMPPasswordFile    = "password_file"
-	siFieldSEMPVPN             = "vpn"
-	siFieldSEMPTLS             = "tls"
-	siFieldSEMPOAuth2          = "oauth2"
 	siFieldNackOutcome         = "nack_outcome"
 	siFieldDeduplicate         = "deduplicate"
 	siFieldDedupWindow         = "dedup_window"
@@ -149,25 +140,9 @@ overwritten by it. The user properties `+"`traceparent`"+` and `+"`tracestate`"+
 				Description("The queue provisioned for `topic`. Empty derives it from the topic: `"+siQueuePrefix+"` followed by the topic with `*` replaced by `_any_`, `>` by `_all_` and the characters `?<>'\"&;` by `_` (cut to 200 characters with a hash suffix when longer). For example `orders/*/eu/>` gives `"+siQueuePrefix+"orders/_any_/eu/_all_`.").
 				Example("orders-pipeline").Default(""),
 			siRequestsField(),
-			service.NewObjectField(siFieldSEMP,
-				service.NewURLField(siFieldSEMPURL).
-					Description("The broker's SEMP endpoint, e.g. `http://broker:8080`."),
-				service.NewStringField(siFieldSEMPUsername).
-					Description("The SEMP user; it needs read access for `queue`, and the rights to create queues and subscriptions for `topic`.").
-					Default("admin"),
-				service.NewStringField(siFieldSEMPPassword).
-					Description("The SEMP password. Mutually exclusive with `password_file`.").
-					Default("").Secret(),
-				secretfile.PasswordFileField(siFieldSEMPPasswordFile, "the SEMP password", "/var/run/secrets/semp/password"),
-				service.NewStringField(siFieldSEMPVPN).
-					Description("The VPN the queue lives in; empty means the connection's `vpn`.").
-					Default(""),
-				service.NewTLSToggledField(siFieldSEMPTLS),
-				service.NewBoolField(siFieldSEMPOAuth2).
-					Description("Authenticate SEMP requests with the connection's OAuth access token (`auth.scheme: oauth2` with `access_token`, `access_token_file` or `token_url`), sent as `Authorization: Bearer`, in place of `username` and `password`. The token is the one the connection logs in with, renewed the same way; the broker must accept it for SEMP (an OAuth profile enabled for SEMP).").
-					Default(false).Advanced(),
-			).Description("SEMPv2 management access: required by `topic`, used by `queue` to check the queue and by `backlog_poll_interval`.").
-				Optional(),
+			solacecfg.SEMPField("SEMPv2 management access: required by `topic`, used by `queue` to check the queue and by `backlog_poll_interval`.",
+				"The SEMP user; it needs read access for `queue`, and the rights to create queues and subscriptions for `topic`.",
+				"The VPN the queue lives in; empty means the connection's `vpn`."),
 			service.NewStringAnnotatedEnumField(siFieldNackOutcome, map[string]string{
 				siNackFailed:   "Settle as FAILED: the broker redelivers the message (up to the queue's max redelivery count, then the DMQ).",
 				siNackRejected: "Settle as REJECTED: the broker moves the message to the queue's dead message queue, or discards it.",
@@ -250,17 +225,13 @@ type solaceReader struct {
 	// (*[]session.MetaField).
 	metaScratch sync.Pool
 
-	conn     session.Config
-	queue    string // the queue consumed, given or derived
-	topic    string
-	sempConf *semp.Config
-	sempVPN  string
-	// sempPassFile, when set, names the file the SEMP password is read
-	// from on every connect.
-	sempPassFile string
-	nack         session.Outcome
-	rcvConf      session.ReceiverConfig
-	batchSize    int
+	conn      session.Config
+	queue     string // the queue consumed, given or derived
+	topic     string
+	semp      *solacecfg.SEMPAccess // nil without semp.url
+	nack      session.Outcome
+	rcvConf   session.ReceiverConfig
+	batchSize int
 	// scratch is what a read takes from the receiver, reused: Benthos
 	// reads from one goroutine, and a batch gets a copy of its own size.
 	scratch   []*siDelivery

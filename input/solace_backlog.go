@@ -24,7 +24,7 @@ func (r *solaceReader) pollBacklog(ctx context.Context, done chan struct{}) {
 	defer t.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, max(r.pollEvery, 5*time.Second))
-		st, err := r.sempLive.Load().QueueStatus(pctx, r.sempVPN, r.queue)
+		st, err := r.sempLive.Load().QueueStatus(pctx, r.semp.VPN, r.queue)
 		cancel()
 		switch {
 		case err == nil:

@@ -1,7 +1,6 @@
 package input
 
 import (
-	"crypto/tls"
 	"fmt"
 	"sync"
 	"time"
@@ -10,8 +9,8 @@ import (
 
 	"github.com/connect-solace/connect-solace/internal/confread"
 	"github.com/connect-solace/connect-solace/internal/lintmethod"
-	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/session"
+	"github.com/connect-solace/connect-solace/internal/solacecfg"
 )
 
 // This file holds the solace input's own fields as written and the rules
@@ -26,10 +25,7 @@ type siFields struct {
 	queue, topic, queueName string
 	requests                bool // the requests block is set
 
-	hasSEMP, sempOAuth2                     bool
-	sempURL, sempUsername, sempVPN          string
-	sempPassword, sempPasswordFile          string
-	sempTLS                                 *tls.Config // nil when off
+	semp                                    *solacecfg.SEMP // nil when unset
 	nackOutcome                             string
 	dedup                                   bool
 	dedupSize                               int
@@ -63,15 +59,6 @@ func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 	var topics []string
 	rd.StringList(&topics, siFieldRequests, siFieldRequestsTopics)
 	f.requests = len(topics) > 0
-	if f.hasSEMP = conf.Contains(siFieldSEMP); f.hasSEMP {
-		semp := rd.In(siFieldSEMP)
-		semp.String(&f.sempURL, siFieldSEMPURL)
-		semp.String(&f.sempUsername, siFieldSEMPUsername)
-		semp.String(&f.sempPassword, siFieldSEMPPassword)
-		semp.String(&f.sempPasswordFile, siFieldSEMPPasswordFile)
-		semp.String(&f.sempVPN, siFieldSEMPVPN)
-		semp.Bool(&f.sempOAuth2, siFieldSEMPOAuth2)
-	}
 	rd.String(&f.nackOutcome, siFieldNackOutcome)
 	rd.Bool(&f.dedup, siFieldDeduplicate)
 	rd.Int(&f.dedupSize, siFieldDedupWindow, siFieldDedupSize)
@@ -94,17 +81,11 @@ func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 	if err := rd.Err(); err != nil {
 		return f, err
 	}
-	if f.hasSEMP {
-		var on bool
-		var err error
-		if f.sempTLS, on, err = conf.Namespace(siFieldSEMP).FieldTLSToggled(siFieldSEMPTLS); err != nil {
-			return f, err
-		}
-		if !on {
-			f.sempTLS = nil
-		}
+	var err error
+	if f.semp, err = solacecfg.ReadSEMP(conf); err != nil {
+		return f, err
 	}
-	err := f.directFromParsed(conf)
+	err = f.directFromParsed(conf)
 	if err == nil {
 		err = f.queueSettingsFromParsed(conf)
 	}
@@ -125,14 +106,12 @@ func (f *siFields) problems() []error {
 	case f.queue != "" && f.topic != "":
 		add("fields queue and topic: both are set; keep one")
 	}
-	if f.topic != "" && f.sempURL == "" {
+	if f.topic != "" && f.semp.URL() == "" {
 		add("field semp: topic needs SEMP to provision its queue; set semp.url (and credentials) or consume an existing queue with queue")
 	}
 	errs = append(errs, f.directProblems()...)
 	errs = append(errs, f.queueSettingsProblems()...)
-	if f.sempPassword != "" && f.sempPasswordFile != "" {
-		errs = append(errs, secretfile.BothSetError(siFieldSEMP+"."+siFieldSEMPPassword, siFieldSEMP+"."+siFieldSEMPPasswordFile))
-	}
+	errs = append(errs, f.semp.Problems()...)
 	if f.queue != "" && f.queueName != "" {
 		add("field queue_name: only used with topic; with queue, name the queue in queue")
 	}
@@ -200,11 +179,6 @@ func (f *siFields) replay() session.Replay {
 var siLintSpec = sync.OnceValue(solaceInputSpec)
 
 // The input's lint rule calls problems through this method.
-var _ = lintmethod.Register("solace_input_lint",
+var _ = lintmethod.RegisterRead("solace_input_lint",
 	"Internal to the solace input's lint rule: the contradictions between the input's own fields of the linted config, as a list of messages.",
-	siLintSpec, siLint)
-
-func siLint(pc *service.ParsedConfig) ([]error, error) {
-	f, err := siFieldsFromParsed(pc)
-	return f.problems(), err
-}
+	siLintSpec, siFieldsFromParsed, func(f siFields) []error { return f.problems() })

@@ -7,53 +7,31 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/connect-solace/connect-solace/internal/secretfile"
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/session"
 )
 
-// This file holds the solace input's SEMP job: reading the semp fields,
-// building the SEMP client, provisioning the queue of a topic (and naming
-// it) and checking a given queue.
+// This file holds the solace input's SEMP job: building the SEMP client
+// from the semp object (solacecfg's SEMP), provisioning the queue of a topic
+// (and naming it) and checking a given queue.
 
 // siQueuePrefix starts the names of queues the input provisions for a topic.
 const siQueuePrefix = "connect-solace/"
 
 // sempFromFields sets up SEMP access from the semp fields; r.conn must be
 // set.
-func (r *solaceReader) sempFromFields(f *siFields) error {
-	if f.hasSEMP && f.sempURL != "" {
-		r.sempConf = &semp.Config{URL: f.sempURL, Username: f.sempUsername, Password: f.sempPassword, TLS: f.sempTLS}
-		if f.sempOAuth2 {
-			bearer, err := session.BearerToken(r.conn)
-			if err != nil {
-				return fmt.Errorf("field %s.%s: %w", siFieldSEMP, siFieldSEMPOAuth2, err)
-			}
-			r.sempConf.BearerToken, r.sempConf.Username, r.sempConf.Password, f.sempPasswordFile = bearer, "", "", ""
-		}
-	}
-	r.sempPassFile = f.sempPasswordFile
-	r.sempVPN = f.sempVPN
-	if r.sempVPN == "" {
-		r.sempVPN = r.conn.VPN
-	}
-	return nil
+func (r *solaceReader) sempFromFields(f *siFields) (err error) {
+	r.semp, err = f.semp.Access(r.conn)
+	return err
 }
 
 // connectSEMP builds the SEMP client when there is none yet or when the
 // password comes from a file. r.mu must be held.
 func (r *solaceReader) connectSEMP() error {
-	// With a password file the client is rebuilt on every connect, so a
-	// rotated password is used after a reconnect.
-	if r.sempConf != nil && (r.sempCli == nil || r.sempPassFile != "") {
-		c := *r.sempConf
-		var err error
-		if c.Password, err = secretfile.Resolve(c.Password, siFieldSEMP+"."+siFieldSEMPPasswordFile, r.sempPassFile); err != nil {
-			return err
-		}
-		cli, err := semp.New(c)
+	if r.semp != nil && (r.sempCli == nil || r.semp.PasswordFromFile()) {
+		cli, err := r.semp.NewClient()
 		if err != nil {
-			return fmt.Errorf("field %s: %w", siFieldSEMP, err)
+			return err
 		}
 		r.sempCli = cli
 		r.sempLive.Store(cli)
@@ -67,12 +45,12 @@ func (r *solaceReader) connectSEMP() error {
 func (r *solaceReader) prepareQueue(ctx context.Context, rc *session.ReceiverConfig) error {
 	if r.topic != "" {
 		want := r.qs.sempQueue(r.queue)
-		created, err := r.sempCli.EnsureQueue(ctx, r.sempVPN, want)
+		created, err := r.sempCli.EnsureQueue(ctx, r.semp.VPN, want)
 		if err != nil {
 			return fmt.Errorf("provisioning queue %q for topic %q over SEMP: %w", r.queue, r.topic, err)
 		}
 		if !created {
-			q, err := r.sempCli.GetQueue(ctx, r.sempVPN, r.queue)
+			q, err := r.sempCli.GetQueue(ctx, r.semp.VPN, r.queue)
 			if err != nil {
 				return fmt.Errorf("reading queue %q over SEMP: %w", r.queue, err)
 			}
@@ -80,17 +58,17 @@ func (r *solaceReader) prepareQueue(ctx context.Context, rc *session.ReceiverCon
 				return err
 			}
 		}
-		if err := r.sempCli.AddSubscription(ctx, r.sempVPN, r.queue, r.topic); err != nil {
+		if err := r.sempCli.AddSubscription(ctx, r.semp.VPN, r.queue, r.topic); err != nil {
 			return fmt.Errorf("subscribing queue %q to topic %q over SEMP: %w", r.queue, r.topic, err)
 		}
 		if created {
 			r.log.Infof("Provisioned durable %s queue %q subscribed to %q", want.AccessType, r.queue, r.topic)
 		}
 	}
-	q, err := r.sempCli.GetQueue(ctx, r.sempVPN, r.queue)
+	q, err := r.sempCli.GetQueue(ctx, r.semp.VPN, r.queue)
 	if err != nil {
 		if semp.IsNotFound(err) {
-			return fmt.Errorf("queue %q does not exist in VPN %q: %w", r.queue, r.sempVPN, err)
+			return fmt.Errorf("queue %q does not exist in VPN %q: %w", r.queue, r.semp.VPN, err)
 		}
 		return fmt.Errorf("reading queue %q over SEMP: %w", r.queue, err)
 	}

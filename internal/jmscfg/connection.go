@@ -62,10 +62,7 @@ func ConnectionFields() []*service.ConfigField {
 		service.NewStringField(FieldUsername).
 			Description("User name for SASL PLAIN. When empty, SASL ANONYMOUS is used.").
 			Default(""),
-		service.NewStringField(FieldPassword).
-			Description("Password for SASL PLAIN. Mutually exclusive with `password_file`.").
-			Default("").
-			Secret(),
+		secretfile.PasswordField(FieldPassword, "Password for SASL PLAIN."),
 		secretfile.PasswordFileField(FieldPasswordFile, "the password for SASL PLAIN", "/var/run/secrets/jms/password"),
 		service.NewTLSToggledField(FieldTLS).
 			Description("TLS settings. `amqps://` URLs always use TLS; enabling this also uses it for `amqp://` URLs."),

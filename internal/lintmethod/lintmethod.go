@@ -37,6 +37,19 @@ func Register(name, description string, spec func() *service.ConfigSpec, check f
 	return true
 }
 
+// RegisterRead registers the Bloblang method name as Register does, for a
+// check that reads the object as the constructor does (read) and lists the
+// problems of what it read (problems).
+func RegisterRead[T any](name, description string, spec func() *service.ConfigSpec, read func(*service.ParsedConfig) (T, error), problems func(T) []error) bool {
+	return Register(name, description, spec, func(pc *service.ParsedConfig) ([]error, error) {
+		v, err := read(pc)
+		if err != nil {
+			return nil, err
+		}
+		return problems(v), nil
+	})
+}
+
 // Rule is the lint rule of a component whose checks all sit behind the
 // method name registered with Register.
 func Rule(name string) string { return "root = this." + name + "()" }

@@ -49,6 +49,39 @@ func TestRegisteredMethodReportsTheCheck(t *testing.T) {
 	}
 }
 
+// readN reads n as a constructor would; a negative n is unreadable.
+func readN(pc *service.ParsedConfig) (int, error) {
+	n, err := pc.FieldInt("n")
+	if err == nil && n < 0 {
+		err = errors.New("field n: unreadable")
+	}
+	return n, err
+}
+
+var _ = RegisterRead("lintmethod_test_read", "test only", testSpec, readN, func(n int) []error {
+	if n > 5 {
+		return []error{fmt.Errorf("field n: at most 5, got %d", n)}
+	}
+	return nil
+})
+
+func TestRegisterReadReportsTheProblemsOfWhatItRead(t *testing.T) {
+	exec, err := bloblang.Parse(`root = this.lintmethod_test_read()`)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		in   any
+		want []any
+	}{
+		{map[string]any{"n": 2}, []any{}},
+		{map[string]any{"n": 6}, []any{"field n: at most 5, got 6"}},
+		{map[string]any{"n": -1}, []any{}}, // what does not read is the constructor's to report
+	} {
+		got, err := exec.Query(tc.in)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "%v", tc.in)
+	}
+}
+
 var _ = RegisterValue("lintmethod_test_value", "test only",
 	func(field string) bool { return field == "n" },
 	func(field, value string) error {

@@ -56,6 +56,16 @@ func BothSetError(field, fileField string) error {
 	return fmt.Errorf("fields %s and %s: both are set; keep one (prefer %s in streams mode, where the API shows %s)", field, fileField, fileField, field)
 }
 
+// PasswordField is the spec field of a `password` that has a
+// `password_file` beside it (see PasswordFileField): a secret, empty by
+// default. description says what the password is for; the field adds that
+// the two exclude each other.
+func PasswordField(name, description string) *service.ConfigField {
+	return service.NewStringField(name).
+		Description(description + " Mutually exclusive with `password_file`.").
+		Default("").Secret()
+}
+
 // PasswordFileField is the spec field of a `password_file` beside a
 // `password` field: what names the secret in its description (e.g. "the
 // client password"), example is a path shown as an example.

@@ -1,9 +1,10 @@
 // Package solacecfg holds the Benthos-facing pieces the solace plugins
 // share: the start of their specs (Spec), the connection fields, read into
 // session.Config, the lint rule over them (which calls session.Config's own
-// checks, so lint and the constructors say the same), the message attribute
-// fields the output and the processor set (Attrs), and the solace_*
-// metadata key names. internal/session itself speaks Solace, not Benthos.
+// checks, so lint and the constructors say the same), the semp object
+// (SEMPField, SEMPv2 access), the message attribute fields the output and
+// the processor set (Attrs), and the solace_* metadata key names.
+// internal/session itself speaks Solace, not Benthos.
 package solacecfg
 
 // This file is the connection fields and their reading into session.Config:
@@ -22,7 +23,8 @@ import (
 	"github.com/connect-solace/connect-solace/internal/session"
 )
 
-// Connection field names, shared by the solace input and output.
+// Field names: the connection fields, shared by the solace plugins, and the
+// semp object.
 const (
 	FieldURLs         = "urls"
 	FieldVPN          = "vpn"
@@ -65,6 +67,16 @@ const (
 	FieldAuthKerberos        = "kerberos"
 	FieldKerberosServiceName = "service_name"
 
+	// semp, SEMPv2 access (spec_semp.go).
+	FieldSEMP             = "semp"
+	FieldSEMPURL          = "url"
+	FieldSEMPUsername     = "username"
+	FieldSEMPPassword     = "password"
+	FieldSEMPPasswordFile = "password_file"
+	FieldSEMPVPN          = "vpn"
+	FieldSEMPTLS          = "tls"
+	FieldSEMPOAuth2       = "oauth2"
+
 	FieldReconnectAttempts   = "reconnect_attempts"
 	FieldReconnectInterval   = "reconnect_interval"
 	FieldConnectRetries      = "connect_retries"
@@ -104,9 +116,7 @@ func ConnectionFields() []*service.ConfigField {
 		service.NewStringField(FieldUsername).
 			Description("The client username. Required by `basic` authentication; optional for `client_certificate` (the certificate's common name is used when empty).").
 			Default(""),
-		service.NewStringField(FieldPassword).
-			Description("The client password for `basic` authentication. Use an environment reference such as `${SOLACE_PASSWORD}`, or `password_file` in streams mode. Mutually exclusive with `password_file`.").
-			Default("").Secret(),
+		secretfile.PasswordField(FieldPassword, "The client password for `basic` authentication. Use an environment reference such as `${SOLACE_PASSWORD}`, or `password_file` in streams mode."),
 		secretfile.PasswordFileField(FieldPasswordFile, "the client password", "/var/run/secrets/solace/password"),
 		service.NewStringField(FieldClientName).
 			Description("The client name shown by the broker. Empty lets the client generate a unique one. A fixed name must be unique per session: with `clients` > 1 a suffix `-<n>` is appended.").
@@ -196,14 +206,9 @@ var connectionSpec = sync.OnceValue(func() *service.ConfigSpec {
 })
 
 // The lint rule calls Config.Validate through this method.
-var _ = lintmethod.Register("solace_connection_lint",
+var _ = lintmethod.RegisterRead("solace_connection_lint",
 	"Internal to the solace plugins' lint rules: the contradictions in the connection fields of the linted config, as a list of messages.",
-	connectionSpec, lintConnection)
-
-func lintConnection(pc *service.ParsedConfig) ([]error, error) {
-	c, err := readConfig(pc)
-	return c.Problems(), err
-}
+	connectionSpec, readConfig, session.Config.Problems)
 
 // ConfigFromParsed reads the fields of ConnectionFields and validates them.
 func ConfigFromParsed(conf *service.ParsedConfig) (session.Config, error) {

@@ -305,7 +305,7 @@ func newSolaceReaderFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 		Queue:    r.queue,
 		Flows:    f.flows,
 		Selector: f.selector,
-		Replay:   f.replay(),
+		Replay:   f.replay.asked(),
 		Buffer:   f.receiveBuffer,
 	}
 	r.batchSize = f.batchSize

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -25,18 +26,18 @@ type siFields struct {
 	queue, topic, queueName string
 	requests                bool // the requests block is set
 
-	semp                                    *solacecfg.SEMP // nil when unset
-	nackOutcome                             string
-	dedup                                   bool
-	dedupSize                               int
-	dedupAge                                time.Duration
-	dedupCache                              string
-	flows, batchSize, receiveBuffer         int
-	selector                                string
-	replayFrom, replayTime, replayMessageID string
-	timestamp                               string
-	timestampMapping                        string // the mapping's source, "" when unset
-	backlogPollInterval                     time.Duration
+	semp                            *solacecfg.SEMP // nil when unset
+	nackOutcome                     string
+	dedup                           bool
+	dedupSize                       int
+	dedupAge                        time.Duration
+	dedupCache                      string
+	flows, batchSize, receiveBuffer int
+	selector                        string
+	replay                          siReplayFields
+	timestamp                       string
+	timestampMapping                string // the mapping's source, "" when unset
+	backlogPollInterval             time.Duration
 
 	// Direct mode (solace_direct.go).
 	topicSubscriptions []string
@@ -67,9 +68,7 @@ func siFieldsFromParsed(conf *service.ParsedConfig) (siFields, error) {
 	rd.Int(&f.flows, siFieldFlows)
 	rd.String(&f.selector, siFieldSelector)
 	if rd.Contains(siFieldReplay) {
-		rd.String(&f.replayFrom, siFieldReplay, siFieldReplayFrom)
-		rd.String(&f.replayTime, siFieldReplay, siFieldReplayTime)
-		rd.String(&f.replayMessageID, siFieldReplay, siFieldReplayMessageID)
+		f.replay.read(rd.In(siFieldReplay))
 	}
 	rd.Int(&f.receiveBuffer, siFieldReceiveBuffer)
 	rd.Int(&f.batchSize, siFieldBatchSize)
@@ -135,19 +134,35 @@ func (f *siFields) problems() []error {
 	case f.timestamp != siTimestampMapping && f.timestampMapping != "":
 		add("field timestamp_mapping: only used with timestamp: mapping; set timestamp: mapping or remove it")
 	}
-	switch f.replayFrom {
+	return append(errs, f.replay.problems()...)
+}
+
+// siReplayFields is the replay object as written.
+type siReplayFields struct{ from, time, messageID string }
+
+// read reads the replay object r.
+func (rp *siReplayFields) read(r confread.Reader) {
+	r.String(&rp.from, siFieldReplayFrom)
+	r.String(&rp.time, siFieldReplayTime)
+	r.String(&rp.messageID, siFieldReplayMessageID)
+}
+
+// problems lists what from leaves missing or time gets wrong.
+func (rp *siReplayFields) problems() []error {
+	switch rp.from {
 	case siReplayTime:
-		if f.replayTime == "" {
-			add("field replay.time: from: time needs a time, e.g. replay.time: 2025-01-31T12:00:00Z")
-		} else if _, err := siParseReplayTime(f.replayTime); err != nil {
-			errs = append(errs, err)
+		if rp.time == "" {
+			return []error{errors.New("field replay.time: from: time needs a time, e.g. replay.time: 2025-01-31T12:00:00Z")}
+		}
+		if _, err := siParseReplayTime(rp.time); err != nil {
+			return []error{err}
 		}
 	case siReplayMessageID:
-		if f.replayMessageID == "" {
-			add("field replay.message_id: from: message_id needs a replication group message id")
+		if rp.messageID == "" {
+			return []error{errors.New("field replay.message_id: from: message_id needs a replication group message id")}
 		}
 	}
-	return errs
+	return nil
 }
 
 // siParseReplayTime parses replay.time: RFC 3339, as time.Parse reads it.
@@ -159,20 +174,20 @@ func siParseReplayTime(s string) (time.Time, error) {
 	return t, nil
 }
 
-// replay is the replay the fields ask for; problems has checked them.
-func (f *siFields) replay() session.Replay {
-	var rp session.Replay
-	switch f.replayFrom {
+// asked is the replay the fields ask for; problems has checked them.
+func (rp *siReplayFields) asked() session.Replay {
+	var r session.Replay
+	switch rp.from {
 	case siReplayStart:
-		rp.Mode = session.ReplayAll
+		r.Mode = session.ReplayAll
 	case siReplayTime:
-		rp.Time, _ = siParseReplayTime(f.replayTime)
-		rp.Mode = session.ReplayFromTime
+		r.Time, _ = siParseReplayTime(rp.time)
+		r.Mode = session.ReplayFromTime
 	case siReplayMessageID:
-		rp.MessageID = f.replayMessageID
-		rp.Mode = session.ReplayAfterMessageID
+		r.MessageID = rp.messageID
+		r.Mode = session.ReplayAfterMessageID
 	}
-	return rp
+	return r
 }
 
 // siLintSpec is the input's spec for reading a linted config.

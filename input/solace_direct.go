@@ -124,7 +124,7 @@ func (f *siFields) directProblems() []error {
 	if f.flows != 1 {
 		add("field flows: only used with a queue; direct mode (topic_subscriptions) receives on one session, remove flows")
 	}
-	if f.replayFrom != "" && f.replayFrom != siReplayNone {
+	if f.replay.from != "" && f.replay.from != siReplayNone {
 		add("field replay: only used with a queue; direct messages are not replayed, remove replay")
 	}
 	if f.nackOutcome != siNackFailed {

@@ -30,25 +30,6 @@ var _ = Register("lintmethod_test_lint", "test only", testSpec, func(pc *service
 	return errs, nil
 })
 
-func TestRegisteredMethodReportsTheCheck(t *testing.T) {
-	exec, err := bloblang.Parse(`root = this.lintmethod_test_lint()`)
-	require.NoError(t, err)
-	for _, tc := range []struct {
-		in   any
-		want []any
-	}{
-		{map[string]any{"n": 2}, []any{}},
-		{map[string]any{"n": 0, "s": "bad"}, []any{"field n: must be at least 1, got 0", "field s: bad"}},
-		{map[string]any{}, []any{}},            // defaults apply
-		{map[string]any{"n": "many"}, []any{}}, // a type error is the spec's to report
-		{"not an object", []any{}},
-	} {
-		got, err := exec.Query(tc.in)
-		require.NoError(t, err)
-		assert.Equal(t, tc.want, got, "%v", tc.in)
-	}
-}
-
 // readN reads n as a constructor would; a negative n is unreadable.
 func readN(pc *service.ParsedConfig) (int, error) {
 	n, err := pc.FieldInt("n")
@@ -65,20 +46,27 @@ var _ = RegisterRead("lintmethod_test_read", "test only", testSpec, readN, func(
 	return nil
 })
 
-func TestRegisterReadReportsTheProblemsOfWhatItRead(t *testing.T) {
-	exec, err := bloblang.Parse(`root = this.lintmethod_test_read()`)
-	require.NoError(t, err)
+func TestRegisteredMethodReportsTheCheck(t *testing.T) {
 	for _, tc := range []struct {
-		in   any
-		want []any
+		method string
+		in     any
+		want   []any
 	}{
-		{map[string]any{"n": 2}, []any{}},
-		{map[string]any{"n": 6}, []any{"field n: at most 5, got 6"}},
-		{map[string]any{"n": -1}, []any{}}, // what does not read is the constructor's to report
+		{"lintmethod_test_lint", map[string]any{"n": 2}, []any{}},
+		{"lintmethod_test_lint", map[string]any{"n": 0, "s": "bad"}, []any{"field n: must be at least 1, got 0", "field s: bad"}},
+		{"lintmethod_test_lint", map[string]any{}, []any{}},            // defaults apply
+		{"lintmethod_test_lint", map[string]any{"n": "many"}, []any{}}, // a type error is the spec's to report
+		{"lintmethod_test_lint", "not an object", []any{}},
+		// RegisterRead: the problems of what was read.
+		{"lintmethod_test_read", map[string]any{"n": 2}, []any{}},
+		{"lintmethod_test_read", map[string]any{"n": 6}, []any{"field n: at most 5, got 6"}},
+		{"lintmethod_test_read", map[string]any{"n": -1}, []any{}}, // what does not read is the constructor's to report
 	} {
+		exec, err := bloblang.Parse("root = this." + tc.method + "()")
+		require.NoError(t, err)
 		got, err := exec.Query(tc.in)
 		require.NoError(t, err)
-		assert.Equal(t, tc.want, got, "%v", tc.in)
+		assert.Equal(t, tc.want, got, "%s: %v", tc.method, tc.in)
 	}
 }
 

@@ -154,7 +154,7 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 					Default(soHigherThroughputBuffer),
 			).Description("Client back-pressure settings, used only with `submission_mode: custom`.").Optional().Advanced(),
 			service.NewIntField(soFieldClients).
-				Description("How many Solace sessions publish in parallel. Each batch goes to one session, so its messages keep their order.").
+				Description("How many Solace sessions publish in parallel. Each batch goes to one session, so its messages keep their order. Sessions are filled in order: a batch goes to the first session whose publish window (255 unconfirmed messages) has room for it, so a load that one session carries uses one session (every session in use costs wake-ups and socket writes of its own), and the others take over as the messages in flight need their windows.").
 				Default(4),
 			service.NewOutputMaxInFlightField().Default(soDefaultMaxInFlight),
 			service.NewBoolField(soFieldLatencyMetrics).

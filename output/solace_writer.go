@@ -12,7 +12,9 @@ import (
 
 // This file is the solace output's write path: WriteBatch gathers the
 // batches of concurrent calls into groups (group commit), publishes each
-// group on one session and reports every call's outcome.
+// group on one session (the first with room in its publish window,
+// Pool.PublisherFor, so that a load one session carries uses one) and
+// reports every call's outcome.
 //
 // Nothing waits for more messages. A call that finds fewer than maxGroups
 // groups being published sends its batch at once; while maxGroups groups
@@ -157,7 +159,7 @@ func (w *solaceWriter) publishGroup(self *soCall, group []*soCall) {
 	}
 	sc.outs, sc.owner = outs, owner
 
-	results := pool.Publisher().PublishBatchInto(self.ctx, outs, sc.results)
+	results := pool.PublisherFor(len(outs)).PublishBatchInto(self.ctx, outs, sc.results)
 	sc.results = results
 
 	// Per call: how many of its messages were confirmed and lost.
@@ -239,6 +241,6 @@ const soGroupsPerClient = 2
 // messages, against a hand-written Go-client bridge and publisher).
 const soWriterDescription = "`batched` (the default) publishes what Benthos hands over at once. While earlier groups wait for their broker confirmations (at most 2 per session), the messages that arrive meanwhile are gathered into the next group, published on one session and confirmed together (group commit): nothing waits for more messages, and groups grow with the load. " +
 	"Latency: through a `solace` input → `solace` output bridge with the defaults (guaranteed, 1 KiB), a message's median latency is 1.17× a hand-written Go-client bridge's at 10 msg/s (1.6 against 1.3 ms), 1.08× at 1 000 msg/s (0.73 against 0.68 ms) and 0.8× at 10 000 msg/s, its p99 0.6×, 0.8× and 1.5× (one run on a shared machine at load 3.5; the former implicit batching policy of count 50 and period 5 s held messages 2.5 s at 10 msg/s and 27 ms at 1 000); `BenchmarkSolaceLatency` in `make bench` measures it. " +
-	"Throughput: single messages from `max_in_flight` writers reach 0.83 to 0.85× a plain publisher loop's rate at 1.15 to 1.22× its client CPU per message (`BenchmarkSolaceOutput`, case `batched_persistent`, load 5 to 6), batches of a count 50 policy 0.93× at 1.08×; the `solace` input hands a busy pipeline batches of what is waiting, so a bridge gives the writer fewer, larger calls. " +
+	"Throughput: single messages from `max_in_flight` writers reach 0.86 to 0.94× a plain publisher loop's rate at 1.0 to 1.09× its client CPU per message (`BenchmarkSolaceOutput`, case `batched_persistent`, load 3; 0.83 to 0.85× at 1.15 to 1.22× when groups went round robin over the sessions instead of filling them in order), batches of a count 50 policy 0.97× at 1.05×; the `solace` input hands a busy pipeline batches of what is waiting, so a bridge gives the writer fewer, larger calls. " +
 	"With a `batching` policy Benthos first collects each batch by it, which adds up to the policy's period to a message's latency when the rate does not fill a batch. " +
 	"`streaming` publishes each call's messages at once and never gathers calls, and asks the broker to confirm each persistent message immediately rather than in its usual windowed acknowledgements: the same latency at low rates, but every message pays for its own publish and wait, so persistent throughput falls to about 0.55× a plain publisher's at 1.6× its CPU per message."

@@ -65,3 +65,27 @@ func TestSolaceOutputGroupsConcurrentWrites(t *testing.T) {
 	sort.Strings(want)
 	require.Equal(t, want, got)
 }
+
+// TestSolaceOutputFillsSessionsInOrder writes messages one after another
+// through four sessions: a load that one session's publish window carries
+// goes through that session alone, since every session in use costs the
+// client and the broker wake-ups and writes of their own.
+func TestSolaceOutputFillsSessionsInOrder(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "filled", Subscriptions: []string{"f/ok"}}))
+	w := newSoWriter(t, b, "topic: f/ok\nclients: 4\n")
+
+	const n = 20
+	for i := range n {
+		require.NoError(t, w.WriteBatch(t.Context(), service.MessageBatch{service.NewMessage(fmt.Appendf(nil, "%d", i))}))
+	}
+	clients, err := b.Clients("default")
+	require.NoError(t, err)
+	var used []int64
+	for _, c := range clients {
+		if c.DataRxMsgs > 0 {
+			used = append(used, c.DataRxMsgs)
+		}
+	}
+	require.Equal(t, []int64{n}, used, "messages each session received")
+}

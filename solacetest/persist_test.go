@@ -123,6 +123,19 @@ func TestDataDirPublisherFlowSurvives(t *testing.T) {
 	b2.mu.Unlock()
 	require.NotNil(t, pf, "publisher flow %q", name)
 	require.Equal(t, last, pf.lastID)
+
+	// A new client's flow gets a name of its own. The broker's name counter
+	// starts again with every life; a new flow that took the name of a kept
+	// one reset its last id, so the kept flow's client, resending under that
+	// name after its reconnect, had its messages discarded as out of order
+	// or acknowledged as duplicates without being spooled.
+	svc2 := connect(t, b2, nil)
+	startPublisher(t, svc2)
+	b2.mu.Lock()
+	flows, kept := len(b2.vpns["default"].pubFlows), b2.vpns["default"].pubFlows[name].lastID
+	b2.mu.Unlock()
+	require.Equal(t, 2, flows, "the kept flow and the new client's")
+	require.Equal(t, last, kept, "the kept flow's last id")
 }
 
 // TestDataDirRefusedWhileLocked: a second broker on a directory in use is

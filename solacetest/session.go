@@ -875,8 +875,12 @@ func (c *conn) openPublisherFlow(tag []byte, a *adctrl) {
 	}
 	pf := c.vpn.pubFlows[name]
 	if pf == nil {
-		if name == "" {
-			name = "solacetest-pubflow-" + strconv.FormatUint(uint64(b.nextFlow+1), 10)
+		// A new flow's name must not be one the VPN holds: the counter
+		// starts again with every broker life, while a data directory
+		// keeps the flows of earlier lives, whose clients resend under
+		// their names when they reconnect.
+		for n := b.nextFlow + 1; name == "" || c.vpn.pubFlows[name] != nil; n++ {
+			name = "solacetest-pubflow-" + strconv.FormatUint(uint64(n), 10)
 		}
 		acked, _ := a.uint(apLastMsgIDAcked)
 		pf = &pubFlow{name: name, lastID: acked}

@@ -13,7 +13,8 @@ import (
 
 // Pool is a fixed set of sessions, each with one publisher. Spreading
 // batches over several sessions multiplies the broker's per-session publish
-// window (the client fixes it at 255 unacknowledged messages).
+// window (the client fixes it at 255 unacknowledged messages); PublisherFor
+// spreads them only as far as the messages in flight need.
 //
 // With more than one session, a session that ends for good is replaced on
 // its own, in the background, while the others carry on publishing: losing
@@ -181,6 +182,39 @@ func (p *Pool) Publisher() *Publisher {
 		}
 	}
 	return p.slots[i%n].Load().pub
+}
+
+// PublishWindow is the broker's publish window of a session: the most
+// persistent messages the client sends before it waits for confirmations
+// (the Go client fixes it).
+const PublishWindow = 255
+
+// PublisherFor picks a live publisher for a batch of n messages, filling the
+// sessions in order: the first whose window has room for the batch beside
+// the messages it is publishing, else the least busy one. Traffic then uses
+// as few sessions as its messages in flight need: every session in use costs
+// the client and the broker wake-ups and writes of their own for the same
+// messages, which one busy session shares. Like Publisher, it returns a dead
+// publisher when no session is alive.
+func (p *Pool) PublisherFor(n int) *Publisher {
+	var least *Publisher
+	for i := range p.slots {
+		s := p.slots[i].Load()
+		if !s.alive() {
+			continue
+		}
+		busy := s.pub.busy.Load()
+		if busy+int64(n) <= PublishWindow {
+			return s.pub
+		}
+		if least == nil || busy < least.busy.Load() {
+			least = s.pub
+		}
+	}
+	if least == nil {
+		return p.Publisher()
+	}
+	return least
 }
 
 // Alive reports whether the pool can publish: at least one session and its

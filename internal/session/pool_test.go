@@ -78,3 +78,25 @@ func TestPoolCloseStopsReplacement(t *testing.T) {
 	assert.False(t, p.Alive())
 	require.Eventually(t, func() bool { return b.ClientCount() == 0 }, 5*time.Second, 10*time.Millisecond)
 }
+
+// TestPoolFillsSessionsInOrder: PublisherFor takes the first live session
+// whose window has room for the batch, else the least busy one.
+func TestPoolFillsSessionsInOrder(t *testing.T) {
+	b := solacetest.NewTestBroker(t, solacetest.Config{})
+	p, err := NewPool(t.Context(), testConfig(b), 3, PublisherOptions{Persistent: true, BackPressure: BackPressure{BufferSize: 10}}, nil, Events{})
+	require.NoError(t, err)
+	defer func() { _ = p.Close(context.Background()) }()
+	pub := func(i int) *Publisher { return p.slots[i].Load().pub }
+
+	assert.Same(t, pub(0), p.PublisherFor(PublishWindow), "an idle first session takes a full window")
+	pub(0).busy.Store(PublishWindow - 10)
+	assert.Same(t, pub(0), p.PublisherFor(10), "room for 10 more")
+	assert.Same(t, pub(1), p.PublisherFor(11), "the next session takes what does not fit")
+	pub(1).busy.Store(PublishWindow)
+	pub(2).busy.Store(PublishWindow + 5)
+	assert.Same(t, pub(0), p.PublisherFor(20), "no room anywhere: the least busy")
+	pub(0).busy.Store(0)
+	dead := pub(0)
+	endSession(t, p, 0)
+	assert.NotSame(t, dead, p.PublisherFor(1), "a dead session is skipped")
+}

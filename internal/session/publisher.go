@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"solace.dev/go/messaging/pkg/solace"
@@ -99,6 +100,10 @@ type Publisher struct {
 	// reject-mode buffer, where the message would wait for its finalizer:
 	// that mode builds here.
 	publishBytes bool
+
+	// busy counts the messages of the PublishBatch calls under way, for
+	// Pool.PublisherFor.
+	busy atomic.Int64
 
 	mu      sync.Mutex
 	batches map[*batch]struct{} // batches waiting for receipts
@@ -366,6 +371,8 @@ func (p *Publisher) PublishBatchInto(ctx context.Context, msgs []*Outbound, dst 
 	if len(msgs) == 0 {
 		return results
 	}
+	p.busy.Add(int64(len(msgs)))
+	defer p.busy.Add(-int64(len(msgs)))
 	if !p.opts.Persistent {
 		p.publishDirect(ctx, msgs, results)
 		return results

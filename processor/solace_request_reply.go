@@ -13,6 +13,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/interp"
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/solacecfg"
+	"github.com/connect-solace/connect-solace/internal/tracingcfg"
 )
 
 const (
@@ -79,8 +80,9 @@ with `+"`closed`"+`.
 		Fields(rrAttributeFields()...).
 		Fields(
 			service.NewMetadataFilterField(rrFieldMetadata).
-				Description("Which metadata of a message travel with its request as user properties. Unset sends none.").
+				Description("Which metadata of a message travel with its request as user properties. Unset sends none (but the trace context, see `"+tracingcfg.FieldInject+"`).").
 				Optional(),
+			tracingcfg.InjectFieldOf("the processor", tracingcfg.UserProperties),
 		)
 }
 
@@ -91,11 +93,12 @@ type solaceRequestReply struct {
 	conn session.Config
 	// tmpl holds the static topic and attributes, applied once by the
 	// constructor; fields plans the dynamic ones (rrRules).
-	tmpl       session.Outbound
-	fields     *interp.Plan[session.Outbound]
-	metaFilter *service.MetadataFilter
-	timeout    time.Duration
-	slots      chan struct{}
+	tmpl    session.Outbound
+	fields  *interp.Plan[session.Outbound]
+	props   tracingcfg.Properties
+	inject  *tracingcfg.Injector // nil: no trace context to inject
+	timeout time.Duration
+	slots   chan struct{}
 
 	mLatency     *service.MetricTimer
 	mReplies     *service.MetricCounter
@@ -142,10 +145,11 @@ func newSolaceRequestReplyFromParsed(conf *service.ParsedConfig, mgr *service.Re
 			return nil, err
 		}
 	}
-	if conf.Contains(rrFieldMetadata) {
-		if p.metaFilter, err = conf.FieldMetadataFilter(rrFieldMetadata); err != nil {
-			return nil, err
-		}
+	if p.props, err = tracingcfg.PropertiesFromParsed(conf, rrFieldMetadata); err != nil {
+		return nil, err
+	}
+	if p.inject, err = tracingcfg.NewInjector(conf, mgr, "solace_request_reply"); err != nil {
+		return nil, err
 	}
 	if p.timeout, err = conf.FieldDuration(rrFieldTimeout); err != nil {
 		return nil, err
@@ -268,12 +272,15 @@ func (p *solaceRequestReply) ProcessBatch(ctx context.Context, batch service.Mes
 
 	outs := make([]rrOutcome, len(batch))
 	b := &rrBatch{p: p}
-	ev := p.fields.Batch(batch)
+	// The requests are built from sent, which carries the trace context;
+	// the replies go into batch.
+	sent := p.inject.Inject(ctx, batch)
+	ev := p.fields.Batch(sent)
 	// One request value for the whole batch: Request keeps nothing of it.
 	var o session.Outbound
 	for i := range batch {
 		outs[i].b = b
-		err := p.toRequest(&ev, batch, i, &o)
+		err := p.toRequest(&ev, sent, i, &o)
 		outs[i].topic = o.Destination.Name
 		if err != nil {
 			outs[i].err = fmt.Errorf("%w: %w", errInvalidMessage, err)
@@ -362,15 +369,7 @@ func (p *solaceRequestReply) toRequest(ev *interp.Eval[session.Outbound], batch 
 		return err
 	}
 	o.Payload = payload
-	if p.metaFilter != nil {
-		_ = p.metaFilter.WalkMut(m, func(k string, v any) error {
-			if o.UserProperties == nil {
-				o.UserProperties = map[string]any{}
-			}
-			o.UserProperties[k] = v
-			return nil
-		})
-	}
+	o.UserProperties = p.props.Of(m)
 	return nil
 }
 

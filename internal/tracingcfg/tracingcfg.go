@@ -65,10 +65,16 @@ func ExtractField(properties string) *service.ConfigField {
 // InjectField is an output's inject_tracing_map; properties names what the
 // output sends metadata as (UserProperties, ApplicationProperties).
 func InjectField(properties string) *service.ConfigField {
+	return InjectFieldOf("the output", properties)
+}
+
+// InjectFieldOf is the inject_tracing_map of sender, which the description
+// names ("the output", "the processor"), like InjectField.
+func InjectFieldOf(sender, properties string) *service.ConfigField {
 	return service.NewInjectTracingSpanMappingField().
 		Description("A Bloblang mapping that writes the message's trace context, given as `this`, an object of the W3C Trace Context fields `" + KeyTraceParent + "` and (when set) `" + KeyTraceState + "`, into the message before it is sent, so that the pipeline that reads it continues the trace (Benthos's `" + FieldInject + "`). " +
 			"The default writes them to the metadata keys `" + KeyTraceParent + "` and `" + KeyTraceState + "`, which the `solace` and `jms` inputs read by default. " +
-			"While this field is not empty the output sends those two metadata keys as " + properties + " whatever `metadata` selects; a mapping that writes other metadata keys needs `metadata` to select them. " +
+			"While this field is not empty " + sender + " sends those two metadata keys as " + properties + " whatever `metadata` selects; a mapping that writes other metadata keys needs `metadata` to select them. " +
 			"Empty turns injection off (the two keys are then sent only when `metadata` selects them). With the tracer `none` the mapping is not run, and a trace context the message already carries in those keys (from a `solace` or `jms` input) is sent on unchanged.").
 		Version("").
 		Default(DefaultInject)
@@ -172,6 +178,50 @@ func WrapOutput(conf *service.ParsedConfig, mgr *service.Resources, name string,
 	}
 	return conf.WrapBatchOutputExtractTracingSpanMapping(name, out)
 }
+
+// Injector runs inject_tracing_map for a processor that sends messages on
+// (solace_request_reply's requests). Benthos v4.60 offers a processor no
+// public way to write a message's span into it but the output wrapper, so
+// the injector writes through that wrapper to an output that drops what it
+// gets. A nil Injector injects nothing.
+type Injector struct{ out service.BatchOutput }
+
+// NewInjector returns the injector of the processor called name, nil when
+// the tracer is none or inject_tracing_map is empty.
+func NewInjector(conf *service.ParsedConfig, mgr *service.Resources, name string) (*Injector, error) {
+	if tracingOff(mgr) {
+		return nil, nil
+	}
+	out, err := conf.WrapBatchOutputExtractTracingSpanMapping(name, discard{})
+	if err != nil || out == service.BatchOutput(discard{}) { // the field is empty
+		return nil, err
+	}
+	return &Injector{out: out}, nil
+}
+
+// Inject returns batch with its messages' trace context injected into
+// copies of them, so that a message the processor keeps stays unchanged;
+// batch itself when i is nil.
+func (i *Injector) Inject(ctx context.Context, batch service.MessageBatch) service.MessageBatch {
+	if i == nil {
+		return batch
+	}
+	sent := make(service.MessageBatch, len(batch))
+	for j, m := range batch {
+		sent[j] = m.Copy()
+	}
+	// The wrapper replaces each message of sent by its mapped one, logs a
+	// failed mapping and passes the message on; discard does not fail.
+	_ = i.out.WriteBatch(ctx, sent)
+	return sent
+}
+
+// discard is the output under an Injector's wrapper.
+type discard struct{}
+
+func (discard) Connect(context.Context) error                          { return nil }
+func (discard) WriteBatch(context.Context, service.MessageBatch) error { return nil }
+func (discard) Close(context.Context) error                            { return nil }
 
 // Properties is which metadata an output sends as message properties: the
 // keys its metadata filter selects and, while inject_tracing_map is set, the

@@ -224,3 +224,69 @@ func TestTracerNoneRunsNoMapping(t *testing.T) {
 	run(t, env, "", "{}", "{}")
 	require.Equal(t, []map[string]any{{KeyTraceParent: tracekit.Traceparent(a), KeyTraceState: "vendor=a"}}, capture.props)
 }
+
+// injectProc is a processor that keeps what an Injector makes of each batch.
+type injectProc struct {
+	inj  *Injector
+	mu   sync.Mutex
+	sent service.MessageBatch
+	kept service.MessageBatch // the messages that go on
+}
+
+func (p *injectProc) ProcessBatch(ctx context.Context, b service.MessageBatch) ([]service.MessageBatch, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sent = append(p.sent, p.inj.Inject(ctx, b)...)
+	p.kept = append(p.kept, b...)
+	return []service.MessageBatch{b}, nil
+}
+
+func (p *injectProc) Close(context.Context) error { return nil }
+
+// TestInjector runs an Injector in a processor between trace_fixture and
+// trace_capture: with a tracer and the default mapping the copies it
+// returns carry the input span's traceparent and the messages that go on
+// do not; with the tracer none or an empty mapping there is no injector.
+func TestInjector(t *testing.T) {
+	for _, tc := range []struct {
+		name, tracer, field string
+		injects             bool
+	}{
+		{name: "default", tracer: tracekit.TracerYAML, injects: true},
+		{name: "empty mapping", tracer: tracekit.TracerYAML, field: `inject_tracing_map: ""`},
+		{name: "tracer none", tracer: "none: {}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, rec := tracekit.NewEnv(t)
+			capture := register(t, env, service.MessageBatch{service.NewMessage([]byte("a"))})
+			proc := &injectProc{}
+			require.NoError(t, env.RegisterBatchProcessor("trace_inject",
+				service.NewConfigSpec().Field(InjectFieldOf("the processor", UserProperties)),
+				func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchProcessor, error) {
+					var err error
+					proc.inj, err = NewInjector(conf, mgr, "trace_inject")
+					return proc, err
+				}))
+			sb := env.NewStreamBuilder()
+			require.NoError(t, sb.SetLoggerYAML("level: none"))
+			require.NoError(t, sb.SetTracerYAML(tc.tracer))
+			require.NoError(t, sb.AddInputYAML("trace_fixture: { extract_tracing_map: '' }"))
+			require.NoError(t, sb.AddProcessorYAML("trace_inject: {"+tc.field+"}"))
+			require.NoError(t, sb.AddOutputYAML(`trace_capture: { inject_tracing_map: "" }`))
+			stream, err := sb.Build()
+			require.NoError(t, err)
+			require.NoError(t, stream.Run(t.Context()))
+
+			require.Equal(t, tc.injects, proc.inj != nil, "an injector")
+			require.Len(t, proc.sent, 1)
+			tp, ok := proc.sent[0].MetaGetMut(KeyTraceParent)
+			require.Equal(t, tc.injects, ok, "the request carries a traceparent")
+			if tc.injects {
+				require.Equal(t, tracekit.Traceparent(tracekit.One(t, rec, "input_trace_fixture").SpanContext()), tp)
+			}
+			require.Len(t, capture.bodies, 1)
+			_, ok = proc.kept[0].MetaGetMut(KeyTraceParent)
+			require.False(t, ok, "the message that goes on is unchanged")
+		})
+	}
+}

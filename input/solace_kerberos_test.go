@@ -1,10 +1,8 @@
 package input
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,32 +39,11 @@ func TestSolaceKerberos(t *testing.T) {
 	in := service.NewStreamBuilder()
 	require.NoError(t, in.SetLoggerYAML("level: warn"))
 	require.NoError(t, in.AddInputYAML("solace:\n"+conn+"  queue: krb\n"))
-	var (
-		mu      sync.Mutex
-		seen    = map[string]bool{}
-		allSeen = make(chan struct{})
-	)
-	require.NoError(t, in.AddConsumerFunc(func(_ context.Context, m *service.Message) error {
-		body, _ := m.AsBytes()
-		mu.Lock()
-		defer mu.Unlock()
-		if !seen[string(body)] {
-			seen[string(body)] = true
-			if len(seen) == n {
-				close(allSeen)
-			}
-		}
-		return nil
-	}))
+	got := newDistinctBodies(n)
+	require.NoError(t, in.AddConsumerFunc(got.consume))
 	componenttest.RunStream(t, t.Context(), in, 10*time.Second)
 	componenttest.RunStream(t, t.Context(), out, 10*time.Second)
-	select {
-	case <-allSeen:
-	case <-time.After(20 * time.Second):
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("%d of %d messages arrived", len(seen), n)
-	}
+	got.wait(t, 20*time.Second)
 	clients, err := b.Clients("default")
 	require.NoError(t, err)
 	require.NotEmpty(t, clients)

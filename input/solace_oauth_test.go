@@ -73,29 +73,9 @@ func TestSolaceOAuthThroughExpiryResetsAndRotation(t *testing.T) {
 			require.NoError(t, in.AddInputYAML("solace:\n"+conn(pIn)+fmt.Sprintf(`  topic: orders/>
   semp: { url: %s, oauth2: true }
 `, b.SEMPURL())))
-			var (
-				mu      sync.Mutex
-				seen    = map[string]bool{}
-				allSeen = make(chan struct{})
-			)
-			require.NoError(t, in.AddConsumerFunc(func(_ context.Context, m *service.Message) error {
-				body, _ := m.AsBytes()
-				mu.Lock()
-				defer mu.Unlock()
-				if !seen[string(body)] {
-					seen[string(body)] = true
-					if len(seen) == n {
-						close(allSeen)
-					}
-				}
-				return nil
-			}))
+			got := newDistinctBodies(n)
+			require.NoError(t, in.AddConsumerFunc(got.consume))
 			componenttest.RunStream(t, t.Context(), in, 10*time.Second)
-			count := func() int {
-				mu.Lock()
-				defer mu.Unlock()
-				return len(seen)
-			}
 			// The input provisions its queue before it consumes: publish
 			// only once it did, so that no message misses the queue.
 			require.Eventually(t, func() bool {
@@ -106,10 +86,10 @@ func TestSolaceOAuthThroughExpiryResetsAndRotation(t *testing.T) {
 
 			resetBoth := func(what string) {
 				t.Helper()
-				before := count()
+				before := got.count()
 				pIn.Reset()
 				pOut.Reset()
-				require.Eventually(t, func() bool { return count() > before+10 }, 15*time.Second, 20*time.Millisecond,
+				require.Eventually(t, func() bool { return got.count() > before+10 }, 15*time.Second, 20*time.Millisecond,
 					"the pipeline did not carry on %s", what)
 			}
 			firstExpired := time.Now().Add(ttl)
@@ -123,11 +103,7 @@ func TestSolaceOAuthThroughExpiryResetsAndRotation(t *testing.T) {
 			require.Eventually(t, func() bool { return time.Since(rotated) > ttl }, 2*ttl, 50*time.Millisecond)
 			resetBoth("after the key rotation")
 
-			select {
-			case <-allSeen:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("%d of %d messages arrived", count(), n)
-			}
+			got.wait(t, 30*time.Second)
 			for _, l := range logs.lines() {
 				require.NotContains(t, l, "interrupted", "the client's own reconnects carried the session; Benthos did not have to reconnect")
 				require.NotContains(t, l, "OAuth", "no token trouble")

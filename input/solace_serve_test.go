@@ -56,19 +56,7 @@ func siRunStream(t *testing.T, b *solacetest.Broker, input, output string, proce
 		require.NoError(t, sb.AddProcessorYAML(p))
 	}
 	require.NoError(t, sb.AddOutputYAML(output))
-	stream, err := sb.Build()
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = stream.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		_ = stream.StopWithin(5 * time.Second)
-		cancel()
-		<-done
-	})
+	componenttest.RunStream(t, context.Background(), sb, 5*time.Second)
 	require.Eventually(t, func() bool { return b.ClientCount() >= 1 }, 10*time.Second, 10*time.Millisecond)
 }
 

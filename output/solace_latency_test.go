@@ -18,6 +18,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/resource"
 
 	_ "github.com/connect-solace/connect-solace/input" // the solace input of the bridges
+	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
 	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
@@ -84,21 +85,7 @@ func latStreamBridge(tb testing.TB, url, source, out, extra string) {
 	sb := service.NewStreamBuilder()
 	require.NoError(tb, sb.SetYAML(fmt.Sprintf("logger:\n  level: none\ninput:\n  solace:\n%s\noutput:\n  solace:\n%s\n",
 		indent(conn+source), indent(conn+"topic: "+out+"\n"+extra))))
-	stream, err := sb.Build()
-	require.NoError(tb, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = stream.Run(ctx)
-	}()
-	tb.Cleanup(func() {
-		stopCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-		defer stop()
-		_ = stream.Stop(stopCtx)
-		cancel()
-		<-done
-	})
+	componenttest.RunStream(tb, context.Background(), sb, 10*time.Second)
 }
 
 // latProbe publishes stamped messages into a bridge and receives them

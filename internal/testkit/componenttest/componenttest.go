@@ -131,18 +131,21 @@ func LintIsConstructor(t *testing.T, k Kind, name, fields string, construct func
 }
 
 // RunStream builds sb and runs the stream in the background with ctx; when
-// the test ends it stops the stream, allowing stopWithin, and waits for Run
-// to return.
+// the test ends it stops the stream, allowing stopWithin, then cancels Run's
+// context (so a stream that did not stop in time cannot hold the test) and
+// waits for Run to return.
 func RunStream(t testing.TB, ctx context.Context, sb *service.StreamBuilder, stopWithin time.Duration) {
 	t.Helper()
 	stream, err := sb.Build()
 	require.NoError(t, err)
+	runCtx, cancelRun := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- stream.Run(ctx) }()
+	go func() { done <- stream.Run(runCtx) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), stopWithin)
 		defer cancel()
 		_ = stream.Stop(ctx)
+		cancelRun()
 		<-done
 	})
 }

@@ -11,8 +11,7 @@ package solacetest
 // published them; they count in PublishedCount. It returns once every copy
 // was handed to the subscribers' connections.
 func (b *Broker) InjectDirect(vpn, topic string, payload []byte, n int) error {
-	fr := &frame{UH: 2, Proto: protoTrMsg, TTL: 255, Params: []param{{Type: pTopic, Value: append([]byte(topic), 0)}}, Payload: payload}
-	raw := fr.encode(nil)
+	raw := publishFrame(topic, Message{Topic: topic, Payload: payload}).rawBytes
 	data := func() []byte { return raw }
 	for range n {
 		b.mu.Lock()

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"solace.dev/go/messaging"
-	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/resource"
 )
 
@@ -14,15 +12,7 @@ import (
 // payload and topic given.
 func TestInjectDirect(t *testing.T) {
 	b := NewTestBroker(t, Config{})
-	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                b.SMFURL(),
-		config.ServicePropertyVPNName:                    "default",
-		config.AuthenticationPropertySchemeBasicUserName: "default",
-		config.AuthenticationPropertySchemeBasicPassword: "default",
-	}).Build()
-	require.NoError(t, err)
-	require.NoError(t, svc.Connect())
-	t.Cleanup(func() { _ = svc.Disconnect() })
+	svc := connect(t, b, nil)
 	rcv, err := svc.CreateDirectMessageReceiverBuilder().WithSubscriptions(resource.TopicSubscriptionOf("inj/>")).Build()
 	require.NoError(t, err)
 	require.NoError(t, rcv.Start())

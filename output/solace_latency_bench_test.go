@@ -15,6 +15,7 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
+	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
 )
 
@@ -249,7 +250,9 @@ func latRawBridge(b *testing.B, url string, direct bool, in, inTopic, out string
 		require.NoError(b, err)
 		require.NoError(b, pub.Start())
 		b.Cleanup(func() { _ = pub.Terminate(time.Second) })
-		recv, err := svc.CreateDirectMessageReceiverBuilder().WithSubscriptions(resource.TopicSubscriptionOf(inTopic)).Build()
+		// The receive buffer of the solace input's default, so that both
+		// bridges lose only what the same buffer would.
+		recv, err := svc.CreateDirectMessageReceiverBuilder().OnBackPressureDropLatest(session.DefaultDirectBuffer).WithSubscriptions(resource.TopicSubscriptionOf(inTopic)).Build()
 		require.NoError(b, err)
 		require.NoError(b, recv.Start())
 		b.Cleanup(func() { _ = recv.Terminate(time.Second) })

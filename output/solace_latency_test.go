@@ -150,7 +150,10 @@ func newLatProbe(tb testing.TB, url, in, out string, direct bool) *latProbe {
 		require.NoError(tb, err)
 		require.NoError(tb, p.direct.Start())
 		tb.Cleanup(func() { _ = p.direct.Terminate(time.Second) })
-		recv, err := p.svc.CreateDirectMessageReceiverBuilder().WithSubscriptions(resource.TopicSubscriptionOf(out)).Build()
+		// The probe measures and must not lose: its buffer holds a round's
+		// messages, where the client's default (50) dropped what a bridge
+		// sends in a burst.
+		recv, err := p.svc.CreateDirectMessageReceiverBuilder().OnBackPressureDropLatest(1 << 16).WithSubscriptions(resource.TopicSubscriptionOf(out)).Build()
 		require.NoError(tb, err)
 		require.NoError(tb, recv.Start())
 		tb.Cleanup(func() { _ = recv.Terminate(time.Second) })

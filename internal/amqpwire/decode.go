@@ -422,30 +422,25 @@ func value(b []byte, depth int) (any, error) {
 			return binary.BigEndian.Uint16(p), nil
 		}
 		return int16(binary.BigEndian.Uint16(p)), nil
-	case tUint, tInt, tFloat, tChar, tDecimal32:
-		p, err := fixed(4)
-		if err != nil {
-			return nil, err
+	case tUint, tInt, tFloat, tChar, tDecimal32, tUlong, tLong, tDouble, tTimestamp, tDecimal64:
+		// 0x7_: 4 bytes, 0x8_: 8 bytes, read into u alike.
+		wide := c>>4 == 8
+		if len(b) < 5 || wide && len(b) < 9 {
+			return nil, errShort
 		}
-		u := binary.BigEndian.Uint32(p)
+		u := uint64(binary.BigEndian.Uint32(b[1:5]))
+		if wide {
+			u = u<<32 | uint64(binary.BigEndian.Uint32(b[5:9]))
+		}
 		switch c {
 		case tUint:
-			return u, nil
+			return uint32(u), nil
 		case tInt:
 			return int32(u), nil
 		case tFloat:
-			return math.Float32frombits(u), nil
+			return math.Float32frombits(uint32(u)), nil
 		case tChar:
 			return Char(u), nil
-		}
-		return nil, errDecimal
-	case tUlong, tLong, tDouble, tTimestamp, tDecimal64:
-		p, err := fixed(8)
-		if err != nil {
-			return nil, err
-		}
-		u := binary.BigEndian.Uint64(p)
-		switch c {
 		case tUlong:
 			return u, nil
 		case tLong:

@@ -21,6 +21,7 @@ import (
 	"github.com/connect-solace/connect-solace/internal/semp"
 	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
 	"github.com/connect-solace/connect-solace/internal/testkit/benchfloor"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 )
 
@@ -354,15 +355,7 @@ func TestRawAttrsReadsTheInputsMetadata(t *testing.T) {
 	waitDepth(t, b, "attrs", 0)
 	send("two")
 
-	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                b.SMFURL(),
-		config.ServicePropertyVPNName:                    "default",
-		config.AuthenticationPropertySchemeBasicUserName: "default",
-		config.AuthenticationPropertySchemeBasicPassword: "default",
-	}).Build()
-	require.NoError(t, err)
-	require.NoError(t, svc.Connect())
-	t.Cleanup(func() { _ = svc.Disconnect() })
+	svc := solacekit.Service(t, b.SMFURL(), nil)
 	rcv, err := svc.CreatePersistentMessageReceiverBuilder().
 		WithMessageClientAcknowledgement().
 		Build(resource.QueueDurableExclusive("attrs"))

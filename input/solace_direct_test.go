@@ -12,13 +12,13 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
 	"github.com/connect-solace/connect-solace/internal/solacecfg"
 	"github.com/connect-solace/connect-solace/internal/testkit/componenttest"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 	"github.com/connect-solace/connect-solace/solacetest"
 	"github.com/connect-solace/connect-solace/solacetest/faultproxy"
 )
@@ -32,16 +32,9 @@ type siDirectPublisher struct {
 
 func newSiDirectPublisher(t testing.TB, url string) *siDirectPublisher {
 	t.Helper()
-	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                url,
-		config.ServicePropertyVPNName:                    "default",
-		config.AuthenticationPropertySchemeBasicUserName: "default",
-		config.AuthenticationPropertySchemeBasicPassword: "default",
-		config.ServicePropertyGenerateSendTimestamps:     true,
-	}).Build()
-	require.NoError(t, err)
-	require.NoError(t, svc.Connect())
-	t.Cleanup(func() { _ = svc.Disconnect() })
+	svc := solacekit.Service(t, url, config.ServicePropertyMap{
+		config.ServicePropertyGenerateSendTimestamps: true,
+	})
 	pub, err := svc.CreateDirectMessagePublisherBuilder().OnBackPressureWait(1024).Build()
 	require.NoError(t, err)
 	require.NoError(t, pub.Start())

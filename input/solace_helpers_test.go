@@ -12,7 +12,6 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
-	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/resource"
@@ -72,18 +71,11 @@ func newSiPublisher(t testing.TB, b *solacetest.Broker) *siPublisher {
 
 func newSiPublisherURL(t testing.TB, url string) *siPublisher {
 	t.Helper()
-	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                             url,
-		config.ServicePropertyVPNName:                                 "default",
-		config.AuthenticationPropertySchemeBasicUserName:              "default",
-		config.AuthenticationPropertySchemeBasicPassword:              "default",
+	svc := solacekit.Service(t, url, config.ServicePropertyMap{
 		config.TransportLayerPropertyReconnectionAttempts:             20,
 		config.TransportLayerPropertyReconnectionAttemptsWaitInterval: 100,
 		config.ServicePropertyGenerateSendTimestamps:                  true,
-	}).Build()
-	require.NoError(t, err)
-	require.NoError(t, svc.Connect())
-	t.Cleanup(func() { _ = svc.Disconnect() })
+	})
 	pub, err := svc.CreatePersistentMessagePublisherBuilder().Build()
 	require.NoError(t, err)
 	require.NoError(t, pub.Start())

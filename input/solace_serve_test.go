@@ -10,9 +10,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
-	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
@@ -64,15 +62,7 @@ func siRunStream(t *testing.T, b *solacetest.Broker, input, output string, proce
 // RequestReplyMessagePublisher.
 func siRequester(t *testing.T, b *solacetest.Broker) (solace.RequestReplyMessagePublisher, solace.OutboundMessageBuilder) {
 	t.Helper()
-	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                b.SMFURL(),
-		config.ServicePropertyVPNName:                    "default",
-		config.AuthenticationPropertySchemeBasicUserName: "default",
-		config.AuthenticationPropertySchemeBasicPassword: "default",
-	}).Build()
-	require.NoError(t, err)
-	require.NoError(t, svc.Connect())
-	t.Cleanup(func() { _ = svc.Disconnect() })
+	svc := solacekit.Service(t, b.SMFURL(), nil)
 	pub, err := svc.RequestReply().CreateRequestReplyMessagePublisherBuilder().Build()
 	require.NoError(t, err)
 	require.NoError(t, pub.Start())

@@ -17,6 +17,7 @@ import (
 
 	"github.com/connect-solace/connect-solace/internal/session"
 	"github.com/connect-solace/connect-solace/internal/testkit/benchbroker"
+	"github.com/connect-solace/connect-solace/internal/testkit/solacekit"
 )
 
 // BenchmarkSolaceLatency measures what a connect-solace hop adds to the
@@ -242,7 +243,7 @@ func (s *latSide) report(b *testing.B) {
 // topic out and acks it once the broker confirmed the copy. Direct: it
 // receives on the topic inTopic and republishes each message direct.
 func latRawBridge(b *testing.B, url string, direct bool, in, inTopic, out string) {
-	svc := latConnect(b, url)
+	svc := solacekit.Service(b, url, nil)
 	topic := resource.TopicOf(out)
 	builder := svc.MessageBuilder()
 	if direct {

@@ -11,9 +11,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/require"
-	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
-	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/resource"
 
@@ -53,26 +51,6 @@ func TestSolaceDefaultBridgeSendsAtOnce(t *testing.T) {
 	for i, d := range got {
 		require.Lessf(t, d, bound, "message %d took %v through the default bridge (all: %v)", i, d, got)
 	}
-}
-
-// latClientProps are the properties of a plain Solace client of the
-// broker at url (the default VPN and user of solacetest).
-func latClientProps(url string) config.ServicePropertyMap {
-	return config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                url,
-		config.ServicePropertyVPNName:                    "default",
-		config.AuthenticationPropertySchemeBasicUserName: "default",
-		config.AuthenticationPropertySchemeBasicPassword: "default",
-	}
-}
-
-// latConnect connects a plain Solace client, disconnected when tb ends.
-func latConnect(tb testing.TB, url string) solace.MessagingService {
-	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(latClientProps(url)).Build()
-	require.NoError(tb, err)
-	require.NoError(tb, svc.Connect())
-	tb.Cleanup(func() { _ = svc.Disconnect() })
-	return svc
 }
 
 // latStreamBridge runs a connect-solace stream from the input source (its
@@ -124,7 +102,7 @@ func latPayload() []byte {
 // direct a topic it subscribes to.
 func newLatProbe(tb testing.TB, url, in, out string, direct bool) *latProbe {
 	p := &latProbe{
-		svc:     latConnect(tb, url),
+		svc:     solacekit.Service(tb, url, nil),
 		topic:   resource.TopicOf(in),
 		payload: latPayload(),
 		arrived: make(chan time.Duration, 1<<16),

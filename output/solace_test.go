@@ -14,7 +14,6 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/message"
@@ -159,16 +158,9 @@ func TestSolaceOutputDestinations(t *testing.T) {
 // soReceiver binds a raw client receiver to queue q of b.
 func soReceiver(t *testing.T, b *solacetest.Broker, q string) solace.PersistentMessageReceiver {
 	t.Helper()
-	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                 b.SMFURL(),
-		config.ServicePropertyVPNName:                     "default",
-		config.AuthenticationPropertySchemeBasicUserName:  "default",
-		config.AuthenticationPropertySchemeBasicPassword:  "default",
+	svc := solacekit.Service(t, b.SMFURL(), config.ServicePropertyMap{
 		config.TransportLayerPropertyReconnectionAttempts: 0,
-	}).Build()
-	require.NoError(t, err)
-	require.NoError(t, svc.Connect())
-	t.Cleanup(func() { _ = svc.Disconnect() })
+	})
 	rcv, err := svc.CreatePersistentMessageReceiverBuilder().Build(resource.QueueDurableExclusive(q))
 	require.NoError(t, err)
 	require.NoError(t, rcv.Start())

@@ -12,7 +12,6 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"solace.dev/go/messaging"
 	"solace.dev/go/messaging/pkg/solace"
 	"solace.dev/go/messaging/pkg/solace/config"
 	"solace.dev/go/messaging/pkg/solace/message"
@@ -26,17 +25,9 @@ import (
 // rrService connects a raw Go client to the broker at url.
 func rrService(t testing.TB, url string) solace.MessagingService {
 	t.Helper()
-	svc, err := messaging.NewMessagingServiceBuilder().FromConfigurationProvider(config.ServicePropertyMap{
-		config.TransportLayerPropertyHost:                 url,
-		config.ServicePropertyVPNName:                     "default",
-		config.AuthenticationPropertySchemeBasicUserName:  "default",
-		config.AuthenticationPropertySchemeBasicPassword:  "default",
+	return solacekit.Service(t, url, config.ServicePropertyMap{
 		config.TransportLayerPropertyReconnectionAttempts: 0,
-	}).Build()
-	require.NoError(t, err)
-	require.NoError(t, svc.Connect())
-	t.Cleanup(func() { _ = svc.Disconnect() })
-	return svc
+	})
 }
 
 // rrReplier answers requests on topic with the Go client's own

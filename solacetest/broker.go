@@ -46,6 +46,11 @@ type Config struct {
 	// ConsoleAddr is the web console's address (console.go), e.g.
 	// "127.0.0.1:0"; "" means none. It logs in as the SEMP user.
 	ConsoleAddr string
+	// ConsoleOptional starts the broker without the console, with a
+	// warning, when ConsoleAddr cannot be listened on: a console nobody
+	// asked for (devbroker's default address, taken by a second broker on
+	// the machine) must not keep the broker from starting.
+	ConsoleOptional bool
 	// SEMPMonitorDelay holds every SEMP monitor request this long before
 	// it is answered, like a real broker's management plane, which takes
 	// tens of milliseconds. Some of Solace's own suite's specs race on
@@ -277,7 +282,10 @@ func (b *Broker) listen() error {
 	}
 	if cfg.ConsoleAddr != "" {
 		if b.consoleLn, err = net.Listen("tcp", cfg.ConsoleAddr); err != nil {
-			return fmt.Errorf("listening for the web console on %s: %w", cfg.ConsoleAddr, err)
+			if !cfg.ConsoleOptional {
+				return fmt.Errorf("listening for the web console on %s: %w", cfg.ConsoleAddr, err)
+			}
+			b.log.Warn("web console not started: its address is taken", "addr", cfg.ConsoleAddr, "error", err)
 		}
 	}
 	return nil

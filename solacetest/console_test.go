@@ -218,3 +218,29 @@ func TestConsoleRefusesBadRequestsNamingTheField(t *testing.T) {
 		})
 	}
 }
+
+func TestConsoleAddressTaken(t *testing.T) {
+	first := NewTestBroker(t, Config{ConsoleAddr: "127.0.0.1:0"})
+	taken := strings.TrimPrefix(first.ConsoleURL(), "http://")
+	cases := []struct {
+		name     string
+		optional bool
+		wantErr  string
+	}{
+		{name: "asked for: the broker does not start", wantErr: "listening for the web console on " + taken},
+		{name: "optional: the broker starts without it", optional: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := Start(Config{ConsoleAddr: taken, ConsoleOptional: tc.optional})
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = b.Close() })
+			require.Empty(t, b.ConsoleURL())
+			require.NotEmpty(t, b.SMFURL())
+		})
+	}
+}

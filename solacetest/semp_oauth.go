@@ -9,53 +9,6 @@ import (
 	"time"
 )
 
-type sempOAuthProfile struct {
-	AuthorizationGroupsClaimName          string `json:"authorizationGroupsClaimName"`
-	AuthorizationGroupsClaimStringFormat  string `json:"authorizationGroupsClaimStringFormat"`
-	ClientID                              string `json:"clientId"`
-	ClientRequiredType                    string `json:"clientRequiredType"`
-	ClientValidateTypeEnabled             bool   `json:"clientValidateTypeEnabled"`
-	DisconnectOnTokenExpirationEnabled    bool   `json:"disconnectOnTokenExpirationEnabled"`
-	Enabled                               bool   `json:"enabled"`
-	EndpointDiscovery                     string `json:"endpointDiscovery"`
-	EndpointIntrospection                 string `json:"endpointIntrospection"`
-	EndpointJwks                          string `json:"endpointJwks"`
-	EndpointJwksRefreshInterval           int64  `json:"endpointJwksRefreshInterval"`
-	EndpointUserinfo                      string `json:"endpointUserinfo"`
-	EndpointUserinfoTimeout               int64  `json:"endpointUserinfoTimeout"`
-	Issuer                                string `json:"issuer"`
-	MsgVpnName                            string `json:"msgVpnName"`
-	OauthProfileName                      string `json:"oauthProfileName"`
-	OauthRole                             string `json:"oauthRole"`
-	ResourceServerParseAccessTokenEnabled bool   `json:"resourceServerParseAccessTokenEnabled"`
-	ResourceServerRequiredAudience        string `json:"resourceServerRequiredAudience"`
-	ResourceServerRequiredIssuer          string `json:"resourceServerRequiredIssuer"`
-	ResourceServerRequiredScope           string `json:"resourceServerRequiredScope"`
-	ResourceServerRequiredType            string `json:"resourceServerRequiredType"`
-	ResourceServerValidateAudienceEnabled bool   `json:"resourceServerValidateAudienceEnabled"`
-	ResourceServerValidateIssuerEnabled   bool   `json:"resourceServerValidateIssuerEnabled"`
-	ResourceServerValidateScopeEnabled    bool   `json:"resourceServerValidateScopeEnabled"`
-	ResourceServerValidateTypeEnabled     bool   `json:"resourceServerValidateTypeEnabled"`
-	UsernameClaimName                     string `json:"usernameClaimName"`
-}
-
-func oauthProfileJSON(vpn string, p OAuthProfile) sempOAuthProfile {
-	return sempOAuthProfile{
-		AuthorizationGroupsClaimName: p.AuthorizationGroupsClaimName, AuthorizationGroupsClaimStringFormat: p.AuthorizationGroupsClaimStringFormat,
-		ClientID: p.ClientID, ClientRequiredType: p.ClientRequiredType, ClientValidateTypeEnabled: p.ClientValidateType,
-		DisconnectOnTokenExpirationEnabled: p.DisconnectOnTokenExpiration, Enabled: p.Enabled,
-		EndpointJwks: p.EndpointJWKS, EndpointJwksRefreshInterval: int64(p.EndpointJWKSRefresh / time.Second),
-		EndpointUserinfo: p.EndpointUserinfo, EndpointUserinfoTimeout: p.EndpointUserinfoTimeout,
-		Issuer: p.Issuer, MsgVpnName: vpn, OauthProfileName: p.Name, OauthRole: p.Role,
-		ResourceServerParseAccessTokenEnabled: p.ResourceServerParseAccessToken,
-		ResourceServerRequiredAudience:        p.ResourceServerRequiredAudience, ResourceServerRequiredIssuer: p.ResourceServerRequiredIssuer,
-		ResourceServerRequiredScope: p.ResourceServerRequiredScope, ResourceServerRequiredType: p.ResourceServerRequiredType,
-		ResourceServerValidateAudienceEnabled: p.ResourceServerValidateAudience, ResourceServerValidateIssuerEnabled: p.ResourceServerValidateIssuer,
-		ResourceServerValidateScopeEnabled: p.ResourceServerValidateScope, ResourceServerValidateTypeEnabled: p.ResourceServerValidateType,
-		UsernameClaimName: p.UsernameClaimName,
-	}
-}
-
 // oauthProfileAttrs maps each modelled MsgVpnAuthenticationOauthProfile
 // attribute to its field.
 var oauthProfileAttrs = map[string]func(*OAuthProfile) any{
@@ -82,6 +35,25 @@ var oauthProfileAttrs = map[string]func(*OAuthProfile) any{
 	"resourceServerValidateScopeEnabled":    func(p *OAuthProfile) any { return &p.ResourceServerValidateScope },
 	"resourceServerValidateTypeEnabled":     func(p *OAuthProfile) any { return &p.ResourceServerValidateType },
 	"usernameClaimName":                     func(p *OAuthProfile) any { return &p.UsernameClaimName },
+}
+
+// oauthProfileJSON is the MsgVpnAuthenticationOauthProfile of p: the
+// attributes of oauthProfileAttrs but the write-only clientSecret, and of the
+// unimplemented features the endpoints, at their defaults.
+func oauthProfileJSON(vpn string, p OAuthProfile) map[string]any {
+	obj := map[string]any{
+		"msgVpnName":                  vpn,
+		"oauthProfileName":            p.Name,
+		"endpointJwksRefreshInterval": int64(p.EndpointJWKSRefresh / time.Second),
+		"endpointDiscovery":           "",
+		"endpointIntrospection":       "",
+	}
+	for attr, field := range oauthProfileAttrs {
+		if attr != "clientSecret" {
+			obj[attr] = field(&p)
+		}
+	}
+	return obj
 }
 
 // oauthProfileDefaultsOnly are attributes of features the broker does not
@@ -124,7 +96,7 @@ func oauthProfileChanges(attrs map[string]json.RawMessage, p *OAuthProfile) *sem
 }
 
 // oauthProfiles is the collection msgVpns/{vpn}/authenticationOauthProfiles.
-var oauthProfiles = vpnCollection[OAuthProfile, sempOAuthProfile, oauthAdmin]{
+var oauthProfiles = vpnCollection[OAuthProfile, oauthAdmin]{
 	path: "authenticationOauthProfiles", nameAttr: "oauthProfileName", monitor: true,
 	name: func(p OAuthProfile) string { return p.Name }, object: oauthProfileJSON, changes: oauthProfileChanges,
 	fresh: NewOAuthProfile,
@@ -134,21 +106,13 @@ var oauthProfiles = vpnCollection[OAuthProfile, sempOAuthProfile, oauthAdmin]{
 
 // ---- authorization groups ----
 
-type sempAuthorizationGroup struct {
-	ACLProfileName         string `json:"aclProfileName"`
-	AuthorizationGroupName string `json:"authorizationGroupName"`
-	ClientProfileName      string `json:"clientProfileName"`
-	Enabled                bool   `json:"enabled"`
-	MsgVpnName             string `json:"msgVpnName"`
-}
-
-func authzGroupJSON(vpn string, g AuthorizationGroup) sempAuthorizationGroup {
-	return sempAuthorizationGroup{ACLProfileName: defaultACLProfile, AuthorizationGroupName: g.Name,
-		ClientProfileName: defaultClientProfile, Enabled: g.Enabled, MsgVpnName: vpn}
+func authzGroupJSON(vpn string, g AuthorizationGroup) map[string]any {
+	return map[string]any{"aclProfileName": defaultACLProfile, "authorizationGroupName": g.Name,
+		"clientProfileName": defaultClientProfile, "enabled": g.Enabled, "msgVpnName": vpn}
 }
 
 // authzGroups is the collection msgVpns/{vpn}/authorizationGroups.
-var authzGroups = vpnCollection[AuthorizationGroup, sempAuthorizationGroup, oauthAdmin]{
+var authzGroups = vpnCollection[AuthorizationGroup, oauthAdmin]{
 	path: "authorizationGroups", nameAttr: "authorizationGroupName", monitor: true,
 	name: func(g AuthorizationGroup) string { return g.Name }, object: authzGroupJSON, changes: authzGroupChanges,
 	fresh: func(name string) AuthorizationGroup { return AuthorizationGroup{Name: name} },

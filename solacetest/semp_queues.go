@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -182,17 +183,11 @@ type sempURILink struct {
 
 // --- request bodies ---
 
-// queueChanges is a parsed MsgVpnQueue request body: the attributes the
-// broker models, nil when absent.
-type queueChanges struct {
-	name, vpn                                  *string
-	accessType                                 *AccessType
-	permission, owner                          *string
-	deadMsgQueue                               *string
-	ingress, egress, respectTTL                *bool
-	maxRedeliveryCount, maxMsgSize, partitions *int
-	maxSpoolMB, rebalanceDelay                 *int64
-	rejectOnDiscard                            *string
+// queueBody is a parsed MsgVpnQueue request body: the names it gives (nil
+// when absent) and its attributes, which apply decodes onto a queue.
+type queueBody struct {
+	name, vpn *string
+	attrs     map[string]json.RawMessage
 }
 
 // sempQueueDefaultAttrs holds the JSON default of every MsgVpnQueue attribute
@@ -212,45 +207,18 @@ var sempQueueDefaultAttrs = func() map[string]any {
 // parseQueueBody reads a MsgVpnQueue body. Unknown attributes are an error;
 // attributes the broker does not model are accepted only at their defaults,
 // so a client never believes it configured behaviour that is not there.
-func (c *sempCall) parseQueueBody() (*queueChanges, *sempErr) {
+func (c *sempCall) parseQueueBody() (*queueBody, *sempErr) {
 	attrs, err := c.readBody()
 	if err != nil {
 		return nil, err
 	}
-	var q queueChanges
+	q := queueBody{attrs: maps.Clone(attrs)}
+	var probe QueueConfig
 	if e := firstErr(
 		decodeAttr(attrs, "queueName", &q.name), decodeAttr(attrs, "msgVpnName", &q.vpn),
-		decodeAttr(attrs, "accessType", &q.accessType), decodeAttr(attrs, "permission", &q.permission),
-		decodeAttr(attrs, "owner", &q.owner), decodeAttr(attrs, "deadMsgQueue", &q.deadMsgQueue),
-		decodeAttr(attrs, "rejectMsgToSenderOnDiscardBehavior", &q.rejectOnDiscard),
-		decodeAttr(attrs, "ingressEnabled", &q.ingress), decodeAttr(attrs, "egressEnabled", &q.egress),
-		decodeAttr(attrs, "respectTtlEnabled", &q.respectTTL),
-		decodeAttr(attrs, "maxRedeliveryCount", &q.maxRedeliveryCount), decodeAttr(attrs, "maxMsgSpoolUsage", &q.maxSpoolMB),
-		decodeAttr(attrs, "maxMsgSize", &q.maxMsgSize), decodeAttr(attrs, "partitionCount", &q.partitions),
-		decodeAttr(attrs, "partitionRebalanceDelay", &q.rebalanceDelay),
+		queueChanges(attrs, &probe), q.check(&probe),
 	); e != nil {
 		return nil, e
-	}
-	if q.accessType != nil && *q.accessType != AccessExclusive && *q.accessType != AccessNonExclusive {
-		return nil, errInvalid("accessType %q is not one of exclusive, non-exclusive", *q.accessType)
-	}
-	if q.permission != nil && !slices.Contains(sempwire.Permissions, *q.permission) {
-		return nil, errInvalid("permission %q is not one of no-access, read-only, consume, modify-topic, delete", *q.permission)
-	}
-	if q.maxRedeliveryCount != nil && (*q.maxRedeliveryCount < 0 || *q.maxRedeliveryCount > 255) {
-		return nil, errInvalid("maxRedeliveryCount %d is outside 0-255", *q.maxRedeliveryCount)
-	}
-	if q.maxMsgSize != nil && (*q.maxMsgSize < 0 || *q.maxMsgSize > maxFrameSize) {
-		return nil, errInvalid("maxMsgSize %d is outside 0-%d", *q.maxMsgSize, maxFrameSize)
-	}
-	if q.partitions != nil && (*q.partitions < 0 || *q.partitions > 1000) {
-		return nil, errInvalid("partitionCount %d is outside 0-1000", *q.partitions)
-	}
-	if q.rejectOnDiscard != nil && !slices.Contains(sempwire.RejectOnDiscardBehaviors, *q.rejectOnDiscard) {
-		return nil, errInvalid("rejectMsgToSenderOnDiscardBehavior %q is not one of always, when-queue-enabled, never", *q.rejectOnDiscard)
-	}
-	if q.maxSpoolMB != nil && *q.maxSpoolMB < 0 {
-		return nil, errInvalid("maxMsgSpoolUsage %d is negative", *q.maxSpoolMB)
 	}
 	for name, raw := range attrs {
 		def, known := sempQueueDefaultAttrs[name]
@@ -283,28 +251,53 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// apply copies the changes onto cfg.
-func (q *queueChanges) apply(cfg *QueueConfig) {
-	setIf(&cfg.AccessType, q.accessType)
-	setIf(&cfg.Permission, q.permission)
-	setIf(&cfg.Owner, q.owner)
-	setIf(&cfg.DeadMsgQueue, q.deadMsgQueue)
-	setIf(&cfg.IngressEnabled, q.ingress)
-	setIf(&cfg.EgressEnabled, q.egress)
-	setIf(&cfg.RespectTTL, q.respectTTL)
-	setIf(&cfg.MaxRedeliveryCount, q.maxRedeliveryCount)
-	setIf(&cfg.MaxMsgSize, q.maxMsgSize)
-	setIf(&cfg.PartitionCount, q.partitions)
-	setIf(&cfg.PartitionRebalanceDelay, q.rebalanceDelay)
-	setIf(&cfg.RejectMsgToSenderOnDiscard, q.rejectOnDiscard)
-	// SEMP's 0 means "only the last message"; the broker's 0 means no
-	// limit. Nobody configures the former on purpose.
-	setIf(&cfg.MaxMsgSpoolUsage, q.maxSpoolMB)
+// queueChanges decodes the MsgVpnQueue attributes the broker models onto
+// cfg, taking them out of attrs.
+func queueChanges(attrs map[string]json.RawMessage, cfg *QueueConfig) *sempErr {
+	return firstErr(
+		decodeInto(attrs, "accessType", &cfg.AccessType), decodeInto(attrs, "permission", &cfg.Permission),
+		decodeInto(attrs, "owner", &cfg.Owner), decodeInto(attrs, "deadMsgQueue", &cfg.DeadMsgQueue),
+		decodeInto(attrs, "rejectMsgToSenderOnDiscardBehavior", &cfg.RejectMsgToSenderOnDiscard),
+		decodeInto(attrs, "ingressEnabled", &cfg.IngressEnabled), decodeInto(attrs, "egressEnabled", &cfg.EgressEnabled),
+		decodeInto(attrs, "respectTtlEnabled", &cfg.RespectTTL),
+		decodeInto(attrs, "maxRedeliveryCount", &cfg.MaxRedeliveryCount),
+		// SEMP's 0 means "only the last message"; the broker's 0 means no
+		// limit. Nobody configures the former on purpose.
+		decodeInto(attrs, "maxMsgSpoolUsage", &cfg.MaxMsgSpoolUsage),
+		decodeInto(attrs, "maxMsgSize", &cfg.MaxMsgSize), decodeInto(attrs, "partitionCount", &cfg.PartitionCount),
+		decodeInto(attrs, "partitionRebalanceDelay", &cfg.PartitionRebalanceDelay),
+	)
 }
+
+// check refuses the values the body gives, decoded onto cfg, that the broker
+// cannot take.
+func (q *queueBody) check(cfg *QueueConfig) *sempErr {
+	given := func(name string) bool { _, ok := q.attrs[name]; return ok }
+	switch {
+	case given("accessType") && cfg.AccessType != AccessExclusive && cfg.AccessType != AccessNonExclusive:
+		return errInvalid("accessType %q is not one of exclusive, non-exclusive", cfg.AccessType)
+	case given("permission") && !slices.Contains(sempwire.Permissions, cfg.Permission):
+		return errInvalid("permission %q is not one of no-access, read-only, consume, modify-topic, delete", cfg.Permission)
+	case given("maxRedeliveryCount") && (cfg.MaxRedeliveryCount < 0 || cfg.MaxRedeliveryCount > 255):
+		return errInvalid("maxRedeliveryCount %d is outside 0-255", cfg.MaxRedeliveryCount)
+	case given("maxMsgSize") && (cfg.MaxMsgSize < 0 || cfg.MaxMsgSize > maxFrameSize):
+		return errInvalid("maxMsgSize %d is outside 0-%d", cfg.MaxMsgSize, maxFrameSize)
+	case given("partitionCount") && (cfg.PartitionCount < 0 || cfg.PartitionCount > 1000):
+		return errInvalid("partitionCount %d is outside 0-1000", cfg.PartitionCount)
+	case given("rejectMsgToSenderOnDiscardBehavior") && !slices.Contains(sempwire.RejectOnDiscardBehaviors, cfg.RejectMsgToSenderOnDiscard):
+		return errInvalid("rejectMsgToSenderOnDiscardBehavior %q is not one of always, when-queue-enabled, never", cfg.RejectMsgToSenderOnDiscard)
+	case given("maxMsgSpoolUsage") && cfg.MaxMsgSpoolUsage < 0:
+		return errInvalid("maxMsgSpoolUsage %d is negative", cfg.MaxMsgSpoolUsage)
+	}
+	return nil
+}
+
+// apply decodes the body's attributes onto cfg; parseQueueBody checked them.
+func (q *queueBody) apply(cfg *QueueConfig) { _ = queueChanges(maps.Clone(q.attrs), cfg) }
 
 // checkIdentity rejects a body whose identifying attributes contradict the
 // path.
-func (q *queueChanges) checkIdentity(vpn, name string) *sempErr {
+func (q *queueBody) checkIdentity(vpn, name string) *sempErr {
 	if name == "" {
 		return matchesPath("msgVpnName", q.vpn, vpn)
 	}
@@ -314,7 +307,7 @@ func (q *queueChanges) checkIdentity(vpn, name string) *sempErr {
 // newQueueConfig is a queue created through SEMP: SEMP's defaults, then the
 // request's attributes. Ingress and egress default to enabled (unlike a real
 // broker, whose defaults are disabled), as QueueConfig documents.
-func newQueueConfig(name string, q *queueChanges) QueueConfig {
+func newQueueConfig(name string, q *queueBody) QueueConfig {
 	cfg := QueueConfig{
 		Name: name, AccessType: AccessExclusive, Permission: "no-access", DeadMsgQueue: sempDefaultDMQ,
 		MaxMsgSpoolUsage: sempDefaultSpoolMB, IngressEnabled: true, EgressEnabled: true, Durable: true,

@@ -251,7 +251,8 @@ func (c *Conn) handshake(br *bufio.Reader) error {
 	if fr.typ != frameSASL || fr.code != codeSASLMechanisms {
 		return fmt.Errorf("expected sasl-mechanisms, got frame type %d performative %#x", fr.typ, fr.code)
 	}
-	mechs, err := fr.fields.symbols(0)
+	r := fieldReader{fr.fields, &err}
+	mechs := r.symbols(0)
 	if err != nil {
 		return err
 	}
@@ -278,7 +279,8 @@ func (c *Conn) handshake(br *bufio.Reader) error {
 	if fr.typ != frameSASL || fr.code != codeSASLOutcome {
 		return fmt.Errorf("expected sasl-outcome, got frame type %d performative %#x", fr.typ, fr.code)
 	}
-	code, err := fr.fields.uint(0, math.MaxUint32)
+	r = fieldReader{fr.fields, &err}
+	code := r.uint(0, math.MaxUint32)
 	if err != nil || code > 255 {
 		return errors.New("sasl-outcome without a valid code")
 	}

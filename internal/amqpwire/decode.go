@@ -187,61 +187,109 @@ func (f fields) get(i int) []byte {
 	return f[i]
 }
 
-func (f fields) uint(i int, def uint32) (uint32, error) {
-	b := f.get(i)
-	if b == nil {
-		return def, nil
+// fieldReader reads a composite's fields by type, keeping the first error
+// in *err, so that a decoder reads a field a line and checks once, at the
+// end. A field that fails reads as zero. (The error is the decoder's own
+// variable, not a field beside the fields: returned from the same struct,
+// it would move a caller's field buffer to the heap.)
+type fieldReader struct {
+	fields
+	err *error
+}
+
+// listReader reads the fields of the list at b, keeping up to cap(buf) of
+// them in buf; a list that cannot be read sets *err.
+func listReader(b []byte, buf [][]byte, err *error) fieldReader {
+	items, e := listItems(b, cap(buf), buf)
+	r := fieldReader{items, err}
+	r.fail(e)
+	return r
+}
+
+// fail keeps e (nil for none) unless an error is kept already.
+func (r *fieldReader) fail(e error) {
+	if *r.err == nil {
+		*r.err = e
 	}
+}
+
+// unsignedAt reads an unsigned integer value of any width (ulongAt, which
+// also takes a symbol descriptor, without the symbol).
+func unsignedAt(b []byte) (uint64, bool) {
 	v, _, err := ulongAt(b)
-	if err != nil || b[0] == tSym8 || b[0] == tSym32 {
-		return 0, fmt.Errorf("amqp: field %d is not an unsigned integer", i)
+	return v, err == nil && b[0] != tSym8 && b[0] != tSym32
+}
+
+func (r *fieldReader) uint(i int, def uint32) uint32 {
+	b := r.get(i)
+	if b == nil {
+		return def
+	}
+	v, ok := unsignedAt(b)
+	if !ok {
+		r.fail(fmt.Errorf("amqp: field %d is not an unsigned integer", i))
+		return 0
 	}
 	if v > math.MaxUint32 {
-		return 0, fmt.Errorf("amqp: field %d out of range", i)
+		r.fail(fmt.Errorf("amqp: field %d out of range", i))
+		return 0
 	}
-	return uint32(v), nil
+	return uint32(v)
 }
 
-func (f fields) ushort(i int, def uint16) (uint16, error) {
-	b := f.get(i)
-	if b == nil {
-		return def, nil
+// optUint reads an optional uint field: nil when absent.
+func (r *fieldReader) optUint(i int) *uint32 {
+	if r.get(i) == nil {
+		return nil
 	}
-	if b[0] != tUshort || len(b) < 3 {
-		v, err := f.uint(i, uint32(def))
-		if err != nil || v > math.MaxUint16 {
-			return 0, fmt.Errorf("amqp: field %d is not a ushort", i)
-		}
-		return uint16(v), nil
-	}
-	return binary.BigEndian.Uint16(b[1:]), nil
+	v := r.uint(i, 0)
+	return &v
 }
 
-func (f fields) bool(i int) (bool, error) {
-	b := f.get(i)
+func (r *fieldReader) ushort(i int, def uint16) uint16 {
+	b := r.get(i)
 	if b == nil {
-		return false, nil
+		return def
+	}
+	if b[0] == tUshort && len(b) >= 3 {
+		return binary.BigEndian.Uint16(b[1:])
+	}
+	v, ok := unsignedAt(b)
+	if !ok || v > math.MaxUint16 {
+		r.fail(fmt.Errorf("amqp: field %d is not a ushort", i))
+		return 0
+	}
+	return uint16(v)
+}
+
+func (r *fieldReader) bool(i int) bool {
+	b := r.get(i)
+	if b == nil {
+		return false
 	}
 	switch b[0] {
 	case tTrue:
-		return true, nil
+		return true
 	case tFalse:
-		return false, nil
+		return false
 	case tBoolean:
 		if len(b) >= 2 {
-			return b[1] != 0, nil
+			return b[1] != 0
 		}
 	}
-	return false, fmt.Errorf("amqp: field %d is not a boolean", i)
+	r.fail(fmt.Errorf("amqp: field %d is not a boolean", i))
+	return false
 }
 
 // str reads a string or symbol field.
-func (f fields) str(i int) (string, error) {
-	b := f.get(i)
+func (r *fieldReader) str(i int) string {
+	b := r.get(i)
 	if b == nil {
-		return "", nil
+		return ""
 	}
-	return stringAt(b)
+	s, err := stringAt(b)
+	r.fail(err)
+	return s
 }
 
 func stringAt(b []byte) (string, error) {
@@ -250,8 +298,14 @@ func stringAt(b []byte) (string, error) {
 }
 
 // symbols reads a symbol or an array of symbols.
-func (f fields) symbols(i int) ([]string, error) {
-	b := f.get(i)
+func (r *fieldReader) symbols(i int) []string {
+	s, err := symbolsAt(r.get(i), i)
+	r.fail(err)
+	return s
+}
+
+// symbolsAt reads field i, b, as a symbol or an array of symbols.
+func symbolsAt(b []byte, i int) ([]string, error) {
 	if b == nil {
 		return nil, nil
 	}

@@ -122,11 +122,9 @@ func decodeError(b []byte) (*Error, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Error{}
-	if e.Condition, err = fields(f).str(0); err != nil {
-		return nil, err
-	}
-	if e.Description, err = fields(f).str(1); err != nil {
+	r := fieldReader{f, &err}
+	e := &Error{Condition: r.str(0), Description: r.str(1)}
+	if err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -162,7 +160,7 @@ func decodeState(b []byte) (State, bool, error) {
 		return State{}, false, err
 	}
 	var buf [3][]byte
-	f, err := listItems(v, 3, buf[:0])
+	r := listReader(v, buf[:0], &err)
 	if err != nil {
 		return State{}, false, err
 	}
@@ -170,16 +168,12 @@ func decodeState(b []byte) (State, bool, error) {
 	case codeAccepted:
 		return State{Kind: StateAccepted}, true, nil
 	case codeRejected:
-		e, err := decodeError(fields(f).get(0))
+		e, err := decodeError(r.get(0))
 		return State{Kind: StateRejected, Error: e}, true, err
 	case codeReleased:
 		return State{Kind: StateReleased}, true, nil
 	case codeModified:
-		s := State{Kind: StateModified}
-		if s.DeliveryFailed, err = fields(f).bool(0); err != nil {
-			return s, true, err
-		}
-		s.UndeliverableHere, err = fields(f).bool(1)
+		s := State{Kind: StateModified, DeliveryFailed: r.bool(0), UndeliverableHere: r.bool(1)}
 		return s, true, err
 	case codeReceived:
 		return State{}, false, nil // not terminal
@@ -247,23 +241,18 @@ type openFrame struct {
 }
 
 func decodeOpen(f fields) (o openFrame, err error) {
-	if o.containerID, err = f.str(0); err != nil {
-		return
+	r := fieldReader{f, &err}
+	o = openFrame{
+		containerID:  r.str(0),
+		maxFrameSize: r.uint(2, math.MaxUint32),
+		channelMax:   r.ushort(3, math.MaxUint16),
+		idleTimeout:  r.uint(4, 0),
+		offeredCaps:  r.symbols(7),
 	}
-	if o.maxFrameSize, err = f.uint(2, math.MaxUint32); err != nil {
-		return
+	if err == nil {
+		o.properties, err = StringMap(f.get(9))
 	}
-	if o.channelMax, err = f.ushort(3, math.MaxUint16); err != nil {
-		return
-	}
-	if o.idleTimeout, err = f.uint(4, 0); err != nil {
-		return
-	}
-	if o.offeredCaps, err = f.symbols(7); err != nil {
-		return
-	}
-	o.properties, err = StringMap(f.get(9))
-	return
+	return o, err
 }
 
 type beginFrame struct {
@@ -275,24 +264,16 @@ type beginFrame struct {
 }
 
 func decodeBegin(f fields) (b beginFrame, err error) {
+	r := fieldReader{f, &err}
 	if f.get(0) != nil {
-		var ch uint16
-		if ch, err = f.ushort(0, 0); err != nil {
-			return
-		}
+		ch := r.ushort(0, 0)
 		b.remoteChannel = &ch
 	}
-	if b.nextOutgoingID, err = f.uint(1, 0); err != nil {
-		return
-	}
-	if b.incomingWindow, err = f.uint(2, 0); err != nil {
-		return
-	}
-	if b.outgoingWindow, err = f.uint(3, 0); err != nil {
-		return
-	}
-	b.handleMax, err = f.uint(4, math.MaxUint32)
-	return
+	b.nextOutgoingID = r.uint(1, 0)
+	b.incomingWindow = r.uint(2, 0)
+	b.outgoingWindow = r.uint(3, 0)
+	b.handleMax = r.uint(4, math.MaxUint32)
+	return b, err
 }
 
 type attachFrame struct {
@@ -309,38 +290,29 @@ type attachFrame struct {
 }
 
 func decodeAttach(f fields) (a attachFrame, err error) {
-	if a.name, err = f.str(0); err != nil {
-		return
+	r := fieldReader{f, &err}
+	a = attachFrame{
+		name:      r.str(0),
+		handle:    r.uint(1, 0),
+		role:      r.bool(2),
+		hasSource: f.get(5) != nil,
+		hasTarget: f.get(6) != nil,
 	}
-	if a.handle, err = f.uint(1, 0); err != nil {
-		return
+	if a.hasSource && err == nil {
+		a.filterKeys, err = sourceFilterKeys(f.get(5))
 	}
-	if a.role, err = f.bool(2); err != nil {
-		return
-	}
-	a.hasSource = f.get(5) != nil
-	a.hasTarget = f.get(6) != nil
-	if a.filterKeys, err = sourceFilterKeys(f.get(5)); err != nil {
-		return
-	}
-	if a.initialDeliveryCount, err = f.uint(9, 0); err != nil {
-		return
-	}
+	a.initialDeliveryCount = r.uint(9, 0)
 	if b := f.get(10); b != nil {
-		v, _, err2 := ulongAt(b)
-		if err2 != nil || b[0] == tSym8 || b[0] == tSym32 {
-			return a, errors.New("amqp: attach max-message-size is not a ulong")
+		var ok bool
+		if a.maxMessageSize, ok = unsignedAt(b); !ok {
+			r.fail(errors.New("amqp: attach max-message-size is not a ulong"))
 		}
-		a.maxMessageSize = v
 	}
-	return
+	return a, err
 }
 
 // sourceFilterKeys returns the keys of a source's filter map (field 7).
 func sourceFilterKeys(b []byte) ([]string, error) {
-	if b == nil {
-		return nil, nil
-	}
 	var buf [11][]byte
 	sf, err := describedList(b, codeSource, "a source", buf[:0])
 	if err != nil {
@@ -375,22 +347,16 @@ type transferFrame struct {
 }
 
 func decodeTransfer(f fields) (t transferFrame, err error) {
-	if t.handle, err = f.uint(0, 0); err != nil {
-		return
+	r := fieldReader{f, &err}
+	t = transferFrame{
+		handle:     r.uint(0, 0),
+		deliveryID: r.uint(1, 0),
+		hasID:      f.get(1) != nil,
+		settled:    r.bool(4),
+		more:       r.bool(5),
+		aborted:    r.bool(9),
 	}
-	if t.hasID = f.get(1) != nil; t.hasID {
-		if t.deliveryID, err = f.uint(1, 0); err != nil {
-			return
-		}
-	}
-	if t.settled, err = f.bool(4); err != nil {
-		return
-	}
-	if t.more, err = f.bool(5); err != nil {
-		return
-	}
-	t.aborted, err = f.bool(9)
-	return
+	return t, err
 }
 
 type flowFrame struct {
@@ -405,39 +371,19 @@ type flowFrame struct {
 }
 
 func decodeFlow(f fields) (fl flowFrame, err error) {
-	opt := func(i int) (*uint32, error) {
-		if f.get(i) == nil {
-			return nil, nil
-		}
-		v, err := f.uint(i, 0)
-		return &v, err
+	r := fieldReader{f, &err}
+	fl = flowFrame{
+		nextIncomingID: r.optUint(0),
+		incomingWindow: r.uint(1, 0),
+		nextOutgoingID: r.uint(2, 0),
+		outgoingWindow: r.uint(3, 0),
+		handle:         r.optUint(4),
+		deliveryCount:  r.optUint(5),
+		linkCredit:     r.optUint(6),
+		drain:          r.bool(8),
+		echo:           r.bool(9),
 	}
-	if fl.nextIncomingID, err = opt(0); err != nil {
-		return
-	}
-	if fl.incomingWindow, err = f.uint(1, 0); err != nil {
-		return
-	}
-	if fl.nextOutgoingID, err = f.uint(2, 0); err != nil {
-		return
-	}
-	if fl.outgoingWindow, err = f.uint(3, 0); err != nil {
-		return
-	}
-	if fl.handle, err = opt(4); err != nil {
-		return
-	}
-	if fl.deliveryCount, err = opt(5); err != nil {
-		return
-	}
-	if fl.linkCredit, err = opt(6); err != nil {
-		return
-	}
-	if fl.drain, err = f.bool(8); err != nil {
-		return
-	}
-	fl.echo, err = f.bool(9)
-	return
+	return fl, err
 }
 
 type dispositionFrame struct {
@@ -449,20 +395,13 @@ type dispositionFrame struct {
 }
 
 func decodeDisposition(f fields) (d dispositionFrame, err error) {
-	if d.role, err = f.bool(0); err != nil {
-		return
+	r := fieldReader{f, &err}
+	d.role, d.first = r.bool(0), r.uint(1, 0)
+	d.last, d.settled = r.uint(2, d.first), r.bool(3)
+	if err == nil {
+		d.state, d.terminal, err = decodeState(f.get(4))
 	}
-	if d.first, err = f.uint(1, 0); err != nil {
-		return
-	}
-	if d.last, err = f.uint(2, d.first); err != nil {
-		return
-	}
-	if d.settled, err = f.bool(3); err != nil {
-		return
-	}
-	d.state, d.terminal, err = decodeState(f.get(4))
-	return
+	return d, err
 }
 
 type closingFrame struct { // detach, end, close
@@ -472,14 +411,12 @@ type closingFrame struct { // detach, end, close
 }
 
 func decodeDetach(f fields) (c closingFrame, err error) {
-	if c.handle, err = f.uint(0, 0); err != nil {
-		return
+	r := fieldReader{f, &err}
+	c.handle, c.closed = r.uint(0, 0), r.bool(1)
+	if err == nil {
+		c.err, err = decodeError(f.get(2))
 	}
-	if c.closed, err = f.bool(1); err != nil {
-		return
-	}
-	c.err, err = decodeError(f.get(2))
-	return
+	return c, err
 }
 
 func decodeEndOrClose(f fields) (c closingFrame, err error) {
@@ -551,16 +488,28 @@ type attachParams struct {
 	properties   map[string]any
 }
 
-func appendAttach(b []byte, channel uint16, a attachParams) ([]byte, error) {
+// beginAttach starts an attach frame with the fields that lead both
+// roles' attaches: the link's name, handle and role, and the settle modes
+// left at their defaults (mixed: a sender's deliveries are sent
+// unsettled; first).
+func beginAttach(b []byte, channel uint16, name string, handle uint32, receiver bool) (composite, int, error) {
 	b, fs := beginFrameBuf(b, frameAMQP, channel)
 	c := beginComposite(b, codeAttach)
-	if err := c.str(a.name); err != nil {
-		return b, fmt.Errorf("link name: %w", err)
+	if err := c.str(name); err != nil {
+		return c, fs, fmt.Errorf("link name: %w", err)
 	}
-	c.uint(a.handle)
-	c.bool(false) // role sender
-	c.omit()      // snd-settle-mode: mixed (deliveries are sent unsettled)
-	c.omit()      // rcv-settle-mode: first
+	c.uint(handle)
+	c.bool(receiver)
+	c.omit() // snd-settle-mode
+	c.omit() // rcv-settle-mode
+	return c, fs, nil
+}
+
+func appendAttach(b []byte, channel uint16, a attachParams) ([]byte, error) {
+	c, fs, err := beginAttach(b, channel, a.name, a.handle, false)
+	if err != nil {
+		return b, err
+	}
 	// source: an empty source, as go-amqp sends.
 	c.raw(func(b []byte) []byte {
 		s := beginComposite(b, codeSource)
@@ -640,15 +589,10 @@ const (
 // it: a source with address, durability, expiry policy, filter and
 // capabilities, each left out when unset, and an empty target.
 func appendReceiverAttach(b []byte, channel uint16, a receiverAttachParams) ([]byte, error) {
-	b, fs := beginFrameBuf(b, frameAMQP, channel)
-	c := beginComposite(b, codeAttach)
-	if err := c.str(a.name); err != nil {
-		return b, fmt.Errorf("link name: %w", err)
+	c, fs, err := beginAttach(b, channel, a.name, a.handle, true)
+	if err != nil {
+		return b, err
 	}
-	c.uint(a.handle)
-	c.bool(true) // role receiver
-	c.omit()     // snd-settle-mode: mixed
-	c.omit()     // rcv-settle-mode: first
 	var serr error
 	c.raw(func(b []byte) []byte {
 		s := beginComposite(b, codeSource)

@@ -55,9 +55,11 @@ func FuzzReadFrame(f *testing.F) {
 			_, _ = decodeTransfer(fr.fields)
 			var m Received
 			_ = ParseMessage(fr.payload, &m)
+			var ferr error
+			r := fieldReader{fr.fields, &ferr}
 			for i := range fr.fields {
 				_, _ = Value(fr.fields[i])
-				_, _ = fields(fr.fields).symbols(i)
+				_ = r.symbols(i)
 			}
 			_, _ = Value(fr.payload)
 		}

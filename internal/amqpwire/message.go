@@ -234,6 +234,7 @@ func (m *Received) Body() []byte {
 // that cannot be read fails the whole message; the caller passes it on raw.
 func ParseMessage(b []byte, m *Received) error {
 	*m = Received{Priority: 4}
+	var buf [13][]byte // a header's or properties' fields (the properties have 13)
 	for len(b) > 0 {
 		n, err := valueLen(b, 0)
 		if err != nil {
@@ -247,12 +248,12 @@ func ParseMessage(b []byte, m *Received) error {
 		}
 		switch code {
 		case codeHeader:
-			err = m.parseHeader(v)
+			m.parseHeader(listReader(v, buf[:0], &err))
 		case codeDeliveryAnns, codeFooter:
 		case codeMessageAnns:
 			m.Annotations = v
 		case codeProperties:
-			err = m.parseProperties(v)
+			m.parseProperties(listReader(v, buf[:0], &err))
 		case codeApplicationProps:
 			m.ApplicationProperties = v
 		case codeData:
@@ -278,80 +279,53 @@ func ParseMessage(b []byte, m *Received) error {
 	return nil
 }
 
-func (m *Received) parseHeader(v []byte) error {
-	var buf [5][]byte
-	items, err := listItems(v, len(buf), buf[:0])
-	if err != nil {
-		return err
-	}
-	f := fields(items)
+func (m *Received) parseHeader(r fieldReader) {
 	m.HasHeader = true
-	if m.Durable, err = f.bool(0); err != nil {
-		return err
+	m.Durable = r.bool(0)
+	m.Priority = 4
+	if b := r.get(1); b != nil {
+		p, ok := unsignedAt(b)
+		if !ok || p > math.MaxUint8 {
+			r.fail(errors.New("priority is not a ubyte"))
+		}
+		m.Priority = uint8(p)
 	}
-	p, err := f.uint(1, 4)
-	if err != nil || p > 255 {
-		return errors.New("priority is not a ubyte")
-	}
-	m.Priority = uint8(p)
-	if m.TTL, err = f.uint(2, 0); err != nil {
-		return err
-	}
-	if m.FirstAcquirer, err = f.bool(3); err != nil {
-		return err
-	}
-	m.DeliveryCount, err = f.uint(4, 0)
-	return err
+	m.TTL = r.uint(2, 0)
+	m.FirstAcquirer = r.bool(3)
+	m.DeliveryCount = r.uint(4, 0)
 }
 
-func (m *Received) parseProperties(v []byte) error {
-	var buf [13][]byte
-	items, err := listItems(v, len(buf), buf[:0])
-	if err != nil {
-		return err
-	}
-	f := fields(items)
+func (m *Received) parseProperties(r fieldReader) {
 	m.HasProperties = true
-	m.MessageID, m.CorrelationID = f.get(0), f.get(5)
-	str := func(i int) ([]byte, error) {
-		b := f.get(i)
+	m.MessageID, m.CorrelationID = r.get(0), r.get(5)
+	str := func(i int) []byte {
+		b := r.get(i)
 		if b == nil {
-			return nil, nil
+			return nil
 		}
 		s, err := bytesAt(b)
 		if err != nil {
-			return nil, fmt.Errorf("property %d: %w", i, err)
+			r.fail(fmt.Errorf("property %d: %w", i, err))
 		}
-		return s, nil
+		return s
 	}
-	for i, dst := range []*[]byte{1: &m.UserID, 2: &m.To, 3: &m.Subject, 4: &m.ReplyTo, 6: &m.ContentType, 10: &m.GroupID} {
-		if dst == nil {
-			continue
-		}
-		if *dst, err = str(i); err != nil {
-			return err
-		}
-	}
-	ts := func(i int) (int64, bool, error) {
-		b := f.get(i)
+	m.UserID, m.To, m.Subject, m.ReplyTo = str(1), str(2), str(3), str(4)
+	m.ContentType, m.GroupID = str(6), str(10)
+	ts := func(i int) (int64, bool) {
+		b := r.get(i)
 		if b == nil {
-			return 0, false, nil
+			return 0, false
 		}
 		if b[0] != tTimestamp || len(b) < 9 {
-			return 0, false, fmt.Errorf("property %d is not a timestamp", i)
+			r.fail(fmt.Errorf("property %d is not a timestamp", i))
+			return 0, false
 		}
-		return int64(binary.BigEndian.Uint64(b[1:])), true, nil
+		return int64(binary.BigEndian.Uint64(b[1:])), true
 	}
-	if m.AbsoluteExpiryTime, m.HasAbsoluteExpiryTime, err = ts(8); err != nil {
-		return err
-	}
-	if m.CreationTime, m.HasCreationTime, err = ts(9); err != nil {
-		return err
-	}
-	if m.HasGSeq = f.get(11) != nil; m.HasGSeq {
-		m.GroupSequence, err = f.uint(11, 0)
-	}
-	return err
+	m.AbsoluteExpiryTime, m.HasAbsoluteExpiryTime = ts(8)
+	m.CreationTime, m.HasCreationTime = ts(9)
+	m.HasGSeq = r.get(11) != nil
+	m.GroupSequence = r.uint(11, 0)
 }
 
 // bytesAt returns the content of a binary, string or symbol value, in

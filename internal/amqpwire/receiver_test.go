@@ -111,7 +111,8 @@ func (p *sourcePeer) expect(code uint64) fields {
 // attach answers the client's attach as the sending side; withSource false
 // refuses it (no source), filters lists the filter keys echoed.
 func (p *sourcePeer) attach(a fields, withSource bool, initialCount uint32, filters ...string) {
-	name, err := a.str(0)
+	var err error
+	name := (&fieldReader{a, &err}).str(0)
 	require.NoError(p.t, err)
 	p.write(peerFrame(frameAMQP, 3, codeAttach, func(c *composite) {
 		_ = c.str(name)
@@ -202,24 +203,20 @@ func TestReceiverAttachFrame(t *testing.T) {
 	p, s := newSourcePeer(t)
 	r, a := openReceiver(t, p, s, ReceiverOptions{Name: "sub", Source: "topic://t", Durability: 2, ExpiryPolicy: "never",
 		Capabilities: []string{"topic", "shared"}, Selector: "a = 1"}, 0, SelectorFilterName)
-	name, _ := a.str(0)
-	role, _ := a.bool(2)
-	assert.Equal(t, "sub", name)
-	assert.True(t, role, "role receiver")
+	var err error
+	ar := fieldReader{a, &err}
+	assert.Equal(t, "sub", ar.str(0))
+	assert.True(t, ar.bool(2), "role receiver")
+	require.NoError(t, err)
 	code, v, err := described(a.get(5))
 	require.NoError(t, err)
 	require.EqualValues(t, codeSource, code)
-	sf, err := listItems(v, 11, nil)
+	src := listReader(v, make([][]byte, 0, 11), &err)
+	assert.Equal(t, "topic://t", src.str(0))
+	assert.EqualValues(t, 2, src.uint(1, 0))
+	assert.Equal(t, "never", src.str(2))
+	assert.Equal(t, []string{"topic", "shared"}, src.symbols(10))
 	require.NoError(t, err)
-	src := fields(sf)
-	addr, _ := src.str(0)
-	dur, _ := src.uint(1, 0)
-	exp, _ := src.str(2)
-	caps, _ := src.symbols(10)
-	assert.Equal(t, "topic://t", addr)
-	assert.EqualValues(t, 2, dur)
-	assert.Equal(t, "never", exp)
-	assert.Equal(t, []string{"topic", "shared"}, caps)
 	filter, err := Value(src.get(7))
 	require.NoError(t, err)
 	assert.Equal(t, map[any]any{SelectorFilterName: "a = 1"}, filter)

@@ -52,22 +52,18 @@ func socketIO(nc net.Conn) (read, write func([]byte) (int, error)) {
 		n := 0
 		var callErr error
 		err := rc.Read(func(fd uintptr) bool {
-			for {
-				r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-				switch e {
-				case 0:
-					if n = int(r); n == 0 {
-						callErr = io.EOF
-					}
-					return true
-				case syscall.EINTR:
-				case syscall.EAGAIN:
-					return false // wait in the poller until readable
-				default:
-					callErr = os.NewSyscallError("read", e)
-					return true
-				}
+			r, e := rawIO(syscall.SYS_READ, fd, p)
+			switch {
+			case e == syscall.EAGAIN:
+				return false // wait in the poller until readable
+			case e != 0:
+				callErr = os.NewSyscallError("read", e)
+			case r == 0:
+				callErr = io.EOF
+			default:
+				n = r
 			}
+			return true
 		})
 		return n, opErr("read", err, callErr)
 	}
@@ -76,11 +72,10 @@ func socketIO(nc net.Conn) (read, write func([]byte) (int, error)) {
 		var callErr error
 		err := rc.Write(func(fd uintptr) bool {
 			for n < len(b) {
-				r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[n])), uintptr(len(b)-n))
+				r, e := rawIO(syscall.SYS_WRITE, fd, b[n:])
 				switch e {
 				case 0:
-					n += int(r)
-				case syscall.EINTR:
+					n += r
 				case syscall.EAGAIN:
 					return false // wait in the poller until writable
 				default:
@@ -93,4 +88,16 @@ func socketIO(nc net.Conn) (read, write func([]byte) (int, error)) {
 		return n, opErr("write", err, callErr)
 	}
 	return read, write
+}
+
+// rawIO issues read(2) or write(2) (trap) on fd for p, again when a signal
+// interrupts it: the bytes done, or the call's errno (EAGAIN when the
+// socket is not ready).
+func rawIO(trap, fd uintptr, p []byte) (int, syscall.Errno) {
+	for {
+		r, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e != syscall.EINTR {
+			return int(r), e
+		}
+	}
 }

@@ -94,6 +94,30 @@ func TestMessageRejectsInvalidUTF8(t *testing.T) {
 	}
 }
 
+// TestAttachRejectsInvalidUTF8: an attach that cannot be encoded leaves
+// the connection's buffer as it was, so that the frames around it still
+// reach the peer whole.
+func TestAttachRejectsInvalidUTF8(t *testing.T) {
+	for _, a := range []attachParams{
+		{name: "a\xff"},
+		{name: "l", target: "q\xff"},
+		{name: "l", properties: map[string]any{"k": "a\xffb"}},
+	} {
+		b, err := appendAttach([]byte("keep"), 1, a)
+		require.Error(t, err)
+		assert.Equal(t, []byte("keep"), b, "the buffer is left as it was")
+	}
+	for _, a := range []receiverAttachParams{
+		{name: "a\xff"},
+		{name: "l", source: "q\xff"},
+		{name: "l", source: "q", selector: "a = '\xff'"},
+	} {
+		b, err := appendReceiverAttach([]byte("keep"), 1, a)
+		require.Error(t, err)
+		assert.Equal(t, []byte("keep"), b, "the buffer is left as it was")
+	}
+}
+
 func dialPeer(t *testing.T, p *amqpwiretest.Peer, cfg Config) *Conn {
 	t.Helper()
 	nc, err := net.Dial("tcp", strings.TrimPrefix(p.URL, "amqp://"))

@@ -1,6 +1,7 @@
 package devbroker
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -132,7 +133,7 @@ func runDevbroker(c *cli.Context) error {
 		}
 		extra = append(extra, [2]string{transport, addr})
 	}
-	consoleAddr, err := devbrokerConsoleAddr(c, logger)
+	consoleAddr, err := devbrokerConsoleAddr(c)
 	if err != nil {
 		return err
 	}
@@ -154,6 +155,7 @@ func runDevbroker(c *cli.Context) error {
 		SEMPAddr:         c.String("semp-addr"),
 		HealthAddr:       healthAddr(c.String("health-addr")),
 		ConsoleAddr:      consoleAddr,
+		ConsoleOptional:  !c.IsSet("console-addr"),
 		SEMPMonitorDelay: c.Duration("semp-monitor-delay"),
 		NoReplayLog:      true,
 		Logger:           logger,
@@ -199,7 +201,7 @@ func runDevbroker(c *cli.Context) error {
 		}
 	}
 	fmt.Fprintf(c.App.Writer, "devbroker ready: smf=%s smfs=%s compressed=%s web=%s secure_web=%s semp=%s health=%s oauth=%s console=%s (dev/test only)\n",
-		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.WebURL(), b.SecureWebURL(), b.SEMPURL(), b.HealthURL(), oauthURL, b.ConsoleURL())
+		b.SMFURL(), b.SMFSURL(), b.CompressedURL(), b.WebURL(), b.SecureWebURL(), b.SEMPURL(), b.HealthURL(), oauthURL, cmp.Or(b.ConsoleURL(), "none"))
 
 	<-ctx.Done()
 	logger.Info("shutting down")
@@ -283,9 +285,8 @@ const defaultConsoleAddr = "127.0.0.1:8081"
 
 // devbrokerConsoleAddr is Config.ConsoleAddr from --console-addr: "" for
 // "-"; a bare port listens on loopback. A console the user did not ask for
-// gives way when its default port is taken (a second devbroker on the
-// machine), with a warning: it must not stop the broker from starting.
-func devbrokerConsoleAddr(c *cli.Context, logger *slog.Logger) (string, error) {
+// is optional (Config.ConsoleOptional).
+func devbrokerConsoleAddr(c *cli.Context) (string, error) {
 	addr := c.String("console-addr")
 	switch {
 	case addr == "-":
@@ -297,14 +298,6 @@ func devbrokerConsoleAddr(c *cli.Context, logger *slog.Logger) (string, error) {
 	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return "", fmt.Errorf("--console-addr %q: want HOST:PORT, a port, or - for none: %w", c.String("console-addr"), err)
-	}
-	if !c.IsSet("console-addr") {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			logger.Warn("web console not started: its default address is taken; set --console-addr", "addr", addr, "error", err)
-			return "", nil
-		}
-		_ = ln.Close()
 	}
 	return addr, nil
 }

@@ -310,6 +310,8 @@ func (r *solaceReader) readDirect(ctx context.Context) (service.MessageBatch, se
 		}
 		r.mReceived.Add(int64(len(batch)))
 		if !r.dedup {
+			// The messages hold what they need of ins.
+			recv.Recycle(ins)
 			clear(ins)
 			n := len(batch)
 			return batch, func(_ context.Context, err error) error {

@@ -77,11 +77,19 @@ type DirectReceiver struct {
 	down      chan struct{}
 	downOnce  sync.Once
 	downErr   error
-	// native and dc are used by ReceiveBatch alone (one caller at a time).
+	// native, dc and spare are used by ReceiveBatch's caller alone (one
+	// at a time).
 	native     nativeReader
 	dc         destCache
 	onFallback func()
+	// spare are messages given back by Recycle, with their attribute
+	// storage, for ReceiveBatch to convert into.
+	spare []*Inbound
 }
+
+// directSpares bounds how many recycled messages a receiver keeps: two
+// batches of the solace input's default size.
+const directSpares = 128
 
 // NewDirectReceiver subscribes to cfg.Subscriptions on the session and starts
 // receiving. The client re-adds the subscriptions by itself after it
@@ -151,7 +159,16 @@ func (s *Session) NewDirectReceiver(ctx context.Context, cfg DirectReceiverConfi
 
 // convert converts msg and frees the client's copy.
 func (r *DirectReceiver) convert(msg message.InboundMessage) *Inbound {
-	in := &Inbound{msg: msg}
+	var in *Inbound
+	if n := len(r.spare); n > 0 {
+		in = r.spare[n-1]
+		r.spare[n-1] = nil
+		r.spare = r.spare[:n-1]
+		*in = Inbound{Meta: in.Meta[:0]}
+	} else {
+		in = new(Inbound)
+	}
+	in.msg = msg
 	if r.native == nil || !r.native.read(in, &r.dc) {
 		if r.onFallback != nil {
 			r.onFallback()
@@ -161,6 +178,26 @@ func (r *DirectReceiver) convert(msg message.InboundMessage) *Inbound {
 	in.msg = nil
 	msg.Dispose()
 	return in
+}
+
+// Recycle gives back messages of ReceiveBatch that the caller is done with
+// (called by ReceiveBatch's caller, not concurrently with it): it keeps what
+// it handed out of them (their Payload, their attribute values), not the
+// messages themselves. A message is converted into again, with its
+// attribute storage, unless a string attribute of it lives in its own
+// storage (strBuf), which the next conversion would overwrite. Direct
+// messages are converted one after the other at the stream's rate, and
+// reusing their storage spares the collector about half of what a message
+// costs beyond its payload.
+func (r *DirectReceiver) Recycle(ins []*Inbound) {
+	for _, in := range ins {
+		if len(r.spare) == directSpares {
+			return
+		}
+		if in != nil && in.msg == nil && !in.ownStrings() {
+			r.spare = append(r.spare, in)
+		}
+	}
 }
 
 func (r *DirectReceiver) markDown(err error) {

@@ -66,3 +66,54 @@ func TestDirectReceiverTakesWaitingMessages(t *testing.T) {
 	_, err = r.ReceiveBatch(t.Context(), nil, 64)
 	require.ErrorIs(t, err, ErrReceiverClosed)
 }
+
+// Recycle keeps a message for the next conversion unless one of its string
+// attributes lives in the message's own storage; a reused message's
+// earlier attribute values, kept by the caller, are not touched.
+func TestDirectReceiverRecyclesMessages(t *testing.T) {
+	f := newRxFixture(t)
+	r, err := f.sess.NewDirectReceiver(t.Context(), DirectReceiverConfig{Subscriptions: []string{"rc/>"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	pub, err := f.svc.CreateDirectMessagePublisherBuilder().Build()
+	require.NoError(t, err)
+	require.NoError(t, pub.Start())
+	t.Cleanup(func() { _ = pub.Terminate(time.Second) })
+	send := func(body, corr string) {
+		b := f.svc.MessageBuilder()
+		if corr != "" {
+			b = b.WithCorrelationID(corr)
+		}
+		msg, err := b.BuildWithByteArrayPayload([]byte(body))
+		require.NoError(t, err)
+		require.NoError(t, pub.Publish(msg, resource.TopicOf("rc/"+body)))
+	}
+	receive := func() *Inbound {
+		ins, err := r.ReceiveBatch(t.Context(), nil, 1)
+		require.NoError(t, err)
+		require.Len(t, ins, 1)
+		return ins[0]
+	}
+
+	send("a", "corr-a")
+	a := receive()
+	aMeta := metaMap(a.Meta)
+	require.Equal(t, "corr-a", aMeta[MetaCorrelationID])
+	r.Recycle([]*Inbound{a})
+	require.Empty(t, r.spare, "a message whose correlation id lives in its own storage is not reused")
+
+	send("b", "")
+	b := receive()
+	bMeta, bPayload := metaMap(b.Meta), b.Payload
+	r.Recycle([]*Inbound{b})
+	require.Len(t, r.spare, 1)
+
+	send("c", "corr-c")
+	c := receive()
+	require.Same(t, b, c, "the recycled message is converted into")
+	require.Equal(t, "c", string(c.Payload))
+	require.Equal(t, "corr-c", metaMap(c.Meta)[MetaCorrelationID])
+	require.Equal(t, "b", string(bPayload), "a payload handed out stays")
+	require.Equal(t, "rc/b", bMeta[MetaDestination], "attribute values handed out stay")
+	require.Equal(t, "corr-a", aMeta[MetaCorrelationID])
+}

@@ -3,8 +3,10 @@ package output
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"strings"
 	"testing"
@@ -37,7 +39,9 @@ import (
 //     case's output settings (beyond the delivery mode, none: the defaults).
 //
 // Rounds of the two alternate, so that load from other processes hits both
-// alike. Per bridge it reports p50, p99 and p99.9 in milliseconds
+// alike, and each starts at a random point of the garbage collector's cycle
+// (latCollectorPhase), so that a round meets a collection with the chance
+// its own allocations give it. Per bridge it reports p50, p99 and p99.9 in milliseconds
 // (<bridge>_p50_ms, ...), the achieved rate at the receiver
 // (<bridge>_msgs/s) against offered_msgs/s, the direct messages lost
 // (<bridge>_lost), this process's CPU time per message during the bridge's
@@ -162,6 +166,34 @@ type latSide struct {
 	gcs     uint64        // garbage collections that ran during them
 }
 
+// latCollectorPhase puts the collector at a random point of its cycle:
+// a full collection, then garbage of a uniformly random share of the heap
+// growth the next one waits for. A round that allocates A bytes of a cycle
+// of G then meets a collection with the chance A/G, as in a process whose
+// collections are not in step with the rounds. Without it they were: the
+// setup allocates the same every run, and a pair of 10 000 msg/s rounds
+// allocates about one cycle (64 MiB with the binary's floor), so every
+// collection of a run fell into the same bridge's rounds (ours: 3-5 per run,
+// the raw bridge's none, in 15 runs of 15), and each stalls the messages in
+// flight for 5-20 ms, which at 10 000 msg/s decides a p99.
+func latCollectorPhase() {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	goal, heap := s[0].Value.Uint64(), s[1].Value.Uint64()
+	if goal <= heap {
+		return
+	}
+	const chunk = 1 << 20
+	for n := rand.Uint64N(goal - heap); n >= chunk; n -= chunk {
+		latGarbage = make([]byte, chunk)
+	}
+	latGarbage = nil
+}
+
+// latGarbage keeps latCollectorPhase's allocations on the heap.
+var latGarbage []byte
+
 // latHeap reads this process's allocated bytes and completed garbage
 // collections so far (runtime/metrics: no stop of the world).
 func latHeap() (alloc, gcs uint64) {
@@ -182,6 +214,9 @@ func (s *latSide) hist() *hdrhistogram.Histogram {
 // latencies in h (none: a warm-up), waiting until all arrived.
 func (s *latSide) round(b *testing.B, rate, n int, h *hdrhistogram.Histogram) {
 	p := s.probe
+	if h != nil {
+		latCollectorPhase()
+	}
 	p.span()
 	cpu0 := benchbroker.CPU()
 	alloc0, gcs0 := latHeap()

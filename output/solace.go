@@ -44,7 +44,6 @@ const (
 	soWriterBatched   = "batched"
 	soWriterStreaming = "streaming"
 
-	soSubmitAuto             = "auto"
 	soSubmitHigherThroughput = "higher_throughput"
 	soSubmitLowerLatency     = "lower_latency"
 	soSubmitCustom           = "custom"
@@ -99,11 +98,11 @@ output:
 
 Memory is bounded by configuration, not by how many messages a run publishes. The output holds at most
 `+"`max_in_flight`"+` batches: single messages without a batching policy (the default), of up to the policy's count each with one. Each of the `+"`clients`"+` sessions holds, in the
-Solace C library, its client buffer (`+"`submission_mode`"+`: none for `+"`lower_latency`"+` and, by default, the batched writer, `+strconv.Itoa(soHigherThroughputBuffer)+` messages for
-`+"`higher_throughput`"+` and the streaming writer, `+"`back_pressure.buffer_capacity`"+` for `+"`custom`"+`) plus up to
+Solace C library, its client buffer (`+"`submission_mode`"+`: `+strconv.Itoa(soHigherThroughputBuffer)+` messages for
+`+"`higher_throughput`"+`, none for `+"`lower_latency`"+`, `+"`back_pressure.buffer_capacity`"+` for `+"`custom`"+`) plus up to
 255 messages the broker has not confirmed yet; each message's copy is freed as soon as the broker confirms it. The
 library takes message data from pools of blocks (the smallest is 10 KB) and keeps freed blocks for reuse, so its memory
-follows the peak number of messages it holds, with the defaults 4 × 255 (4 × (1000 + 255) streaming), not the number published. Lower
+follows the peak number of messages it holds, with the defaults 4 × (1000 + 255), not the number published. Lower
 `+"`clients`"+`, the buffer or `+"`max_in_flight`"+` to use less.
 
 ### Metrics
@@ -140,13 +139,12 @@ Static values of `+"`topic`"+` (1 to 250 bytes of UTF-8, no NUL, at most 128 lev
 				Default(soWriterBatched),
 			service.NewBatchPolicyField(soFieldBatching).
 				Description("An optional batching policy of `writer: batched`: Benthos then holds messages until a batch is complete (by count, size or period) and the output publishes each batch on one session, in order. Without one (the default) nothing waits for a batch: see `writer`."),
-			service.NewStringEnumField(soFieldSubmissionMode, soSubmitAuto, soSubmitHigherThroughput, soSubmitLowerLatency, soSubmitCustom).
+			service.NewStringEnumField(soFieldSubmissionMode, soSubmitHigherThroughput, soSubmitLowerLatency, soSubmitCustom).
 				Description(`How the client hands messages to the network. The broker's publish window is 255 unconfirmed messages per session (fixed by the client), so throughput also scales with `+"`clients`"+`.
-- `+"`auto`"+` (the default): `+"`lower_latency`"+` with `+"`writer: batched`"+`, `+"`higher_throughput`"+` with `+"`writer: streaming`"+`. The batched writer hands the client whole groups of messages from one goroutine per session, which the socket takes best directly; the streaming writer publishes from up to `+"`max_in_flight`"+` goroutines a message each, which would otherwise queue for the session one by one (guaranteed 10 000 msg/s through a bridge with `+"`writer: streaming`"+`: median 2–3 ms buffered, 6–14 ms and falling behind unbuffered).
-- `+"`lower_latency`"+`: back-pressure strategy reject (`+"`BUFFER_REJECT_WHEN_FULL`"+`) with buffer capacity 0: each message is written to the socket in the publish call itself, with no buffer hand-over; when the socket or the broker's publish window is full the output waits for the client's readiness signal and retries. Behind the batched writer, which already hands the client whole groups of messages (see `+"`writer`"+`), a client buffer only adds a goroutine wake-up on the way to the socket and about three allocations per message: measured against a plain publisher loop with the client's buffer (`+"`BenchmarkSolaceOutput`"+`, load 5), persistent messages went out at 0.94–1.04× its rate with 13 allocations per message (16 with `+"`higher_throughput`"+`, at 0.90–0.97×), direct ones (`+"`writer: streaming`"+`) at 1.3–1.4× its rate at 0.72× its CPU per message (0.87–0.98× at 1.07–1.19× with `+"`higher_throughput`"+`).
-- `+"`higher_throughput`"+`: back-pressure strategy wait (`+"`BUFFER_WAIT_WHEN_FULL`"+`) with a `+strconv.Itoa(soHigherThroughputBuffer)+`-message client buffer (`+"`solace.messaging.publisher.back-pressure.buffer-capacity`"+`); a publish call returns once the message is buffered and a client goroutine writes it out, which lets a caller that publishes message by message (not this output's writers) go on while the socket is busy.
+- `+"`higher_throughput`"+`: back-pressure strategy wait (`+"`BUFFER_WAIT_WHEN_FULL`"+`) with a `+strconv.Itoa(soHigherThroughputBuffer)+`-message client buffer (`+"`solace.messaging.publisher.back-pressure.buffer-capacity`"+`); a publish call returns once the message is buffered and a client goroutine writes it out.
+- `+"`lower_latency`"+`: back-pressure strategy reject (`+"`BUFFER_REJECT_WHEN_FULL`"+`) with buffer capacity 0: each message is written to the socket in the publish call itself, with no buffer hand-over; when the socket is full the output waits for the client's readiness signal and retries.
 - `+"`custom`"+`: the `+"`back_pressure`"+` fields.`).
-				Default(soSubmitAuto),
+				Default(soSubmitHigherThroughput),
 			service.NewObjectField(soFieldBackPressure,
 				service.NewStringEnumField(soFieldBPStrategy, "wait", "reject").
 					Description("`wait` blocks in the client when its buffer is full; `reject` makes the output wait for the client's readiness signal and retry.").
@@ -275,11 +273,12 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 	}
 	w.latency = w.latency && w.pubOpts.Persistent
 
-	writer, err := conf.FieldString(soFieldWriter)
-	if err != nil {
+	if w.pubOpts.BackPressure, err = backPressureFromParsed(conf); err != nil {
 		return nil, err
 	}
-	if w.pubOpts.BackPressure, err = backPressureFromParsed(conf, writer); err != nil {
+
+	writer, err := conf.FieldString(soFieldWriter)
+	if err != nil {
 		return nil, err
 	}
 	w.ackNow = writer == soWriterStreaming && w.pubOpts.Persistent
@@ -302,17 +301,11 @@ func newSolaceWriterFromParsed(conf *service.ParsedConfig, mgr *service.Resource
 }
 
 // backPressureFromParsed maps submission_mode to client back-pressure
-// settings, as documented on the field (auto by the writer).
-func backPressureFromParsed(conf *service.ParsedConfig, writer string) (session.BackPressure, error) {
+// settings, as documented on the field.
+func backPressureFromParsed(conf *service.ParsedConfig) (session.BackPressure, error) {
 	mode, err := conf.FieldString(soFieldSubmissionMode)
 	if err != nil {
 		return session.BackPressure{}, err
-	}
-	if mode == soSubmitAuto {
-		mode = soSubmitLowerLatency
-		if writer == soWriterStreaming {
-			mode = soSubmitHigherThroughput
-		}
 	}
 	switch mode {
 	case soSubmitLowerLatency:

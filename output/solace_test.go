@@ -512,10 +512,8 @@ func TestSolaceOutputConfigMapping(t *testing.T) {
 		groups int // groups published at once
 	}{
 		// No batching policy: nothing waits for a batch to fill.
-		{name: "defaults", yaml: "", bp: "{true 0}", groups: 8},
-		{name: "higher throughput", yaml: "submission_mode: higher_throughput", bp: "{false 1000}", groups: 8},
+		{name: "defaults", yaml: "", bp: "{false 1000}", groups: 8},
 		{name: "lower latency streaming", yaml: "submission_mode: lower_latency\nwriter: streaming", bp: "{true 0}", groups: soDefaultMaxInFlight},
-		{name: "streaming", yaml: "writer: streaming", bp: "{false 1000}", groups: soDefaultMaxInFlight},
 		{name: "custom", yaml: "submission_mode: custom\nback_pressure: { strategy: reject, buffer_capacity: 7 }\nbatching: { count: 3 }\nclients: 1", bp: "{true 7}", policy: service.BatchPolicy{Count: 3}, groups: 2},
 	}
 	for _, tt := range tests {

@@ -218,8 +218,9 @@ const settleChunk = ccsmp.SettleChunk
 // settleScratch is the working memory of one settlement (settle and
 // settleNative), pooled rather than on the stack: a settlement runs on the
 // goroutine Benthos starts for each batch's ack, whose stack starts small,
-// and some 2 KB of arrays there made every such goroutine grow (copy) its
-// stack once per batch.
+// and some 2 KB of arrays there made it grow (copy) its stack further. (It
+// still grows once: Benthos's frames and the settlement's together pass the
+// initial size.)
 type settleScratch struct {
 	native [settleChunk]*Inbound
 	items  [settleChunk]ccsmp.SettleItem

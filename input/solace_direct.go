@@ -51,7 +51,7 @@ pipeline share the work. Direct mode excludes ` + "`queue`" + `, ` + "`topic`" +
 - Acknowledgements are no-ops. A message the pipeline rejects cannot be redelivered either: it is counted in
   ` + "`solace_input_nacked`" + ` with outcome ` + "`dropped`" + ` and logged, never silently ignored.
 - When the pipeline is slower than the stream, the client's receive buffer (` + "`back_pressure.buffer_capacity`" + ` messages,
-  plus 65 being handed to the input) fills and the client discards messages by ` + "`back_pressure.strategy`" + `; they are counted in ` + "`solace_input_discarded`" + `.
+  from which the input takes its batches directly) fills and the client discards messages by ` + "`back_pressure.strategy`" + `; they are counted in ` + "`solace_input_discarded`" + `.
   Messages the broker dropped for this consumer (its egress queue overflowed) are reported by the broker's discard
   notification on the next message delivered, counted in ` + "`solace_input_broker_discards`" + ` (one notification can stand for
   several messages).
@@ -310,6 +310,8 @@ func (r *solaceReader) readDirect(ctx context.Context) (service.MessageBatch, se
 		}
 		r.mReceived.Add(int64(len(batch)))
 		if !r.dedup {
+			// The messages hold what they need of ins.
+			recv.Recycle(ins)
 			clear(ins)
 			n := len(batch)
 			return batch, func(_ context.Context, err error) error {

@@ -3,8 +3,11 @@ package output
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -36,13 +39,19 @@ import (
 //     case's output settings (beyond the delivery mode, none: the defaults).
 //
 // Rounds of the two alternate, so that load from other processes hits both
-// alike. Per bridge it reports p50, p99 and p99.9 in milliseconds
+// alike, and each starts at a random point of the garbage collector's cycle
+// (latCollectorPhase), so that a round meets a collection with the chance
+// its own allocations give it. Per bridge it reports p50, p99 and p99.9 in milliseconds
 // (<bridge>_p50_ms, ...), the achieved rate at the receiver
 // (<bridge>_msgs/s) against offered_msgs/s, the direct messages lost
 // (<bridge>_lost), this process's CPU time per message during the bridge's
 // rounds (<bridge>_cpu_us/msg: the bridge and the probe, whose share is the
 // same for both; what decides whether a bridge keeps up on a busy machine),
-// and the ratios solace/raw of
+// the bytes this process allocated per message during them
+// (<bridge>_alloc_B/msg, again with the probe's share) and the garbage
+// collections that ran in them (<bridge>_gcs: each stalls the messages in
+// flight for some milliseconds, and at 10 000 msg/s a few of them decide a
+// bridge's p99), and the ratios solace/raw of
 // each percentile (p50_ratio, p99_ratio, p999_ratio; goals with the
 // defaults: p50 ≤ 1.2, p99 ≤ 1.5, achieved = offered within 2%). With
 // CONNECT_SOLACE_BENCH_PLOT_DIR set, it writes each case's latency by
@@ -153,6 +162,44 @@ type latSide struct {
 	lost    int           // direct messages that never arrived
 	busy    time.Duration // first to last receipt, summed over rounds
 	cpu     time.Duration // this process's CPU time during the measured rounds
+	alloc   uint64        // bytes this process allocated during them
+	gcs     uint64        // garbage collections that ran during them
+}
+
+// latCollectorPhase puts the collector at a random point of its cycle:
+// a full collection, then garbage of a uniformly random share of the heap
+// growth the next one waits for. A round that allocates A bytes of a cycle
+// of G then meets a collection with the chance A/G, as in a process whose
+// collections are not in step with the rounds. Without it they were: the
+// setup allocates the same every run, and a pair of 10 000 msg/s rounds
+// allocates about one cycle (64 MiB with the binary's floor), so every
+// collection of a run fell into the same bridge's rounds (ours: 3-5 per run,
+// the raw bridge's none, in 15 runs of 15), and each stalls the messages in
+// flight for 5-20 ms, which at 10 000 msg/s decides a p99.
+func latCollectorPhase() {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	goal, heap := s[0].Value.Uint64(), s[1].Value.Uint64()
+	if goal <= heap {
+		return
+	}
+	const chunk = 1 << 20
+	for n := rand.Uint64N(goal - heap); n >= chunk; n -= chunk {
+		latGarbage = make([]byte, chunk)
+	}
+	latGarbage = nil
+}
+
+// latGarbage keeps latCollectorPhase's allocations on the heap.
+var latGarbage []byte
+
+// latHeap reads this process's allocated bytes and completed garbage
+// collections so far (runtime/metrics: no stop of the world).
+func latHeap() (alloc, gcs uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
 }
 
 func (s *latSide) hist() *hdrhistogram.Histogram {
@@ -167,8 +214,12 @@ func (s *latSide) hist() *hdrhistogram.Histogram {
 // latencies in h (none: a warm-up), waiting until all arrived.
 func (s *latSide) round(b *testing.B, rate, n int, h *hdrhistogram.Histogram) {
 	p := s.probe
+	if h != nil {
+		latCollectorPhase()
+	}
 	p.span()
 	cpu0 := benchbroker.CPU()
+	alloc0, gcs0 := latHeap()
 	interval := time.Second / time.Duration(rate)
 	start := time.Now()
 	got := 0
@@ -219,6 +270,9 @@ func (s *latSide) round(b *testing.B, rate, n int, h *hdrhistogram.Histogram) {
 		s.msgs += n - 1
 		s.busy += last.Sub(first)
 		s.cpu += benchbroker.CPU() - cpu0
+		alloc, gcs := latHeap()
+		s.alloc += alloc - alloc0
+		s.gcs += gcs - gcs0
 	}
 }
 
@@ -233,6 +287,8 @@ func (s *latSide) report(b *testing.B) {
 	}
 	b.ReportMetric(float64(s.msgs)/s.busy.Seconds(), s.name+"_msgs/s")
 	b.ReportMetric(float64(s.cpu.Microseconds())/float64(s.msgs), s.name+"_cpu_us/msg")
+	b.ReportMetric(float64(s.alloc)/float64(s.msgs), s.name+"_alloc_B/msg")
+	b.ReportMetric(float64(s.gcs), s.name+"_gcs")
 	if s.direct {
 		b.ReportMetric(float64(s.lost), s.name+"_lost")
 	}

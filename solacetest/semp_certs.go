@@ -117,16 +117,8 @@ func clientCAs(b brokerAdmin) caCollection {
 		}}
 }
 
-type sempClientUsername struct {
-	ACLProfileName    string `json:"aclProfileName"`
-	ClientProfileName string `json:"clientProfileName"`
-	ClientUsername    string `json:"clientUsername"`
-	Enabled           bool   `json:"enabled"`
-	MsgVpnName        string `json:"msgVpnName"`
-}
-
 // clientUsernames is the collection msgVpns/{vpn}/clientUsernames.
-var clientUsernames = vpnCollection[ClientUsername, sempClientUsername, brokerAdmin]{
+var clientUsernames = vpnCollection[ClientUsername, brokerAdmin]{
 	path: "clientUsernames", nameAttr: "clientUsername",
 	name: func(u ClientUsername) string { return u.Name }, object: clientUsernameJSON, changes: clientUsernameChanges,
 	fresh: func(name string) ClientUsername { return ClientUsername{Name: name} },
@@ -149,7 +141,7 @@ func clientUsernameChanges(attrs map[string]json.RawMessage, u *ClientUsername) 
 	return firstErr(onlyDefaultClientProfile(clientProfile), onlyDefaultACLProfile(aclProfile))
 }
 
-func clientUsernameJSON(vpn string, u ClientUsername) sempClientUsername {
-	return sempClientUsername{ACLProfileName: defaultACLProfile, ClientProfileName: defaultClientProfile,
-		ClientUsername: u.Name, Enabled: u.Enabled, MsgVpnName: vpn}
+func clientUsernameJSON(vpn string, u ClientUsername) map[string]any {
+	return map[string]any{"aclProfileName": defaultACLProfile, "clientProfileName": defaultClientProfile,
+		"clientUsername": u.Name, "enabled": u.Enabled, "msgVpnName": vpn}
 }

@@ -16,15 +16,15 @@ import (
 )
 
 // vpnCollection is one collection of named objects of type T, served as
-// SEMP objects of type J from the admin A. Of the changing requests, only
-// those whose broker call is set are routed.
-type vpnCollection[T, J any, A queueAdmin] struct {
+// SEMP objects from the admin A. Of the changing requests, only those whose
+// broker call is set are routed.
+type vpnCollection[T any, A queueAdmin] struct {
 	path     string // the collection's path segment: "replayLogs"
 	nameAttr string // the attribute that names an object: "replayLogName"
 	monitor  bool   // the reads are served in the monitor API as well
 
 	name   func(T) string
-	object func(vpn string, v T) J
+	object func(vpn string, v T) map[string]any // the SEMP object: its attributes by name
 	// changes decodes a request body's attributes beyond the object's name
 	// and VPN (which the collection reads) onto v, refusing what the broker
 	// cannot take.
@@ -39,7 +39,7 @@ type vpnCollection[T, J any, A queueAdmin] struct {
 
 // register routes the collection's requests: reads under config (and
 // monitor), changes under config.
-func (vc vpnCollection[T, J, A]) register(s *sempServer, b A) {
+func (vc vpnCollection[T, A]) register(s *sempServer, b A) {
 	const (
 		config  = sempConfigBase + "/msgVpns/{vpn}/"
 		monitor = sempMonitorBase + "/msgVpns/{vpn}/"
@@ -64,18 +64,18 @@ func (vc vpnCollection[T, J, A]) register(s *sempServer, b A) {
 }
 
 // kind is the object's name in not-found errors: "replayLog".
-func (vc vpnCollection[T, J, A]) kind() string { return strings.TrimSuffix(vc.path, "s") }
+func (vc vpnCollection[T, A]) kind() string { return strings.TrimSuffix(vc.path, "s") }
 
-func (vc vpnCollection[T, J, A]) link(c *sempCall, vpn string, v T) sempURILink {
+func (vc vpnCollection[T, A]) link(c *sempCall, vpn string, v T) sempURILink {
 	return sempURILink{URI: c.vpnObjectURI(vpn, vc.path, vc.name(v))}
 }
 
-func (vc vpnCollection[T, J, A]) write(c *sempCall, vpn string, v T) *sempErr {
+func (vc vpnCollection[T, A]) write(c *sempCall, vpn string, v T) *sempErr {
 	return c.writeObject(vc.object(vpn, v), vc.link(c, vpn, v), nil)
 }
 
 // list answers a page of the collection, in name order.
-func (vc vpnCollection[T, J, A]) list(c *sempCall, b A, vpn string) *sempErr {
+func (vc vpnCollection[T, A]) list(c *sempCall, b A, vpn string) *sempErr {
 	all, err := vc.all(b, vpn)
 	if err != nil {
 		return adminErr(err)
@@ -97,7 +97,7 @@ func (vc vpnCollection[T, J, A]) list(c *sempCall, b A, vpn string) *sempErr {
 	})
 }
 
-func (vc vpnCollection[T, J, A]) find(c *sempCall, b A, vpn string) (T, *sempErr) {
+func (vc vpnCollection[T, A]) find(c *sempCall, b A, vpn string) (T, *sempErr) {
 	all, err := vc.all(b, vpn)
 	if err != nil {
 		var zero T
@@ -106,7 +106,7 @@ func (vc vpnCollection[T, J, A]) find(c *sempCall, b A, vpn string) (T, *sempErr
 	return findNamed(all, vc.name, vc.kind(), c.r.PathValue("name"))
 }
 
-func (vc vpnCollection[T, J, A]) get(c *sempCall, b A, vpn string) *sempErr {
+func (vc vpnCollection[T, A]) get(c *sempCall, b A, vpn string) *sempErr {
 	v, err := vc.find(c, b, vpn)
 	if err != nil {
 		return err
@@ -116,7 +116,7 @@ func (vc vpnCollection[T, J, A]) get(c *sempCall, b A, vpn string) *sempErr {
 
 // body reads a create or update body: the name it gives (nil if none) and
 // the other attributes. A VPN named in it must be the path's.
-func (vc vpnCollection[T, J, A]) body(c *sempCall, vpn string) (name *string, attrs map[string]json.RawMessage, err *sempErr) {
+func (vc vpnCollection[T, A]) body(c *sempCall, vpn string) (name *string, attrs map[string]json.RawMessage, err *sempErr) {
 	attrs, err = c.readBody()
 	if err != nil {
 		return nil, nil, err
@@ -133,7 +133,7 @@ func (vc vpnCollection[T, J, A]) body(c *sempCall, vpn string) (name *string, at
 
 // post creates an object: SEMP's defaults (fresh), then the body's
 // attributes, of which the name is required.
-func (vc vpnCollection[T, J, A]) post(c *sempCall, b A, vpn string) *sempErr {
+func (vc vpnCollection[T, A]) post(c *sempCall, b A, vpn string) *sempErr {
 	name, attrs, err := vc.body(c, vpn)
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func (vc vpnCollection[T, J, A]) post(c *sempCall, b A, vpn string) *sempErr {
 // patch changes the object the path names; a name in the body must be the
 // same. The body is checked on a copy of the object first, and applied to
 // the object itself in the broker's update.
-func (vc vpnCollection[T, J, A]) patch(c *sempCall, b A, vpn string) *sempErr {
+func (vc vpnCollection[T, A]) patch(c *sempCall, b A, vpn string) *sempErr {
 	name, attrs, err := vc.body(c, vpn)
 	if err != nil {
 		return err
@@ -176,6 +176,6 @@ func (vc vpnCollection[T, J, A]) patch(c *sempCall, b A, vpn string) *sempErr {
 	return vc.get(c, b, vpn)
 }
 
-func (vc vpnCollection[T, J, A]) delete(c *sempCall, b A, vpn string) *sempErr {
+func (vc vpnCollection[T, A]) delete(c *sempCall, b A, vpn string) *sempErr {
 	return c.writeMetaOnlyOr(vc.remove(b, vpn, c.r.PathValue("name")), adminErr)
 }

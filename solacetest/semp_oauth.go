@@ -96,7 +96,7 @@ func oauthProfileChanges(attrs map[string]json.RawMessage, p *OAuthProfile) *sem
 }
 
 // oauthProfiles is the collection msgVpns/{vpn}/authenticationOauthProfiles.
-var oauthProfiles = vpnCollection[OAuthProfile, map[string]any, oauthAdmin]{
+var oauthProfiles = vpnCollection[OAuthProfile, oauthAdmin]{
 	path: "authenticationOauthProfiles", nameAttr: "oauthProfileName", monitor: true,
 	name: func(p OAuthProfile) string { return p.Name }, object: oauthProfileJSON, changes: oauthProfileChanges,
 	fresh: NewOAuthProfile,
@@ -106,21 +106,13 @@ var oauthProfiles = vpnCollection[OAuthProfile, map[string]any, oauthAdmin]{
 
 // ---- authorization groups ----
 
-type sempAuthorizationGroup struct {
-	ACLProfileName         string `json:"aclProfileName"`
-	AuthorizationGroupName string `json:"authorizationGroupName"`
-	ClientProfileName      string `json:"clientProfileName"`
-	Enabled                bool   `json:"enabled"`
-	MsgVpnName             string `json:"msgVpnName"`
-}
-
-func authzGroupJSON(vpn string, g AuthorizationGroup) sempAuthorizationGroup {
-	return sempAuthorizationGroup{ACLProfileName: defaultACLProfile, AuthorizationGroupName: g.Name,
-		ClientProfileName: defaultClientProfile, Enabled: g.Enabled, MsgVpnName: vpn}
+func authzGroupJSON(vpn string, g AuthorizationGroup) map[string]any {
+	return map[string]any{"aclProfileName": defaultACLProfile, "authorizationGroupName": g.Name,
+		"clientProfileName": defaultClientProfile, "enabled": g.Enabled, "msgVpnName": vpn}
 }
 
 // authzGroups is the collection msgVpns/{vpn}/authorizationGroups.
-var authzGroups = vpnCollection[AuthorizationGroup, sempAuthorizationGroup, oauthAdmin]{
+var authzGroups = vpnCollection[AuthorizationGroup, oauthAdmin]{
 	path: "authorizationGroups", nameAttr: "authorizationGroupName", monitor: true,
 	name: func(g AuthorizationGroup) string { return g.Name }, object: authzGroupJSON, changes: authzGroupChanges,
 	fresh: func(name string) AuthorizationGroup { return AuthorizationGroup{Name: name} },

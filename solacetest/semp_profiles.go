@@ -6,36 +6,25 @@ package solacetest
 
 import "encoding/json"
 
-// sempClientProfile is MsgVpnClientProfile with the attributes the broker
+// clientProfileJSON is MsgVpnClientProfile with the attributes the broker
 // models. Guaranteed send, receive and bridge connections are always
 // allowed.
-type sempClientProfile struct {
-	AllowBridgeConnectionsEnabled                 bool   `json:"allowBridgeConnectionsEnabled"`
-	AllowGuaranteedEndpointCreateDurability       string `json:"allowGuaranteedEndpointCreateDurability"`
-	AllowGuaranteedEndpointCreateEnabled          bool   `json:"allowGuaranteedEndpointCreateEnabled"`
-	AllowGuaranteedMsgReceiveEnabled              bool   `json:"allowGuaranteedMsgReceiveEnabled"`
-	AllowGuaranteedMsgSendEnabled                 bool   `json:"allowGuaranteedMsgSendEnabled"`
-	ClientProfileName                             string `json:"clientProfileName"`
-	MsgVpnName                                    string `json:"msgVpnName"`
-	RejectMsgToSenderOnNoSubscriptionMatchEnabled bool   `json:"rejectMsgToSenderOnNoSubscriptionMatchEnabled"`
-}
-
-func clientProfileJSON(vpn string, p ClientProfile) sempClientProfile {
-	return sempClientProfile{
-		AllowBridgeConnectionsEnabled:                 true,
-		AllowGuaranteedEndpointCreateDurability:       p.EndpointCreateDurability,
-		AllowGuaranteedEndpointCreateEnabled:          p.AllowGuaranteedEndpointCreate,
-		AllowGuaranteedMsgReceiveEnabled:              true,
-		AllowGuaranteedMsgSendEnabled:                 true,
-		ClientProfileName:                             p.Name,
-		MsgVpnName:                                    vpn,
-		RejectMsgToSenderOnNoSubscriptionMatchEnabled: p.RejectMsgToSenderOnNoSubscriptionMatch,
+func clientProfileJSON(vpn string, p ClientProfile) map[string]any {
+	return map[string]any{
+		"allowBridgeConnectionsEnabled":                 true,
+		"allowGuaranteedEndpointCreateDurability":       p.EndpointCreateDurability,
+		"allowGuaranteedEndpointCreateEnabled":          p.AllowGuaranteedEndpointCreate,
+		"allowGuaranteedMsgReceiveEnabled":              true,
+		"allowGuaranteedMsgSendEnabled":                 true,
+		"clientProfileName":                             p.Name,
+		"msgVpnName":                                    vpn,
+		"rejectMsgToSenderOnNoSubscriptionMatchEnabled": p.RejectMsgToSenderOnNoSubscriptionMatch,
 	}
 }
 
 // clientProfiles is the collection msgVpns/{vpn}/clientProfiles. Profiles
 // are not created or deleted: each VPN has its "default".
-var clientProfiles = vpnCollection[ClientProfile, sempClientProfile, brokerAdmin]{
+var clientProfiles = vpnCollection[ClientProfile, brokerAdmin]{
 	path: "clientProfiles", nameAttr: "clientProfileName", monitor: true,
 	name: func(p ClientProfile) string { return p.Name }, object: clientProfileJSON, changes: clientProfileChanges,
 	all: brokerAdmin.ClientProfiles, update: brokerAdmin.UpdateClientProfile,

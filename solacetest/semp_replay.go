@@ -10,17 +10,8 @@ import (
 	"time"
 )
 
-type sempReplayLog struct {
-	EgressEnabled      bool   `json:"egressEnabled"`
-	IngressEnabled     bool   `json:"ingressEnabled"`
-	MaxSpoolUsage      int64  `json:"maxSpoolUsage"`
-	MsgVpnName         string `json:"msgVpnName"`
-	ReplayLogName      string `json:"replayLogName"`
-	TopicFilterEnabled bool   `json:"topicFilterEnabled"`
-}
-
 // replayLogs is the collection msgVpns/{vpn}/replayLogs.
-var replayLogs = vpnCollection[ReplayLog, sempReplayLog, brokerAdmin]{
+var replayLogs = vpnCollection[ReplayLog, brokerAdmin]{
 	path: "replayLogs", nameAttr: "replayLogName",
 	name: func(l ReplayLog) string { return l.Name }, object: replayLogJSON, changes: replayLogChanges,
 	// SEMP's defaults: both switches off.
@@ -50,9 +41,9 @@ func replayLogChanges(attrs map[string]json.RawMessage, l *ReplayLog) *sempErr {
 	return nil
 }
 
-func replayLogJSON(vpn string, l ReplayLog) sempReplayLog {
-	return sempReplayLog{EgressEnabled: l.EgressEnabled, IngressEnabled: l.IngressEnabled,
-		MaxSpoolUsage: l.MaxSpoolUsage, MsgVpnName: vpn, ReplayLogName: l.Name}
+func replayLogJSON(vpn string, l ReplayLog) map[string]any {
+	return map[string]any{"egressEnabled": l.EgressEnabled, "ingressEnabled": l.IngressEnabled,
+		"maxSpoolUsage": l.MaxSpoolUsage, "msgVpnName": vpn, "replayLogName": l.Name, "topicFilterEnabled": false}
 }
 
 // startReplay is the action msgVpns/{vpn}/queues/{queue}/startReplay.

@@ -12,6 +12,8 @@ import (
 	"solace.dev/go/messaging/pkg/solace/message"
 	"solace.dev/go/messaging/pkg/solace/metrics"
 	"solace.dev/go/messaging/pkg/solace/resource"
+
+	"github.com/connect-solace/connect-solace/internal/session/ccsmp"
 )
 
 // This file is the direct (at-most-once) receiver: topic subscriptions,
@@ -51,31 +53,43 @@ type DirectReceiverConfig struct {
 // whose config names none.
 const DefaultDirectBuffer = 1024
 
-// DirectHandoff is how many converted messages may wait for ReceiveBatch
-// beyond the client's buffer, plus one the handler holds while it waits for
-// room: the client's buffer, and its back-pressure strategy, take the rest.
-const DirectHandoff = 64
-
 // DirectReceiver receives direct messages. Nothing is settled: a message is
 // gone from the broker once it was sent, and one the client discards (see
 // DirectReceiverConfig.BackPressure) is lost, counted in Discarded.
+//
+// ReceiveBatch takes the messages from the client's own receive buffer
+// itself (ReceiveMessage), where CCSMP's callback puts them: no handler
+// goroutine converts them and hands them over, so a message costs one
+// goroutine wake-up less on its way to the pipeline, as in a Go-client loop
+// that handles each message in the client's callback, and the client's
+// buffer (BufferCapacity) is the only one.
 type DirectReceiver struct {
 	svc solace.MessagingService
 	dr  solace.DirectMessageReceiver
+	// backlog is how many messages wait in the client's buffer, so that
+	// ReceiveBatch takes those without waiting; nil when the client's
+	// private layout is not the verified one (ccsmp.DirectBacklogOf), and
+	// every call then takes one message.
+	backlog func() int
 
-	// out carries converted messages from the handler (the client's one
-	// dispatch goroutine, which alone uses native and dc) to
-	// ReceiveBatch.
-	out        chan *Inbound
-	closed     chan struct{}
-	closeOnce  sync.Once
-	down       chan struct{}
-	downOnce   sync.Once
-	downErr    error
+	closed    chan struct{}
+	closeOnce sync.Once
+	down      chan struct{}
+	downOnce  sync.Once
+	downErr   error
+	// native, dc and spare are used by ReceiveBatch's caller alone (one
+	// at a time).
 	native     nativeReader
 	dc         destCache
 	onFallback func()
+	// spare are messages given back by Recycle, with their attribute
+	// storage, for ReceiveBatch to convert into.
+	spare []*Inbound
 }
+
+// directSpares bounds how many recycled messages a receiver keeps: two
+// batches of the solace input's default size.
+const directSpares = 128
 
 // NewDirectReceiver subscribes to cfg.Subscriptions on the session and starts
 // receiving. The client re-adds the subscriptions by itself after it
@@ -110,10 +124,11 @@ func (s *Session) NewDirectReceiver(ctx context.Context, cfg DirectReceiverConfi
 	if err != nil {
 		return nil, fmt.Errorf("building direct receiver: %w", err)
 	}
+	backlog, _ := ccsmp.DirectBacklogOf(dr)
 	r := &DirectReceiver{
 		svc:        s.svc,
 		dr:         dr,
-		out:        make(chan *Inbound, DirectHandoff),
+		backlog:    backlog,
 		closed:     make(chan struct{}),
 		down:       make(chan struct{}),
 		native:     native,
@@ -123,9 +138,6 @@ func (s *Session) NewDirectReceiver(ctx context.Context, cfg DirectReceiverConfi
 		r.markDown(fmt.Errorf("%w: direct receiver on %s: %s: %w", ErrReceiverDown,
 			strings.Join(cfg.Subscriptions, ", "), ev.GetMessage(), ev.GetCause()))
 	})
-	if err := dr.ReceiveAsync(r.onMessage); err != nil {
-		return nil, fmt.Errorf("registering message handler: %w", err)
-	}
 	started := make(chan error, 1)
 	dr.StartAsyncCallback(func(_ solace.DirectMessageReceiver, err error) { started <- err })
 	select {
@@ -145,12 +157,18 @@ func (s *Session) NewDirectReceiver(ctx context.Context, cfg DirectReceiverConfi
 	return r, nil
 }
 
-// onMessage runs on the client's dispatch goroutine. It converts the
-// message, frees the client's copy and hands the message on, blocking while
-// DirectHandoff messages wait: the client's buffer then fills, and its
-// back-pressure strategy discards.
-func (r *DirectReceiver) onMessage(msg message.InboundMessage) {
-	in := &Inbound{msg: msg}
+// convert converts msg and frees the client's copy.
+func (r *DirectReceiver) convert(msg message.InboundMessage) *Inbound {
+	var in *Inbound
+	if n := len(r.spare); n > 0 {
+		in = r.spare[n-1]
+		r.spare[n-1] = nil
+		r.spare = r.spare[:n-1]
+		*in = Inbound{Meta: in.Meta[:0]}
+	} else {
+		in = new(Inbound)
+	}
+	in.msg = msg
 	if r.native == nil || !r.native.read(in, &r.dc) {
 		if r.onFallback != nil {
 			r.onFallback()
@@ -159,9 +177,26 @@ func (r *DirectReceiver) onMessage(msg message.InboundMessage) {
 	}
 	in.msg = nil
 	msg.Dispose()
-	select {
-	case r.out <- in:
-	case <-r.closed:
+	return in
+}
+
+// Recycle gives back messages of ReceiveBatch that the caller is done with
+// (called by ReceiveBatch's caller, not concurrently with it): it keeps what
+// it handed out of them (their Payload, their attribute values), not the
+// messages themselves. A message is converted into again, with its
+// attribute storage, unless a string attribute of it lives in its own
+// storage (strBuf), which the next conversion would overwrite. Direct
+// messages are converted one after the other at the stream's rate, and
+// reusing their storage spares the collector about half of what a message
+// costs beyond its payload.
+func (r *DirectReceiver) Recycle(ins []*Inbound) {
+	for _, in := range ins {
+		if len(r.spare) == directSpares {
+			return
+		}
+		if in != nil && in.msg == nil && !in.ownStrings() {
+			r.spare = append(r.spare, in)
+		}
 	}
 }
 
@@ -172,29 +207,77 @@ func (r *DirectReceiver) markDown(err error) {
 	})
 }
 
+// directPoll is how long ReceiveBatch waits in the client's receive at a
+// time before it looks at ctx again: the client's wait knows nothing of
+// contexts. It bounds how long a cancelled read (Benthos cancels at
+// shutdown) takes to return; Close and a lost session end the wait at once.
+const directPoll = 100 * time.Millisecond
+
 // ReceiveBatch waits for a message, then appends it and up to upTo-1 more
 // that are already waiting to dst. It returns ErrReceiverDown (wrapped) once
-// the session is gone for good, and ErrReceiverClosed after Close.
+// the session is gone for good, and ErrReceiverClosed after Close. It must
+// not be called concurrently.
 func (r *DirectReceiver) ReceiveBatch(ctx context.Context, dst []*Inbound, upTo int) ([]*Inbound, error) {
-	select {
-	case in := <-r.out:
-		dst = append(dst, in)
-	case <-r.down:
-		return dst, r.downErr
-	case <-r.closed:
-		return dst, ErrReceiverClosed
-	case <-ctx.Done():
-		return dst, ctx.Err()
-	}
-	for len(dst) < upTo {
-		select {
-		case in := <-r.out:
-			dst = append(dst, in)
+	n0 := len(dst)
+	for len(dst) < max(upTo, 1) {
+		var msg message.InboundMessage
+		var err error
+		switch {
+		case r.backlog != nil && r.backlog() > 0:
+			// Only this caller takes from the buffer: the message is
+			// there, and the receive returns at once.
+			msg, err = r.dr.ReceiveMessage(-1)
+		case len(dst) > n0:
+			return dst, nil
 		default:
+			if err := r.ended(ctx); err != nil {
+				return dst, err
+			}
+			wait := directPoll
+			if dl, ok := ctx.Deadline(); ok {
+				wait = min(wait, max(time.Until(dl), 0))
+			}
+			msg, err = r.dr.ReceiveMessage(wait)
+		}
+		if err != nil {
+			if len(dst) > n0 {
+				return dst, nil
+			}
+			var timeout *solace.TimeoutError
+			if errors.As(err, &timeout) {
+				continue
+			}
+			// The receiver was terminated, by Close or with its session:
+			// wait for the cause.
+			select {
+			case <-r.closed:
+				return dst, ErrReceiverClosed
+			case <-r.down:
+				return dst, r.downErr
+			case <-ctx.Done():
+				return dst, ctx.Err()
+			}
+		}
+		dst = append(dst, r.convert(msg))
+		if r.backlog == nil {
 			return dst, nil
 		}
 	}
 	return dst, nil
+}
+
+// ended returns why ReceiveBatch must not wait (any more), or nil.
+func (r *DirectReceiver) ended(ctx context.Context) error {
+	select {
+	case <-r.closed:
+		return ErrReceiverClosed
+	case <-r.down:
+		return r.downErr
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+		return nil
+	}
 }
 
 // Down is closed when the receiver went down for good.
@@ -215,16 +298,14 @@ func (r *DirectReceiver) BrokerDiscards() uint64 {
 	return r.svc.Metrics().GetValue(metrics.BrokerDiscardNotificationsReceived)
 }
 
-// Close stops receiving; messages not handed out yet are dropped.
-func (r *DirectReceiver) Close(ctx context.Context) error {
+// Close stops receiving; messages not handed out yet are dropped (the
+// client frees them at once: nothing reads its buffer any more).
+func (r *DirectReceiver) Close(context.Context) error {
 	var err error
 	r.closeOnce.Do(func() {
 		close(r.closed)
-		grace := 5 * time.Second
-		if dl, ok := ctx.Deadline(); ok {
-			grace = max(time.Until(dl), 0)
-		}
-		if e := r.dr.Terminate(grace); e != nil && !isIllegalState(e) {
+		var incomplete *solace.IncompleteMessageDeliveryError
+		if e := r.dr.Terminate(0); e != nil && !isIllegalState(e) && !errors.As(e, &incomplete) {
 			err = e
 		}
 	})

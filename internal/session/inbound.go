@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/connect-solace/connect-solace/internal/widen"
 	"solace.dev/go/messaging/pkg/solace/message"
@@ -82,6 +83,20 @@ type destCache struct {
 
 // metaCap is the room for attributes a message usually needs at most.
 const metaCap = 12
+
+// ownStrings reports whether a string attribute of in lives in in.strBuf.
+func (in *Inbound) ownStrings() bool {
+	lo := uintptr(unsafe.Pointer(&in.strBuf))
+	hi := lo + uintptr(len(in.strBuf))
+	for _, f := range in.Meta {
+		if v, ok := f.Value.(string); ok && v != "" {
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(v))); p >= lo && p < hi {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // startConversion gives in, holding only its message, room for Meta: the
 // storage Read was given, else its own.

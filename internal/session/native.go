@@ -215,21 +215,36 @@ func nativeDestType(t int) string {
 // settleChunk is how many messages one native settlement takes at most.
 const settleChunk = ccsmp.SettleChunk
 
-// settleNative settles ins (at most settleChunk, each with its flow's native
-// handle and its message id) with outcome o and disposes of them, in one cgo
-// call (ccsmp.Settle), and appends a wrapped error (see settleErr) for each
-// that failed to errs.
-func (r *Receiver[T]) settleNative(ins []*Inbound, o Outcome, errs []error) []error {
-	var items [settleChunk]ccsmp.SettleItem
-	var failed [settleChunk]error
+// settleScratch is the working memory of one settlement (settle and
+// settleNative), pooled rather than on the stack: a settlement runs on the
+// goroutine Benthos starts for each batch's ack, whose stack starts small,
+// and some 2 KB of arrays there made it grow (copy) its stack further. (It
+// still grows once: Benthos's frames and the settlement's together pass the
+// initial size.)
+type settleScratch struct {
+	native [settleChunk]*Inbound
+	items  [settleChunk]ccsmp.SettleItem
+	failed [settleChunk]error
+}
+
+var settleScratches = sync.Pool{New: func() any { return new(settleScratch) }}
+
+// settleNative settles sc.native[:n] (each with its flow's native handle and
+// its message id) with outcome o and disposes of them, in one cgo call
+// (ccsmp.Settle), and appends a wrapped error (see settleErr) for each that
+// failed to errs.
+func (r *Receiver[T]) settleNative(sc *settleScratch, n int, o Outcome, errs []error) []error {
+	ins, items, failed := sc.native[:n], sc.items[:n], sc.failed[:n]
 	for i, in := range ins {
 		items[i] = ccsmp.SettleItem{Flow: in.flow.handle.Load(), MsgID: in.msgID, Msg: in.msg}
 	}
-	ccsmp.Settle(items[:len(ins)], o.ccsmp(), failed[:])
-	for i, err := range failed[:len(ins)] {
+	ccsmp.Settle(items, o.ccsmp(), failed)
+	for i, err := range failed {
 		if err != nil {
 			errs = append(errs, r.settleErr(ins[i], o, err))
 		}
 	}
+	clear(items)
+	clear(failed)
 	return errs
 }

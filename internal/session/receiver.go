@@ -654,7 +654,9 @@ func (r *Receiver[T]) SettleBatch(ins []*Delivery[T], o Outcome) []error {
 // settle settles ins, at most settleChunk messages, appending the failures
 // to errs.
 func (r *Receiver[T]) settle(ins []*Delivery[T], o Outcome, errs []error) []error {
-	var native [settleChunk]*Inbound
+	sc := settleScratches.Get().(*settleScratch)
+	defer settleScratches.Put(sc)
+	native := &sc.native
 	n := 0
 	closed := r.isClosed()
 	for _, in := range ins {
@@ -679,7 +681,8 @@ func (r *Receiver[T]) settle(ins []*Delivery[T], o Outcome, errs []error) []erro
 		}
 	}
 	if n > 0 {
-		errs = r.settleNative(native[:n], o, errs)
+		errs = r.settleNative(sc, n, o, errs)
+		clear(native[:n])
 	}
 	return errs
 }

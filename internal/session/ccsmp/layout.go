@@ -207,3 +207,26 @@ func findDisposed(rt reflect.Type) int {
 	// The embedded structs all sit at offset 0 (layoutHoldsHandle).
 	return int(f.Offset)
 }
+
+// DirectBacklogOf returns a function that says how many received messages
+// wait in the Go client's own buffer of dr, read from its private field as
+// in v1.10.1 (directMessageReceiverImpl's buffer, a channel: CCSMP's
+// callback pushes into it, ReceiveMessage or the client's dispatch goroutine
+// pops from it); false when the field is not where or what that version has.
+func DirectBacklogOf(dr solace.DirectMessageReceiver) (backlog func() int, ok bool) {
+	defer func() {
+		if recover() != nil {
+			backlog, ok = nil, false
+		}
+	}()
+	v := reflect.ValueOf(dr)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Type().String() != "*receiver.directMessageReceiverImpl" {
+		return nil, false
+	}
+	f := v.Elem().FieldByName("buffer")
+	if !f.IsValid() || f.Kind() != reflect.Chan || f.IsNil() {
+		return nil, false
+	}
+	// Len is allowed on an unexported field (it reads no value out).
+	return f.Len, true
+}

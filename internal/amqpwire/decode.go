@@ -133,7 +133,7 @@ func described(b []byte) (uint64, []byte, error) {
 	if len(b) < 2 || b[0] != 0x00 {
 		return 0, nil, errors.New("amqp: expected a described value")
 	}
-	code, n, err := ulongAt(b[1:])
+	code, n, err := descriptorAt(b[1:])
 	if err != nil {
 		return 0, nil, err
 	}
@@ -145,8 +145,18 @@ func described(b []byte) (uint64, []byte, error) {
 	return code, rest[:vl], nil
 }
 
-// ulongAt reads a descriptor code (any unsigned encoding, or a symbol,
-// which is reported as math.MaxUint64).
+// descriptorAt reads a descriptor: a code (ulongAt), or a symbol, which is
+// reported as math.MaxUint64.
+func descriptorAt(b []byte) (uint64, int, error) {
+	if len(b) > 0 && (b[0] == tSym8 || b[0] == tSym32) {
+		n, err := valueLen(b, 0)
+		return math.MaxUint64, n, err
+	}
+	return ulongAt(b)
+}
+
+// ulongAt reads an unsigned integer in any of its encodings: its value and
+// its length.
 func ulongAt(b []byte) (uint64, int, error) {
 	if len(b) == 0 {
 		return 0, 0, errShort
@@ -169,9 +179,6 @@ func ulongAt(b []byte) (uint64, int, error) {
 			return 0, 0, errShort
 		}
 		return uint64(binary.BigEndian.Uint32(b[1:])), 5, nil
-	case tSym8, tSym32:
-		n, err := valueLen(b, 0)
-		return math.MaxUint64, n, err
 	}
 	return 0, 0, fmt.Errorf("amqp: bad descriptor constructor %#02x", b[0])
 }
@@ -198,12 +205,11 @@ type fieldReader struct {
 }
 
 // listReader reads the fields of the list at b, keeping up to cap(buf) of
-// them in buf; a list that cannot be read sets *err.
+// them in buf, and sets *err to the list's error (nil when it reads).
 func listReader(b []byte, buf [][]byte, err *error) fieldReader {
 	items, e := listItems(b, cap(buf), buf)
-	r := fieldReader{items, err}
-	r.fail(e)
-	return r
+	*err = e
+	return fieldReader{items, err}
 }
 
 // fail keeps e (nil for none) unless an error is kept already.
@@ -213,20 +219,13 @@ func (r *fieldReader) fail(e error) {
 	}
 }
 
-// unsignedAt reads an unsigned integer value of any width (ulongAt, which
-// also takes a symbol descriptor, without the symbol).
-func unsignedAt(b []byte) (uint64, bool) {
-	v, _, err := ulongAt(b)
-	return v, err == nil && b[0] != tSym8 && b[0] != tSym32
-}
-
 func (r *fieldReader) uint(i int, def uint32) uint32 {
 	b := r.get(i)
 	if b == nil {
 		return def
 	}
-	v, ok := unsignedAt(b)
-	if !ok {
+	v, _, err := ulongAt(b)
+	if err != nil {
 		r.fail(fmt.Errorf("amqp: field %d is not an unsigned integer", i))
 		return 0
 	}
@@ -254,8 +253,8 @@ func (r *fieldReader) ushort(i int, def uint16) uint16 {
 	if b[0] == tUshort && len(b) >= 3 {
 		return binary.BigEndian.Uint16(b[1:])
 	}
-	v, ok := unsignedAt(b)
-	if !ok || v > math.MaxUint16 {
+	v, _, err := ulongAt(b)
+	if err != nil || v > math.MaxUint16 {
 		r.fail(fmt.Errorf("amqp: field %d is not a ushort", i))
 		return 0
 	}
@@ -422,30 +421,25 @@ func value(b []byte, depth int) (any, error) {
 			return binary.BigEndian.Uint16(p), nil
 		}
 		return int16(binary.BigEndian.Uint16(p)), nil
-	case tUint, tInt, tFloat, tChar, tDecimal32:
-		p, err := fixed(4)
-		if err != nil {
-			return nil, err
+	case tUint, tInt, tFloat, tChar, tDecimal32, tUlong, tLong, tDouble, tTimestamp, tDecimal64:
+		// 0x7_: 4 bytes, 0x8_: 8 bytes, read into u alike.
+		wide := c>>4 == 8
+		if len(b) < 5 || wide && len(b) < 9 {
+			return nil, errShort
 		}
-		u := binary.BigEndian.Uint32(p)
+		u := uint64(binary.BigEndian.Uint32(b[1:5]))
+		if wide {
+			u = u<<32 | uint64(binary.BigEndian.Uint32(b[5:9]))
+		}
 		switch c {
 		case tUint:
-			return u, nil
+			return uint32(u), nil
 		case tInt:
 			return int32(u), nil
 		case tFloat:
-			return math.Float32frombits(u), nil
+			return math.Float32frombits(uint32(u)), nil
 		case tChar:
 			return Char(u), nil
-		}
-		return nil, errDecimal
-	case tUlong, tLong, tDouble, tTimestamp, tDecimal64:
-		p, err := fixed(8)
-		if err != nil {
-			return nil, err
-		}
-		u := binary.BigEndian.Uint64(p)
-		switch c {
 		case tUlong:
 			return u, nil
 		case tLong:

@@ -69,24 +69,28 @@ var ErrInvalidUTF8 = errors.New("not a valid UTF-8 string")
 
 // AppendUint appends a uint: uint0, smalluint or uint.
 func AppendUint(b []byte, n uint32) []byte {
-	switch {
-	case n == 0:
-		return append(b, tUint0)
-	case n < 256:
-		return append(b, tSmallUint, byte(n))
+	if n > math.MaxUint8 {
+		return binary.BigEndian.AppendUint32(append(b, tUint), n)
 	}
-	return binary.BigEndian.AppendUint32(append(b, tUint), n)
+	return appendSmallUnsigned(b, byte(n), tUint0, tSmallUint)
 }
 
 // AppendUlong appends a ulong: ulong0, smallulong or ulong.
 func AppendUlong(b []byte, n uint64) []byte {
-	switch {
-	case n == 0:
-		return append(b, tUlong0)
-	case n < 256:
-		return append(b, tSmallUlong, byte(n))
+	if n > math.MaxUint8 {
+		return binary.BigEndian.AppendUint64(append(b, tUlong), n)
 	}
-	return binary.BigEndian.AppendUint64(append(b, tUlong), n)
+	return appendSmallUnsigned(b, byte(n), tUlong0, tSmallUlong)
+}
+
+// appendSmallUnsigned appends n, a uint or ulong under 256, in the short
+// forms both types have: the zero constructor alone, or the small one and
+// the byte.
+func appendSmallUnsigned(b []byte, n, zero, small byte) []byte {
+	if n == 0 {
+		return append(b, zero)
+	}
+	return append(b, small, n)
 }
 
 // AppendBool appends a boolean as true or false.

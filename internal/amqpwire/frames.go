@@ -224,7 +224,7 @@ func parseFrame(buf []byte, fr *frame) error {
 	fr.code, fr.fields = code, f
 	// What follows the performative (a transfer's payload) starts after
 	// the 0x00, the descriptor and the list v.
-	_, dn, _ := ulongAt(body[1:])
+	_, dn, _ := descriptorAt(body[1:])
 	fr.payload = body[1+dn+len(v):]
 	return nil
 }
@@ -303,8 +303,8 @@ func decodeAttach(f fields) (a attachFrame, err error) {
 	}
 	a.initialDeliveryCount = r.uint(9, 0)
 	if b := f.get(10); b != nil {
-		var ok bool
-		if a.maxMessageSize, ok = unsignedAt(b); !ok {
+		var uerr error
+		if a.maxMessageSize, _, uerr = ulongAt(b); uerr != nil {
 			r.fail(errors.New("amqp: attach max-message-size is not a ulong"))
 		}
 	}

@@ -284,8 +284,8 @@ func (m *Received) parseHeader(r fieldReader) {
 	m.Durable = r.bool(0)
 	m.Priority = 4
 	if b := r.get(1); b != nil {
-		p, ok := unsignedAt(b)
-		if !ok || p > math.MaxUint8 {
+		p, _, perr := ulongAt(b)
+		if perr != nil || p > math.MaxUint8 {
 			r.fail(errors.New("priority is not a ubyte"))
 		}
 		m.Priority = uint8(p)

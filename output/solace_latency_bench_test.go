@@ -181,7 +181,9 @@ func latCollectorPhase() {
 	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
 	goal, heap := s[0].Value.Uint64(), s[1].Value.Uint64()
-	if goal <= heap {
+	if goal <= heap || goal-heap > latMaxPhase {
+		// With GOGC=off (or a growth this large) there is no cycle to
+		// place the round in.
 		return
 	}
 	const chunk = 1 << 20
@@ -190,6 +192,10 @@ func latCollectorPhase() {
 	}
 	latGarbage = nil
 }
+
+// latMaxPhase bounds the garbage latCollectorPhase makes: 16 times the
+// binary's floor of 64 MiB.
+const latMaxPhase = 1 << 30
 
 // latGarbage keeps latCollectorPhase's allocations on the heap.
 var latGarbage []byte

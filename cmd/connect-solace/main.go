@@ -15,10 +15,8 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/io"
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
-	// Our plugins register themselves in init().
-	_ "github.com/connect-solace/connect-solace/input"
-	_ "github.com/connect-solace/connect-solace/output"
-	_ "github.com/connect-solace/connect-solace/processor"
+	// Our plugins, all of them, register themselves in init().
+	_ "github.com/connect-solace/connect-solace/plugins"
 
 	// A pipeline's small live heap would have the collector run every few
 	// MiB of messages; the floor spares that CPU unless GOGC or GOMEMLIMIT

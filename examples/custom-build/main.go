@@ -1,7 +1,8 @@
 // Command custom-build is a minimal Benthos distribution of your own with the
 // connect-solace plugins compiled in: Benthos's standard pure and io
-// components, the solace input, the solace and jms outputs, and (optional)
-// the devbroker subcommand. Build it with CGO_ENABLED=1 and a C compiler; the
+// components, every connect-solace component (the solace and jms inputs and
+// outputs, the solace_request_reply processor), and (optional) the devbroker
+// subcommand. Build it with CGO_ENABLED=1 and a C compiler; the
 // Solace client links its C library through cgo.
 //
 //	go build -o my-benthos .
@@ -19,10 +20,10 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/io"
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
-	// connect-solace: the solace input, the solace and jms outputs.
-	_ "github.com/connect-solace/connect-solace/input"
-	_ "github.com/connect-solace/connect-solace/output"
-	_ "github.com/connect-solace/connect-solace/processor"
+	// connect-solace: the solace and jms inputs and outputs and the
+	// solace_request_reply processor (or import input, output or processor
+	// alone for some of them).
+	_ "github.com/connect-solace/connect-solace/plugins"
 
 	// Optional: the `devbroker` subcommand, a local Solace test broker.
 	"github.com/connect-solace/connect-solace/solacetest/devbroker"

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,8 +39,11 @@ import (
 //     topic and republishes direct).
 //   - solace: a stream of the solace input and the solace output, with the
 //     case's output settings (beyond the delivery mode, none: the defaults).
+//   - batched (case guaranteed): raw's work in the shape of that stream,
+//     written by hand (latBatchedBridge): solace against it is what our
+//     code costs, it against raw what batching costs.
 //
-// Rounds of the two alternate, so that load from other processes hits both
+// Rounds of the bridges alternate, so that load from other processes hits all
 // alike, and each starts at a random point of the garbage collector's cycle
 // (latCollectorPhase), so that a round meets a collection with the chance
 // its own allocations give it. Per bridge it reports p50, p99 and p99.9 in milliseconds
@@ -46,16 +51,18 @@ import (
 // (<bridge>_msgs/s) against offered_msgs/s, the direct messages lost
 // (<bridge>_lost), this process's CPU time per message during the bridge's
 // rounds (<bridge>_cpu_us/msg: the bridge and the probe, whose share is the
-// same for both; what decides whether a bridge keeps up on a busy machine),
+// same for both; what decides whether a bridge keeps up on a busy machine)
+// and the broker's (<bridge>_broker_cpu_us/msg),
 // the bytes this process allocated per message during them
 // (<bridge>_alloc_B/msg, again with the probe's share) and the garbage
 // collections that ran in them (<bridge>_gcs: each stalls the messages in
 // flight for some milliseconds, and at 10 000 msg/s a few of them decide a
 // bridge's p99), and the ratios solace/raw of
 // each percentile (p50_ratio, p99_ratio, p999_ratio; goals with the
-// defaults: p50 ≤ 1.2, p99 ≤ 1.5, achieved = offered within 2%). With
+// defaults: p50 ≤ 1.2, p99 ≤ 1.5, achieved = offered within 2%), and
+// solace/batched (p50_ratio_vs_batched, p99_ratio_vs_batched). With
 // CONNECT_SOLACE_BENCH_PLOT_DIR set, it writes each case's latency by
-// percentile of both bridges as <dir>/<case>_<rate>.svg.
+// percentile of every bridge as <dir>/<case>_<rate>.svg.
 //
 // Run it alone: go test -run '^$' -bench BenchmarkSolaceLatency ./output
 func BenchmarkSolaceLatency(b *testing.B) {
@@ -68,8 +75,11 @@ func BenchmarkSolaceLatency(b *testing.B) {
 		// extra are the output fields of the solace bridge beyond its
 		// destination.
 		extra string
+		// batched adds latBatchedBridge, the shape of a default stream
+		// written by hand (guaranteed only).
+		batched bool
 	}{
-		{name: "guaranteed"},
+		{name: "guaranteed", batched: true},
 		{name: "guaranteed_streaming", extra: "writer: streaming\n"},
 		{name: "direct", direct: true, extra: "delivery_mode: direct\n"},
 		{name: "direct_streaming", direct: true, extra: "delivery_mode: direct\nwriter: streaming\n"},
@@ -82,8 +92,12 @@ func BenchmarkSolaceLatency(b *testing.B) {
 				url := broker.SMFURL()
 				source := func(side string) string { return "topic_subscriptions: [ lat/" + side + "/in ]" }
 				out := func(side string) string { return "lat/" + side + "/out" }
+				names := []string{"raw", "solace"}
+				if bc.batched {
+					names = append(names, "batched")
+				}
 				if !bc.direct {
-					for _, side := range []string{"raw", "solace"} {
+					for _, side := range names {
 						broker.CreateQueue("lat_"+side+"_in", "lat/"+side+"/in")
 						broker.CreateQueue("lat_"+side+"_out", "lat/"+side+"/out")
 					}
@@ -92,9 +106,13 @@ func BenchmarkSolaceLatency(b *testing.B) {
 				}
 				latRawBridge(b, url, bc.direct, "lat_raw_in", "lat/raw/in", "lat/raw/out")
 				latStreamBridge(b, url, source("solace"), "lat/solace/out", bc.extra)
-				sides := []*latSide{
-					{name: "raw", direct: bc.direct, probe: newLatProbe(b, url, "lat/raw/in", out("raw"), bc.direct)},
-					{name: "solace", direct: bc.direct, probe: newLatProbe(b, url, "lat/solace/in", out("solace"), bc.direct)},
+				if bc.batched {
+					latBatchedBridge(b, url, "lat_batched_in", "lat/batched/out")
+				}
+				var sides []*latSide
+				for _, name := range names {
+					sides = append(sides, &latSide{name: name, broker: broker, direct: bc.direct,
+						probe: newLatProbe(b, url, "lat/"+name+"/in", out(name), bc.direct)})
 				}
 				for _, s := range sides {
 					s.stalled = func() string {
@@ -124,6 +142,12 @@ func BenchmarkSolaceLatency(b *testing.B) {
 				}
 				for _, q := range latQuantiles {
 					b.ReportMetric(ours.quantile(q.q)/raw.quantile(q.q), q.name+"_ratio")
+				}
+				if len(sides) > 2 {
+					batched := sides[2]
+					for _, q := range latQuantiles[:2] {
+						b.ReportMetric(ours.quantile(q.q)/batched.quantile(q.q), q.name+"_ratio_vs_batched")
+					}
 				}
 				if dir := os.Getenv("CONNECT_SOLACE_BENCH_PLOT_DIR"); dir != "" {
 					name := fmt.Sprintf("%s_%d", bc.name, rate)
@@ -161,9 +185,13 @@ type latSide struct {
 	msgs    int
 	lost    int           // direct messages that never arrived
 	busy    time.Duration // first to last receipt, summed over rounds
+	broker  *benchbroker.Broker
 	cpu     time.Duration // this process's CPU time during the measured rounds
-	alloc   uint64        // bytes this process allocated during them
-	gcs     uint64        // garbage collections that ran during them
+	// brokerCPU is the broker's CPU time during them: a bridge that
+	// batches its sends costs the broker less per message.
+	brokerCPU time.Duration
+	alloc     uint64 // bytes this process allocated during them
+	gcs       uint64 // garbage collections that ran during them
 }
 
 // latCollectorPhase puts the collector at a random point of its cycle:
@@ -224,7 +252,7 @@ func (s *latSide) round(b *testing.B, rate, n int, h *hdrhistogram.Histogram) {
 		latCollectorPhase()
 	}
 	p.span()
-	cpu0 := benchbroker.CPU()
+	cpu0, bcpu0 := benchbroker.CPU(), s.broker.CPU()
 	alloc0, gcs0 := latHeap()
 	interval := time.Second / time.Duration(rate)
 	start := time.Now()
@@ -276,6 +304,7 @@ func (s *latSide) round(b *testing.B, rate, n int, h *hdrhistogram.Histogram) {
 		s.msgs += n - 1
 		s.busy += last.Sub(first)
 		s.cpu += benchbroker.CPU() - cpu0
+		s.brokerCPU += s.broker.CPU() - bcpu0
 		alloc, gcs := latHeap()
 		s.alloc += alloc - alloc0
 		s.gcs += gcs - gcs0
@@ -293,6 +322,7 @@ func (s *latSide) report(b *testing.B) {
 	}
 	b.ReportMetric(float64(s.msgs)/s.busy.Seconds(), s.name+"_msgs/s")
 	b.ReportMetric(float64(s.cpu.Microseconds())/float64(s.msgs), s.name+"_cpu_us/msg")
+	b.ReportMetric(float64(s.brokerCPU.Microseconds())/float64(s.msgs), s.name+"_broker_cpu_us/msg")
 	b.ReportMetric(float64(s.alloc)/float64(s.msgs), s.name+"_alloc_B/msg")
 	b.ReportMetric(float64(s.gcs), s.name+"_gcs")
 	if s.direct {
@@ -352,6 +382,130 @@ func latRawBridge(b *testing.B, url string, direct bool, in, inTopic, out string
 		}
 	}))
 }
+
+// latBatchedBridge is a hand-written bridge in the shape of a Benthos
+// stream, for guaranteed cases: what a bridge that batches costs whoever
+// writes it. Its receive callback queues each message; a reader goroutine
+// takes all that wait and hands them to a writer as one batch; the batch is
+// published on a second session, at most latBatchedGroups batches at once
+// (the solace output's default per session), and its messages are acked
+// once the broker confirmed all of them. It does none of the rest of what
+// the solace input and output do (attributes, metadata, Benthos's
+// transactions), so ours against it is what that costs, and it against raw
+// is what the shape costs.
+func latBatchedBridge(b *testing.B, url, in, out string) {
+	recvSvc, pubSvc := solacekit.Service(b, url, nil), solacekit.Service(b, url, nil)
+	topic := resource.TopicOf(out)
+	builder := pubSvc.MessageBuilder()
+	recv, err := recvSvc.CreatePersistentMessageReceiverBuilder().WithMessageClientAcknowledgement().Build(resource.QueueDurableExclusive(in))
+	require.NoError(b, err)
+	pub, err := pubSvc.CreatePersistentMessagePublisherBuilder().OnBackPressureWait(soHigherThroughputBuffer).Build()
+	require.NoError(b, err)
+	// batchDone counts a batch's confirmations down.
+	type batchDone struct {
+		left atomic.Int32
+		done chan struct{}
+	}
+	countDown := func(d *batchDone) {
+		if d.left.Add(-1) == 0 {
+			close(d.done)
+		}
+	}
+	pub.SetMessagePublishReceiptListener(func(r solace.PublishReceipt) {
+		if m := r.GetMessage(); m != nil {
+			m.Dispose()
+		}
+		if d, ok := r.GetUserContext().(*batchDone); ok {
+			countDown(d)
+		}
+	})
+	require.NoError(b, pub.Start())
+	b.Cleanup(func() { _ = pub.Terminate(time.Second) })
+
+	var (
+		mu      sync.Mutex
+		waiting []message.InboundMessage
+		ready   = make(chan struct{}, 1)
+		batches = make(chan []message.InboundMessage)
+		stop    = make(chan struct{})
+	)
+	b.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case <-ready:
+			case <-stop:
+				return
+			}
+			mu.Lock()
+			batch := waiting
+			waiting = nil
+			mu.Unlock()
+			if len(batch) == 0 {
+				// A signal for messages an earlier take got.
+				continue
+			}
+			select {
+			case batches <- batch:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	go func() {
+		slots := make(chan struct{}, latBatchedGroups)
+		for {
+			var batch []message.InboundMessage
+			select {
+			case batch = <-batches:
+			case <-stop:
+				return
+			}
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots }()
+				d := &batchDone{done: make(chan struct{})}
+				d.left.Store(int32(len(batch)))
+				for _, m := range batch {
+					payload, _ := m.GetPayloadAsBytes()
+					o, err := builder.BuildWithByteArrayPayload(payload)
+					if err != nil || pub.Publish(o, topic, nil, d) != nil {
+						countDown(d) // never confirmed: redelivered once the flow unbinds
+					}
+					if o != nil {
+						o.Dispose()
+					}
+				}
+				select {
+				case <-d.done:
+				case <-stop:
+					return
+				}
+				for _, m := range batch {
+					_ = recv.Ack(m)
+				}
+			}()
+		}
+	}()
+	require.NoError(b, recv.Start())
+	b.Cleanup(func() { _ = recv.Terminate(time.Second) })
+	require.NoError(b, recv.ReceiveAsync(func(m message.InboundMessage) {
+		mu.Lock()
+		waiting = append(waiting, m)
+		first := len(waiting) == 1
+		mu.Unlock()
+		if first {
+			select {
+			case ready <- struct{}{}:
+			default:
+			}
+		}
+	}))
+}
+
+// latBatchedGroups is latBatchedBridge's batches published at once: the
+// solace output's default per session (soGroupsPerClient).
+const latBatchedGroups = soGroupsPerClient
 
 // latPlot draws the latency of each side by percentile, on the usual
 // logarithmic axis of 1/(1-q) (0%, 90%, 99%, 99.9%, ...), as an SVG.

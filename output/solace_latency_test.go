@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +26,10 @@ import (
 // from a queue to the solace output with nothing but its destination set,
 // and sends it a message a second: each one must arrive within 50 ms. An
 // output that waits for more messages (a batching period) before it sends
-// holds every message of an idle pipeline for that long.
+// holds every message of an idle pipeline for that long. A hold happens on
+// every try; a machine too busy to move one message in 50 ms (a -race run
+// beside other packages' tests) does not keep that up, so a series that
+// misses is tried again, up to three series in all.
 func TestSolaceDefaultBridgeSendsAtOnce(t *testing.T) {
 	b := solacetest.NewTestBroker(t, solacetest.Config{})
 	require.NoError(t, b.CreateQueue("default", solacetest.QueueConfig{Name: "idle-in", Subscriptions: []string{"idle/in"}}))
@@ -33,24 +37,32 @@ func TestSolaceDefaultBridgeSendsAtOnce(t *testing.T) {
 	latStreamBridge(t, b.SMFURL(), "queue: idle-in", "idle/out", "")
 	probe := newLatProbe(t, b.SMFURL(), "idle/in", "idle-out", false)
 
-	const n, bound = 4, 50 * time.Millisecond
-	var got []time.Duration
-	for i := range n {
-		if i > 0 {
+	const n, bound, tries = 4, 50 * time.Millisecond, 3
+	// series sends n messages a second apart and returns their latencies.
+	series := func() []time.Duration {
+		var got []time.Duration
+		for i := range n {
 			// A message a second: the bridge is idle when each arrives.
 			time.Sleep(time.Second)
+			probe.send(t)
+			select {
+			case d := <-probe.arrived:
+				got = append(got, d)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("message %d did not arrive within 10 s (arrived so far after %v)", i, got)
+			}
 		}
-		probe.send(t)
-		select {
-		case d := <-probe.arrived:
-			got = append(got, d)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("message %d did not arrive within 10 s (arrived so far after %v)", i, got)
+		return got
+	}
+	var all [][]time.Duration
+	for range tries {
+		got := series()
+		all = append(all, got)
+		if slices.Max(got) < bound {
+			return
 		}
 	}
-	for i, d := range got {
-		require.Lessf(t, d, bound, "message %d took %v through the default bridge (all: %v)", i, d, got)
-	}
+	t.Fatalf("in each of %d series of %d messages a second, a message took %v or more through the default bridge: %v", tries, n, bound, all)
 }
 
 // latStreamBridge runs a connect-solace stream from the input source (its

@@ -71,16 +71,13 @@ func readGrant(o *service.ParsedConfig) (*oauth.ClientCredentials, error) {
 		return nil, err
 	}
 	g := &oauth.ClientCredentials{TokenURL: url}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{FieldOAuth2ClientID, &g.ClientID}, {FieldOAuth2ClientSecret, &g.ClientSecret},
-		{FieldOAuth2ClientSecretFile, &g.ClientSecretFile}, {FieldOAuth2Audience, &g.Audience}} {
-		if *f.dst, err = o.FieldString(f.name); err != nil {
-			return nil, err
-		}
-	}
-	if g.Scopes, err = o.FieldStringList(FieldOAuth2Scopes); err != nil {
+	r := confread.New(o)
+	r.String(&g.ClientID, FieldOAuth2ClientID)
+	r.String(&g.ClientSecret, FieldOAuth2ClientSecret)
+	r.String(&g.ClientSecretFile, FieldOAuth2ClientSecretFile)
+	r.String(&g.Audience, FieldOAuth2Audience)
+	r.StringList(&g.Scopes, FieldOAuth2Scopes)
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	tlsConf, on, err := o.FieldTLSToggled(FieldOAuth2TokenTLS)

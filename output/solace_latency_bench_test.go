@@ -401,12 +401,17 @@ func latBatchedBridge(b *testing.B, url, in, out string) {
 	require.NoError(b, err)
 	pub, err := pubSvc.CreatePersistentMessagePublisherBuilder().OnBackPressureWait(soHigherThroughputBuffer).Build()
 	require.NoError(b, err)
-	// batchDone counts a batch's confirmations down.
+	// batchDone counts a batch's confirmations down; failed is set when a
+	// message of it was not published or not confirmed.
 	type batchDone struct {
-		left atomic.Int32
-		done chan struct{}
+		left   atomic.Int32
+		failed atomic.Bool
+		done   chan struct{}
 	}
-	countDown := func(d *batchDone) {
+	countDown := func(d *batchDone, ok bool) {
+		if !ok {
+			d.failed.Store(true)
+		}
 		if d.left.Add(-1) == 0 {
 			close(d.done)
 		}
@@ -416,7 +421,7 @@ func latBatchedBridge(b *testing.B, url, in, out string) {
 			m.Dispose()
 		}
 		if d, ok := r.GetUserContext().(*batchDone); ok {
-			countDown(d)
+			countDown(d, r.GetError() == nil)
 		}
 	})
 	require.NoError(b, pub.Start())
@@ -470,7 +475,7 @@ func latBatchedBridge(b *testing.B, url, in, out string) {
 					payload, _ := m.GetPayloadAsBytes()
 					o, err := builder.BuildWithByteArrayPayload(payload)
 					if err != nil || pub.Publish(o, topic, nil, d) != nil {
-						countDown(d) // never confirmed: redelivered once the flow unbinds
+						countDown(d, false)
 					}
 					if o != nil {
 						o.Dispose()
@@ -479,6 +484,11 @@ func latBatchedBridge(b *testing.B, url, in, out string) {
 				select {
 				case <-d.done:
 				case <-stop:
+					return
+				}
+				if d.failed.Load() {
+					// Not acknowledged: the broker redelivers the batch
+					// once the flow unbinds.
 					return
 				}
 				for _, m := range batch {

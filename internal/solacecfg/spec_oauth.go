@@ -46,46 +46,33 @@ func oauth2Field() *service.ConfigField {
 	).Description("OAuth2 credentials for `scheme: oauth2`.")
 }
 
-// readOAuth2 reads the auth.oauth2 namespace o.
+// readOAuth2 reads the auth.oauth2 namespace o: the tokens, and the
+// client_credentials grant when token_url is set (Grant nil without it).
 func readOAuth2(o *service.ParsedConfig) (session.OAuth2Config, error) {
 	var c session.OAuth2Config
+	var g oauth.ClientCredentials
 	r := confread.New(o)
 	r.String(&c.AccessToken, FieldOAuth2AccessToken)
 	r.String(&c.IDToken, FieldOAuth2IDToken)
 	r.String(&c.AccessTokenFile, FieldOAuth2AccessFile)
 	r.String(&c.IDTokenFile, FieldOAuth2IDTokenFile)
 	r.String(&c.Issuer, FieldOAuth2IssuerIDName)
-	if err := r.Err(); err != nil {
-		return c, err
-	}
-	var err error
-	c.Grant, err = readGrant(o)
-	return c, err
-}
-
-// readGrant reads the client_credentials fields of the auth.oauth2
-// namespace o; nil without a token_url.
-func readGrant(o *service.ParsedConfig) (*oauth.ClientCredentials, error) {
-	url, err := o.FieldString(FieldOAuth2TokenURL)
-	if err != nil || url == "" {
-		return nil, err
-	}
-	g := &oauth.ClientCredentials{TokenURL: url}
-	r := confread.New(o)
+	r.String(&g.TokenURL, FieldOAuth2TokenURL)
 	r.String(&g.ClientID, FieldOAuth2ClientID)
 	r.String(&g.ClientSecret, FieldOAuth2ClientSecret)
 	r.String(&g.ClientSecretFile, FieldOAuth2ClientSecretFile)
 	r.String(&g.Audience, FieldOAuth2Audience)
 	r.StringList(&g.Scopes, FieldOAuth2Scopes)
-	if err := r.Err(); err != nil {
-		return nil, err
+	if err := r.Err(); err != nil || g.TokenURL == "" {
+		return c, err
 	}
 	tlsConf, on, err := o.FieldTLSToggled(FieldOAuth2TokenTLS)
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	if on {
 		g.TLS = tlsConf
 	}
-	return g, nil
+	c.Grant = &g
+	return c, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-solace/connect-solace/solacetest/internal/store"
 	"github.com/stretchr/testify/require"
 	"solace.dev/go/messaging/pkg/solace/resource"
 )
@@ -136,6 +137,61 @@ func TestDataDirPublisherFlowSurvives(t *testing.T) {
 	b2.mu.Unlock()
 	require.Equal(t, 2, flows, "the kept flow and the new client's")
 	require.Equal(t, last, kept, "the kept flow's last id")
+}
+
+// TestDataDirTornTailKeepsWhatTheFlowClaims cuts the log after every
+// record in turn, as a broker killed in the middle of a write leaves it, and
+// requires the restarted broker never to claim more of a publisher flow than
+// it holds: every id up to the flow's last id has its message in the queue.
+// The client resends only what follows that id, so a claimed message that
+// is missing is lost.
+func TestDataDirTornTailKeepsWhatTheFlowClaims(t *testing.T) {
+	dir := t.TempDir()
+	b := startDataBroker(t, dir, "", 0)
+	require.NoError(t, b.CreateQueue("default", QueueConfig{Name: "q1", Subscriptions: []string{"orders/>"}}))
+	svc := connect(t, b, nil)
+	pub := startPublisher(t, svc)
+	const n = 5
+	for i := range n {
+		publish(t, svc, pub, "orders/a", fmt.Sprint("m", i+1))
+	}
+	_ = svc.Disconnect()
+	require.NoError(t, b.Close())
+	segs, err := filepath.Glob(filepath.Join(dir, "seg-*.log"))
+	require.NoError(t, err)
+	require.Len(t, segs, 1)
+	data, err := os.ReadFile(segs[0])
+	require.NoError(t, err)
+
+	var cuts []int
+	for off := 0; off < len(data); {
+		_, _, k, err := store.DecodeRecord(data[off:])
+		require.NoError(t, err)
+		off += k
+		cuts = append(cuts, off)
+	}
+	claimed := 0
+	for _, cut := range cuts {
+		cutDir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(cutDir, filepath.Base(segs[0])), data[:cut], 0o600))
+		b2 := startDataBroker(t, cutDir, "", 0)
+		b2.mu.Lock()
+		var last uint64
+		for _, pf := range b2.vpns["default"].pubFlows {
+			last = max(last, pf.lastID)
+		}
+		b2.mu.Unlock()
+		var held []string
+		if _, _, err := b2.Queue("default", "q1"); err == nil {
+			held = QueuePayloads(t, b2, "default", "q1")
+		}
+		require.NoError(t, b2.Close())
+		for id := 1; id <= int(last); id++ {
+			require.Contains(t, held, fmt.Sprint("m", id), "log cut at byte %d of %d: the flow's last id is %d", cut, len(data), last)
+		}
+		claimed = max(claimed, int(last))
+	}
+	require.Equal(t, n, claimed, "the whole log claims every message")
 }
 
 // TestDataDirRefusedWhileLocked: a second broker on a directory in use is

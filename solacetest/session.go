@@ -665,6 +665,12 @@ func (c *conn) handleGuaranteed(f *frame) {
 		b.spool(q, m, 0)
 	}
 	c.vpn.logForReplay(m)
+	// After the message's records: a broker killed mid-write keeps a
+	// prefix of the log, and a flow's last id that outlived its message
+	// would have the resend acked as a duplicate, and the message lost.
+	if id != 0 {
+		b.st.pubFlowAdvanced(c.vpn, pf, nil)
+	}
 	// Guaranteed messages also reach matching direct subscribers, as direct
 	// messages.
 	b.fanoutDirect(c.vpn, topic, m.directFrame)
@@ -717,8 +723,9 @@ func (c *conn) inSequence(f *frame, id uint64) (*pubFlow, bool) {
 		return nil, false
 	}
 	if id != 0 {
+		// Recorded in the data directory by the caller, after the
+		// message's own records (see handleGuaranteed).
 		pf.lastID = id
-		b.st.pubFlowAdvanced(c.vpn, pf, nil)
 	}
 	return pf, true
 }

@@ -26,8 +26,8 @@ func TestOutboundProperties(t *testing.T) {
 			"solace.messaging.message.priority": int64(1), // must not override priority
 		},
 	}
-	p, err := o.properties()
-	require.NoError(t, err)
+	p := config.MessagePropertyMap{}
+	require.NoError(t, o.properties(p))
 	assert.Equal(t, config.MessagePropertyMap{
 		config.MessagePropertyApplicationMessageID:       "id1",
 		config.MessagePropertyCorrelationID:              "c1",
@@ -41,16 +41,15 @@ func TestOutboundProperties(t *testing.T) {
 		"i":                                              int64(3), "f": 1.5, "b": true, "s": "x", "raw": []byte{1}, "n": int64(4),
 	}, p)
 
-	p, err = (&Outbound{}).properties()
-	require.NoError(t, err)
-	assert.Nil(t, p, "a plain message needs no property map")
-	p, err = (&Outbound{AckImmediately: true}).properties()
-	require.NoError(t, err)
+	assert.True(t, (&Outbound{}).plain(), "a plain message needs no property map")
+	ack := &Outbound{AckImmediately: true}
+	assert.False(t, ack.plain())
+	p = config.MessagePropertyMap{}
+	require.NoError(t, ack.properties(p))
 	assert.Equal(t, config.MessagePropertyMap{config.MessagePropertyPersistentAckImmediately: true}, p)
 
 	for _, bad := range []Outbound{{Priority: ptr(256)}, {ClassOfService: ptr(3)}, {TTL: -time.Second}} {
-		_, err := bad.properties()
-		assert.Error(t, err)
+		assert.Error(t, bad.properties(config.MessagePropertyMap{}))
 	}
 }
 
@@ -71,7 +70,7 @@ func TestUserPropertyValue(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, userPropertyValue(tc.in), "%T %v", tc.in, tc.in)
 	}
-	p, err := (&Outbound{UserProperties: map[string]any{"n": nil}}).properties()
-	require.NoError(t, err)
+	p := config.MessagePropertyMap{}
+	require.NoError(t, (&Outbound{UserProperties: map[string]any{"n": nil}}).properties(p))
 	assert.Equal(t, config.MessagePropertyMap{"n": ""}, p)
 }

@@ -17,7 +17,10 @@ package solacetest
 // assignments (recomputed when consumers bind).
 //
 // Durability: a publisher's ack leaves only once its message is fsynced
-// (store.Log.AfterSync, group commit); a delivery leaves only once its
+// (store.Log.AfterSync, group commit), and a publisher flow's last id is
+// written after the records of the message it names, so that a log cut
+// short by a crash never claims a message it lacks (the client resends
+// what follows the last id it is told); a delivery leaves only once its
 // delivery count is written to the operating system (store.Log.WriteBarrier
 // in the connection's writer), so that a killed broker's successor flags it
 // redelivered. A settlement is written lazily: losing one redelivers a
